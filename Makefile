@@ -1,0 +1,48 @@
+# Attention Geometry — thin wrapper; the logic is in src/attention_geometry/build.py.
+#   make book    virtual environment + execute chapters (cached) + HTML
+#   make test    the whole test suite (builds the book first if needed)
+#   make run CHAPTER=layernorm PARAMS="d_max=128 seed=3"
+#   make serve   serve _build/html on http://localhost:$(PORT)
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.installed
+PORT   ?= 8000
+CHAPTER ?=
+PARAMS  ?=
+PRESET  ?=
+
+.PHONY: book test run chapters serve bench clean help
+
+help:
+	@sed -n '2,6p' Makefile
+
+# Re-install only when requirements.txt (or the package metadata) changed.
+$(STAMP): requirements.txt pyproject.toml
+	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install -q --upgrade pip
+	$(BIN)/python -m pip install -q -r requirements.txt
+	$(BIN)/python -m pip install -q --no-deps -e .
+	@touch $@
+
+book: $(STAMP)
+	$(BIN)/attention-geometry book
+
+test: book
+	$(BIN)/python -m pytest
+
+run: $(STAMP)
+	@if [ -z "$(CHAPTER)" ]; then echo 'usage: make run CHAPTER=<name> PARAMS="name=value ..."'; \
+	  $(BIN)/attention-geometry list; exit 2; fi
+	$(BIN)/attention-geometry run $(CHAPTER) $(PARAMS) $(if $(PRESET),--preset $(PRESET))
+
+chapters: $(STAMP)
+	$(BIN)/attention-geometry list
+
+serve:
+	@test -f _build/html/index.html || { echo "no book yet: run 'make book' first"; exit 1; }
+	@echo "serving the book on http://localhost:$(PORT) (Ctrl-C stops)"
+	$(PYTHON) -m http.server $(PORT) --bind 127.0.0.1 --directory _build/html
+
+clean:
+	rm -rf _build runs

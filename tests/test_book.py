@@ -1,0 +1,78 @@
+"""The built book (`make book` output under _build/html)."""
+
+import re
+from pathlib import Path
+
+import pytest
+
+import attention_geometry as ag
+from attention_geometry.build import book_chapters, toc_pages
+
+ROOT = Path(__file__).resolve().parents[1]
+
+# Anything that would load from the network when a page opens.
+REMOTE = re.compile(r"""<(?:script|link|img|iframe)[^>]+(?:src|href)=["'](?:https?:)?//""", re.I)
+
+
+def pages(html: Path) -> list[Path]:
+    return [html / f"{page}.html" for page in toc_pages()]
+
+
+def test_every_toc_entry_has_a_page(built_book):
+    missing = [p for p in pages(built_book) if not p.exists()]
+    assert not missing
+
+
+def test_no_page_shows_an_error_or_traceback(built_book):
+    for page in pages(built_book):
+        text = page.read_text()
+        assert "Traceback (most recent call last)" not in text, page
+        assert not re.search(r'class="[^"]*\boutput error\b', text), page
+        assert "ParameterError" not in text, page
+
+
+def test_no_page_loads_anything_from_the_network(built_book):
+    for page in built_book.rglob("*.html"):
+        text = page.read_text()
+        assert not REMOTE.search(text), (page, REMOTE.search(text).group(0))
+        assert "cdn.jsdelivr" not in text and "cdnjs" not in text and "unpkg.com" not in text, page
+    assert (built_book / "_static" / "mathjax" / "tex-chtml.js").exists()
+
+
+def test_mathjax_is_the_local_copy(built_book):
+    text = (built_book / "book" / "01_layernorm.html").read_text()
+    assert re.search(r'<script[^>]+src="[^"]*_static/mathjax/tex-chtml\.js', text)
+
+
+def test_theorems_and_figures_are_numbered(built_book):
+    text = (built_book / "book" / "01_layernorm.html").read_text()
+    assert re.search(r"Proposition\s*\d", text)
+    assert re.search(r"Fig\.\s*\d|Figure\s*\d", text)
+    assert 'class="caption-number"' in text
+
+
+def test_each_chapter_has_a_download_of_its_executed_notebook(built_book):
+    for chapter in book_chapters():
+        page = built_book / f"{chapter.source.removesuffix('.md')}.html"
+        text = page.read_text()
+        link = f"_sources/{chapter.source.removesuffix('.md')}.ipynb"
+        assert link in text, page
+        assert (built_book / link).exists()
+
+
+def test_glued_numbers_were_inserted(built_book):
+    """A missing glue key is a Sphinx warning (a build error); here check that
+    the glue role rendered numbers into the chapter's prose."""
+    text = (built_book / "book" / "01_layernorm.html").read_text()
+    assert text.count('class="pasted-text"') >= 3
+
+
+def test_notation_table_names_exist_in_the_library():
+    preface = (ROOT / "book" / "preface.md").read_text()
+    rows = [line for line in preface.splitlines() if line.startswith("| $")]
+    assert rows
+    public = set(ag.__all__)
+    argument_names = {"d", "eps", "gamma", "beta", "X"}
+    for row in rows:
+        for name in re.findall(r"`([A-Za-z_][A-Za-z0-9_]*)`", row.split("|")[3]):
+            assert name in public or name in argument_names, name

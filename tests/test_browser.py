@@ -1,0 +1,117 @@
+"""The built book in a real browser (headless Chromium), with the network cut
+off: math typeset by the local MathJax, figures loaded, navigation works, a
+clean console. Saves a screenshot under _build/."""
+
+import functools
+import http.server
+import shutil
+import threading
+from pathlib import Path
+
+import pytest
+
+from attention_geometry.build import toc_pages
+from conftest import require_browser
+
+ROOT = Path(__file__).resolve().parents[1]
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
+        "--disable-component-update", "--disable-sync", "--no-first-run"]
+# The pydata theme logs this once on first load with default settings (harmless).
+BENIGN = ("Got invalid theme mode",)
+
+
+class QuietHandler(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, *args):
+        pass
+
+
+@pytest.fixture(scope="module")
+def server(built_book):
+    handler = functools.partial(QuietHandler, directory=str(built_book))
+    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    yield f"http://127.0.0.1:{httpd.server_address[1]}"
+    httpd.shutdown()
+
+
+@pytest.fixture(scope="module")
+def browser():
+    if CHROMIUM is None:
+        msg = "Chromium not found: install Debian's package with `apt-get install chromium`"
+        if require_browser():
+            pytest.fail(msg + " (AG_REQUIRE_BROWSER=1: a skip is a failure here)")
+        pytest.skip(msg)
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        b = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        yield b
+        b.close()
+
+
+def open_page(browser, server, path):
+    page = browser.new_page()
+    console, blocked, failed = [], [], []
+    page.on("console", lambda m: console.append((m.type, m.text)))
+    page.on("pageerror", lambda e: console.append(("pageerror", str(e))))
+    page.on("requestfailed", lambda r: failed.append(r.url))
+
+    def route(r):
+        if r.request.url.startswith(server):
+            r.continue_()
+        else:
+            blocked.append(r.request.url)
+            r.abort()
+
+    page.route("**/*", route)
+    page.goto(f"{server}/{path}", wait_until="load")
+    if page.locator("script[src*='mathjax']").count():
+        # MathJax 3 typesets asynchronously: wait until its first typeset is done.
+        page.wait_for_function("() => window.MathJax && MathJax.startup && MathJax.startup.promise",
+                               timeout=30_000)
+        page.evaluate("() => MathJax.startup.promise")
+    return page, console, blocked, failed
+
+
+@pytest.mark.parametrize("page_path", [f"{p}.html" for p in toc_pages()])
+def test_page_renders_offline(browser, server, page_path):
+    page, console, blocked, failed = open_page(browser, server, page_path)
+    assert not blocked, f"requests to the network: {blocked}"
+    assert not failed, f"failed requests: {failed}"
+    errors = [t for kind, t in console if kind in ("error", "pageerror") and not t.startswith(BENIGN)]
+    assert not errors, errors
+    text = page.inner_text("article")
+    if page.locator("mjx-container").count() == 0:
+        assert "$" not in text, "no math typeset but raw $ in the page"
+    assert "$$" not in text and not any(line.count("$") >= 2 for line in text.splitlines()), (
+        "raw TeX left untypeset"
+    )
+    broken = page.evaluate(
+        "() => Array.from(document.images).filter(i => !i.complete || i.naturalWidth === 0).map(i => i.src)"
+    )
+    assert not broken, f"images that did not load: {broken}"
+    page.close()
+
+
+def test_chapter_math_and_figures(browser, server):
+    page, *_ = open_page(browser, server, "book/01_layernorm.html")
+    assert page.locator("mjx-container").count() > 10
+    assert page.locator("article img").count() >= 3
+    page.set_viewport_size({"width": 1280, "height": 900})
+    page.screenshot(path=str(ROOT / "_build" / "screenshot-layernorm.png"), full_page=False)
+    page.close()
+
+
+def test_next_and_previous_navigation(browser, server):
+    pages = [f"{p}.html" for p in toc_pages()]
+    page, *_ = open_page(browser, server, pages[0])
+    for expected in pages[1:]:
+        page.click("a.right-next")
+        page.wait_for_load_state("load")
+        assert page.url.endswith(expected), (page.url, expected)
+    for expected in reversed(pages[:-1]):
+        page.click("a.left-prev")
+        page.wait_for_load_state("load")
+        assert page.url.endswith(expected), (page.url, expected)
+    page.close()

@@ -1,0 +1,84 @@
+"""Parameter validation: every bad value stops with a message naming it."""
+
+import types
+
+import pytest
+
+from attention_geometry import CHAPTERS, ParameterError, validate_parameters
+from attention_geometry.build import parameters_cell
+from attention_geometry.parameters import Bool, Choice, Float, FloatList, Int, IntList, check_value
+
+
+SPEC = {
+    "n": Int("count", low=1, high=10),
+    "x": Float("real", low=0.0, high=1.0, low_open=True),
+    "flag": Bool("switch"),
+    "mode": Choice("mode", choices=("a", "b")),
+    "ds": IntList("dims", low=2, high=8, max_len=3),
+    "xs": FloatList("reals", low=0.0),
+}
+
+
+@pytest.mark.parametrize(
+    "name, value, fragment",
+    [
+        ("n", 0, "out of range"),
+        ("n", 11, "out of range"),
+        ("n", 2.5, "wrong type float"),
+        ("n", True, "wrong type bool"),
+        ("n", "3", "wrong type str"),
+        ("x", 0.0, "out of range"),
+        ("x", float("nan"), "not finite"),
+        ("x", "0.5", "wrong type str"),
+        ("flag", 1, "wrong type int"),
+        ("mode", "c", "not a known choice"),
+        ("ds", [2, 9], "out of range"),
+        ("ds", [2, 3, 4, 5], "has 4 items"),
+        ("ds", 4, "wrong type int"),
+        ("xs", [], "has 0 items"),
+        ("xs", [-1.0], "out of range"),
+    ],
+)
+def test_bad_values_name_parameter_value_and_allowed(name, value, fragment):
+    with pytest.raises(ParameterError) as err:
+        check_value(SPEC, name, value)
+    msg = str(err.value)
+    assert repr(name) in msg and fragment in msg and "allowed:" in msg
+    assert repr(value) in msg
+
+
+def test_good_values_are_normalised():
+    assert check_value(SPEC, "x", 1) == 1.0 and isinstance(check_value(SPEC, "x", 1), float)
+    assert check_value(SPEC, "ds", (2, 3)) == [2, 3]
+    assert check_value(SPEC, "mode", "b") == "b"
+
+
+def test_unknown_name_lists_known_ones():
+    with pytest.raises(ParameterError, match=r"unknown parameter 'nn' = 3; known parameters: .*n"):
+        check_value(SPEC, "nn", 3)
+
+
+@pytest.mark.parametrize("chapter", sorted(CHAPTERS))
+def test_parameters_cell_matches_specification(chapter):
+    """The chapter's parameters cell and its registry entry name the same knobs,
+    and the defaults, the smoke set and every preset are allowed values."""
+    c = CHAPTERS[chapter]
+    defaults = parameters_cell(c)
+    assert set(defaults) == set(c.params), f"{c.source}: cell {sorted(defaults)} vs spec {sorted(c.params)}"
+    assert "seed" in c.params
+    for values in [defaults, {**defaults, **c.smoke}, *({**defaults, **p} for p in c.presets.values())]:
+        ns = validate_parameters(chapter, values)
+        assert isinstance(ns, types.SimpleNamespace)
+
+
+@pytest.mark.parametrize("chapter", sorted(CHAPTERS))
+def test_namespace_validation_rejects_unknown_and_missing(chapter):
+    defaults = parameters_cell(CHAPTERS[chapter])
+    with pytest.raises(ParameterError, match="unknown parameter 'not_a_knob'"):
+        validate_parameters(chapter, {**defaults, "not_a_knob": 1})
+    missing = dict(defaults)
+    missing.pop("seed")
+    with pytest.raises(ParameterError, match="does not define seed"):
+        validate_parameters(chapter, missing)
+    # modules, functions and private names in the namespace are not parameters
+    validate_parameters(chapter, {**defaults, "np": types, "f": print, "_x": 1})
