@@ -2,6 +2,7 @@
 #   make book    virtual environment + execute chapters (cached) + HTML
 #   make test    the whole test suite (builds the book first if needed)
 #   make run CHAPTER=layernorm PARAMS="d_max=128 seed=3"
+#   make sweep CHAPTER=recency GRID=sweeps/recency-d-alpha.yaml [SCHEDULER=tcp://host:8786]
 #   make serve   serve _build/html on http://localhost:$(PORT)
 PYTHON ?= python3
 VENV   := .venv
@@ -11,11 +12,13 @@ PORT   ?= 8000
 CHAPTER ?=
 PARAMS  ?=
 PRESET  ?=
+GRID    ?=
+SCHEDULER ?=
 
-.PHONY: book test run chapters serve bench clean help
+.PHONY: book test run sweep chapters serve bench clean help
 
 help:
-	@sed -n '2,6p' Makefile
+	@sed -n '2,7p' Makefile
 
 # Re-install only when requirements.txt (or the package metadata) changed.
 $(STAMP): requirements.txt pyproject.toml
@@ -35,6 +38,11 @@ run: $(STAMP)
 	@if [ -z "$(CHAPTER)" ]; then echo 'usage: make run CHAPTER=<name> PARAMS="name=value ..."'; \
 	  $(BIN)/attention-geometry list; exit 2; fi
 	$(BIN)/attention-geometry run $(CHAPTER) $(PARAMS) $(if $(PRESET),--preset $(PRESET))
+
+sweep: $(STAMP)
+	@if [ -z "$(CHAPTER)" ] || [ -z "$(GRID)" ]; then \
+	  echo 'usage: make sweep CHAPTER=<name> GRID=<file.yaml> [SCHEDULER=tcp://host:port]'; exit 2; fi
+	$(BIN)/attention-geometry sweep $(CHAPTER) $(GRID) $(if $(SCHEDULER),--scheduler $(SCHEDULER))
 
 chapters: $(STAMP)
 	$(BIN)/attention-geometry list

@@ -7,7 +7,13 @@ import json
 import pytest
 
 from attention_geometry import CHAPTERS
-from attention_geometry.build import ChapterFailed, book_chapters, execute_chapter, parameters_cell
+from attention_geometry.build import (
+    ChapterFailed,
+    book_chapters,
+    execute_chapter,
+    glued_values,
+    parameters_cell,
+)
 from attention_geometry.parameters import Float, Int, _List
 
 
@@ -27,6 +33,12 @@ def test_chapter_runs_with_smoke_parameters(name, tmp_path):
     ]
     assert not errors
     assert nb["metadata"]["attention_geometry"]["parameters"] == dict(chapter.smoke)
+    # Deterministic: a second run from the same seed glues identical numbers.
+    again = tmp_path / "again.ipynb"
+    execute_chapter(chapter, again, dict(chapter.smoke), progress=False)
+    first, second = glued_values(out), glued_values(again)
+    assert first, "the chapter glues no values"
+    assert first == second
 
 
 def _bad_values(chapter):

@@ -49,6 +49,7 @@ __all__ = [
     "ChapterFailed",
     "cache_key",
     "execute_chapter",
+    "glued_values",
     "parameters_cell",
     "toc_pages",
     "main",
@@ -265,6 +266,21 @@ def execute_chapter(
             leftover.unlink(missing_ok=True)
 
 
+def glued_values(notebook: Path | dict) -> dict[str, str]:
+    """Every ``myst_nb.glue`` value of an executed notebook, as its text/plain form."""
+    nb = json.loads(Path(notebook).read_text()) if not isinstance(notebook, dict) else notebook
+    out = {}
+    for cell in nb.get("cells", []):
+        for output in cell.get("outputs", []):
+            scrapbook = output.get("metadata", {}).get("scrapbook", {})
+            name = scrapbook.get("name")
+            if name is not None:
+                prefix = scrapbook.get("mime_prefix", "")
+                text = output.get("data", {}).get(f"{prefix}text/plain", "")
+                out[name] = "".join(text) if isinstance(text, list) else text
+    return out
+
+
 # ------------------------------------------------------------------------ book
 
 
@@ -439,6 +455,36 @@ def cmd_run(args) -> int:
     return 0
 
 
+# ----------------------------------------------------------------------- sweep
+
+
+def cmd_sweep(args) -> int:
+    from .sweep import SweepError, load_grid, run_sweep
+
+    try:
+        chapter = get_chapter(args.chapter)
+    except KeyError:
+        print(f"unknown chapter {args.chapter!r}. Chapters:", file=sys.stderr)
+        _print_chapters(sys.stderr)
+        return 2
+    try:
+        sweep = load_grid(args.grid, chapter, name=args.name)
+    except SweepError as err:
+        print(f"error: invalid grid {args.grid}: {err}", file=sys.stderr)
+        return 2
+    out = Path(args.out) if args.out else RUNS / chapter.name / sweep.name
+    print(f"sweep {sweep.name!r}: {len(sweep.points)} runs of {chapter.name} into {out}", flush=True)
+    table = run_sweep(sweep, out, scheduler=args.scheduler, n_workers=args.workers, redo=args.redo)
+    runs = table.drop_duplicates("run")
+    failed = runs[runs["status"] != "done"]
+    print(f"\n{len(runs) - len(failed)} done, {len(failed)} failed\n  table:   {out / 'results.csv'}")
+    if (out / "summary.png").exists():
+        print(f"  figure:  {out / 'summary.png'}")
+    for _, row in failed.iterrows():
+        print(f"  FAILED {row['run']}: {row['error']}", file=sys.stderr)
+    return 1 if len(failed) else 0
+
+
 # ------------------------------------------------------------------------ list
 
 
@@ -483,6 +529,23 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("params", nargs="*", metavar="NAME=VALUE", help="e.g. d_max=128 seed=3")
     p.add_argument("--preset", help="start from a named parameter set (e.g. smoke)")
     p.set_defaults(func=cmd_run)
+    p = sub.add_parser(
+        "sweep",
+        help="run a chapter over a YAML grid of parameters on Dask",
+        description="Expand a YAML grid (lists -> Cartesian product, or an explicit "
+        "'runs' list) into papermill runs of one chapter, executed in parallel on Dask, "
+        "into runs/<chapter>/<sweep>/ with results.csv and summary.png. "
+        "Rerunning skips the points already done.",
+    )
+    p.add_argument("chapter", help="chapter name (see `list`)")
+    p.add_argument("grid", help="YAML grid file")
+    p.add_argument("--scheduler", help="address of a running Dask scheduler, e.g. tcp://host:8786 "
+                   "(default: $AG_DASK_SCHEDULER, else a local cluster)")
+    p.add_argument("--workers", type=int, help="local cluster size (default: one per CPU core)")
+    p.add_argument("--redo", action="store_true", help="rerun the points already done")
+    p.add_argument("--name", help="sweep name (default: the grid's 'name', else the file's stem)")
+    p.add_argument("--out", help="output folder (default: runs/<chapter>/<sweep>)")
+    p.set_defaults(func=cmd_sweep)
     p = sub.add_parser("list", help="list the chapters and their parameters")
     p.set_defaults(func=cmd_list)
     args = parser.parse_args(argv)
