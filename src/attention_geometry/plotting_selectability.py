@@ -1,0 +1,103 @@
+"""Figures of chapter 3 (selectability): one function per figure."""
+
+from .plotting import set_theme  # noqa: F401  (the shared theme; the chapter calls it)
+from .plotting import _new_figure
+
+import numpy as np
+import seaborn as sns
+
+__all__ = [
+    "plot_selectability_heatmaps",
+    "plot_tiny_decoder",
+    "plot_pretrained_selectability",
+    "plot_multihead_example",
+]
+
+
+def plot_selectability_heatmaps(ns, ds, grid_plain, grid_ln, n_sets):
+    """Heat maps over key count ``ns: (a,)`` and dimension ``ds: (b,)``.
+
+    ``grid_plain``, ``grid_ln``: dicts with ``"any"`` and ``"mean"`` arrays
+    ``(a, b)`` from :func:`attention_geometry.selectability.selectability_grid`.
+    Three panels: sets with an unselectable key (no LN, with LN), and the mean
+    fraction of unselectable keys (no LN).
+    """
+    fig = _new_figure(figsize=(14.0, 4.6), layout="constrained")
+    axes = fig.subplots(1, 3)
+    panels = [
+        (grid_plain["any"], "Gaussian keys: sets with $\\geq 1$ unselectable key"),
+        (grid_ln["any"], "After LayerNorm: sets with $\\geq 1$ unselectable key"),
+        (grid_plain["mean"], "Gaussian keys: mean fraction of unselectable keys"),
+    ]
+    extent = (ds[0] - 0.5, ds[-1] + 0.5, ns[0] - 0.5, ns[-1] + 0.5)
+    for ax, (data, title) in zip(axes, panels):
+        im = ax.imshow(data, origin="lower", aspect="auto", extent=extent, vmin=0, vmax=1, cmap="viridis",
+                       interpolation="nearest")
+        ax.set(xlabel="key dimension $d$", ylabel="number of keys $n$", title=title)
+        ax.title.set_fontsize("small")
+        ax.grid(False)
+    cb = fig.colorbar(im, ax=axes, shrink=0.9)
+    cb.set_label(f"fraction (of {n_sets} sets per cell / of keys)")
+    return fig
+
+
+def plot_tiny_decoder(losses, table):
+    """Left: training loss of the tiny decoders (``losses: {norm: (steps,)}``).
+    Right: % unselectable keys per layer; ``table``: a long DataFrame with
+    columns ``norm``, ``layer``, ``where``, ``percent``."""
+    fig = _new_figure(figsize=(12.0, 4.3), layout="constrained")
+    left, right = fig.subplots(1, 2, width_ratios=[1, 1.4])
+    for norm, loss in losses.items():
+        w = max(1, len(loss) // 50)
+        smooth = np.convolve(loss, np.ones(w) / w, mode="valid")
+        left.plot(np.arange(len(smooth)) + w, smooth, label=norm)
+    left.set(xlabel="training step", ylabel="cross-entropy (nats per byte)",
+             title="Training loss (running mean)", yscale="log")
+    left.legend()
+    t = table.copy()
+    t["variant"] = t["norm"] + ", " + t["where"]
+    sns.barplot(data=t, x="layer", y="percent", hue="variant", ax=right, errorbar=None)
+    right.set(xlabel="layer", ylabel="% unselectable keys",
+              title="Keys of the tiny decoder, per layer")
+    right.legend(fontsize="x-small", ncol=3, loc="upper center", bbox_to_anchor=(0.5, -0.16))
+    return fig
+
+
+def plot_pretrained_selectability(table):
+    """% unselectable per layer of the pretrained decoder; ``table``: DataFrame
+    with columns ``layer``, ``what``, ``percent``."""
+    fig = _new_figure(figsize=(8.0, 4.0), layout="constrained")
+    ax = fig.subplots()
+    sns.lineplot(data=table, x="layer", y="percent", hue="what", style="what", markers=True, ax=ax)
+    ax.set(xlabel="layer", ylabel="% unselectable keys", title="SmolLM2-135M: keys per layer")
+    ax.legend(fontsize="small")
+    return fig
+
+
+def plot_multihead_example(normed_2d, keys, unselectable):
+    """The constructed example: normed states (``normed_2d: (n, 3)``, coordinates
+    in a basis of :math:`H`) on the sphere, and their keys (``keys: (n, 2)``)
+    with the unselectable ones marked (``unselectable: (n,)`` bool)."""
+    fig = _new_figure(figsize=(10.0, 4.6), layout="constrained")
+    ax3 = fig.add_subplot(1, 2, 1, projection="3d")
+    ax2 = fig.add_subplot(1, 2, 2)
+    c = sns.color_palette()
+    t = np.linspace(0, 2 * np.pi, 200)
+    r = np.linalg.norm(normed_2d[0])
+    for a in np.linspace(-np.pi / 2, np.pi / 2, 7):
+        ax3.plot(r * np.cos(a) * np.cos(t), r * np.cos(a) * np.sin(t), r * np.sin(a) * np.ones_like(t),
+                 color="grey", lw=0.4)
+    colours = [c[3] if u else c[0] for u in unselectable]
+    ax3.scatter(*normed_2d.T, s=40, c=colours, edgecolor="black")
+    ax3.set(xlabel="$u_1$", ylabel="$u_2$", zlabel="$u_3$",
+            title="normed states on the sphere in $H$\n(red: the one whose key is unselectable)")
+    ax3.set_box_aspect((1, 1, 1))
+    hull = keys[~unselectable]
+    order = np.argsort(np.arctan2(hull[:, 1], hull[:, 0]))
+    ring = np.vstack([hull[order], hull[order][:1]])
+    ax2.fill(ring[:, 0], ring[:, 1], color=c[0], alpha=0.15, label="convex hull of the other keys")
+    ax2.scatter(*keys[~unselectable].T, s=50, color=c[0], edgecolor="black", label="selectable")
+    ax2.scatter(*keys[unselectable].T, s=70, color=c[3], marker="X", edgecolor="black", label="unselectable")
+    ax2.set(xlabel="key coordinate 1", ylabel="key coordinate 2", title="keys $W_K\\,\\mathrm{LN}(x)$", aspect="equal")
+    ax2.legend(fontsize="small", loc="upper right")
+    return fig

@@ -1,0 +1,408 @@
+r"""Selectable and unselectable keys (chapter 3 of the book).
+
+Definitions. Let :math:`k_1, \dots, k_n \in \mathbb R^d` be the keys of one
+attention head over one sequence (``keys: (n, d)``).
+
+* Key :math:`k_i` is **selectable** when some query :math:`q` gives it the
+  strictly largest score, :math:`q\cdot k_i > q\cdot k_j` for every
+  :math:`j \ne i`; otherwise it is **unselectable**: no query makes
+  attention's argmax land on it.
+* :math:`k_i` is unselectable iff it lies in the convex hull
+  :math:`C_i = \operatorname{conv}\{k_j : j \ne i\}` of the *other* keys
+  (separating hyperplane theorem; the book proves it). A key equal to another
+  key lies in :math:`C_i`: duplicates tie and are never the strict argmax.
+  A single key (``n = 1``) is selectable.
+
+Tolerance. Floating point cannot decide "on the boundary of :math:`C_i`", so
+the test decides a robust version. The keys are first centred and divided by
+:math:`s = \max_{j} \lVert k_j - \bar k\rVert_\infty` (scores change by a
+positive factor and a constant: selectability is unchanged). In these units
+the best score margin a query with :math:`\lVert q\rVert_\infty \le 1` can give
+:math:`k_i`,
+
+.. math:: m_i = \max_{\lVert q\rVert_\infty \le 1}\ \min_{j \ne i}\ q\cdot(k_i - k_j)
+          = \min_{\lambda \in \Delta}\ \bigl\lVert k_i - \textstyle\sum_{j\ne i}\lambda_j k_j\bigr\rVert_1 ,
+
+is the :math:`\ell_1` distance from :math:`k_i` to :math:`C_i` (LP duality).
+Key :math:`i` is declared selectable iff :math:`m_i > \tau` with
+``tol`` :math:`= \tau = 10^{-10}` by default. Why that value: the certificates
+below are checked in float64 on entries of size at most 1, where rounding
+errors stay below :math:`d\,\epsilon_{64} \approx 10^{-13}` for the sizes of this
+book (:math:`d \le 10^3`), so a verified margin above :math:`10^{-10}` is real; and
+:math:`10^{-10}` is the tightest feasibility tolerance HiGHS accepts, so the
+final LP resolves margins down to about that level. Keys on a sphere that are
+nearly equal (angle :math:`\delta`) have margin of order :math:`\delta^2`: at
+this tolerance only angles below about :math:`10^{-5}` count as ties. Pass a
+larger ``tol`` to ask a robust question (e.g. :math:`10^{-7}`, the relative
+resolution of float32 scores).
+
+The test (:func:`unselectable_mask`, :func:`classify_keys`) runs four stages;
+every stage returns an *independently verified* certificate, so a key is
+decided by the first stage that produces one:
+
+0. **query certificates** (vectorised over keys and sets): the queries
+   :math:`q = k_i - \bar k`, :math:`q = k_i`, then at least ``n_gilbert`` (12) iterations of Gilbert's
+   (Frank--Wolfe) algorithm for the nearest point :math:`x` of :math:`C_i` to
+   :math:`k_i` with :math:`q = k_i - x`. A query whose margin exceeds
+   :math:`\tau \lVert q\rVert_\infty` proves :math:`m_i > \tau`: selectable.
+1. **duplicates**: a key equal to another has :math:`m_i = 0`: unselectable.
+2. **NNLS**: the Lawson--Hanson active-set solution :math:`\mu \ge 0` of
+   :math:`\min \lVert [V; \mathbf 1^\top]\mu - e_{d+1}\rVert` with
+   :math:`V = (k_j - k_i)_{j\ne i}` either gives convex weights
+   :math:`\lambda = \mu/\sum\mu` with :math:`\ell_1` residual :math:`\le\tau`
+   (unselectable), or a separating query :math:`q = -V\mu` (selectable; KKT gives
+   :math:`q\cdot(k_i - k_j) \ge 1 - \sum\mu > 0`). Both are checked directly.
+3. **LP** (``scipy.optimize.linprog``, HiGHS) computing :math:`m_i` itself, for
+   any key still undecided; it is the final arbiter.
+
+:func:`unselectable_mask_lp` is the plain reference: stage 3 for every key.
+"""
+
+import numbers
+
+import numpy as np
+from scipy.optimize import linprog, nnls
+
+__all__ = [
+    "SELECTABILITY_TOL",
+    "STAGES",
+    "normalise_keys",
+    "l1_margin_lp",
+    "classify_keys",
+    "unselectable_mask",
+    "unselectable_mask_lp",
+    "any_unselectable",
+    "fraction_unselectable",
+    "gaussian_key_sets",
+    "selectability_grid",
+    "multihead_example",
+    "percent_unselectable",
+]
+
+SELECTABILITY_TOL = 1e-10
+STAGES = ("query", "duplicate", "nnls", "lp")
+_HIGHS = {"primal_feasibility_tolerance": 1e-10, "dual_feasibility_tolerance": 1e-10}
+
+
+# --------------------------------------------------------------------------
+# Input handling.
+
+
+def _check_tol(tol):
+    if isinstance(tol, bool) or not isinstance(tol, numbers.Real) or not (0 < tol < 1):
+        raise ValueError(f"tol = {tol!r} is not allowed; allowed: a number in (0, 1)")
+    return float(tol)
+
+
+def _as_keys(keys, ndim: int, name: str = "keys") -> np.ndarray:
+    """Keys as a float64 array with ``ndim`` axes, validated."""
+    if hasattr(keys, "detach") and hasattr(keys, "cpu"):  # a torch tensor
+        keys = keys.detach().cpu().numpy()
+    try:
+        a = np.asarray(keys)
+    except Exception as err:  # ragged lists and the like
+        raise ValueError(f"{name} is not an array: {err}") from None
+    if a.dtype == bool or not (np.issubdtype(a.dtype, np.floating) or np.issubdtype(a.dtype, np.integer)):
+        raise ValueError(f"{name} has dtype {a.dtype}; allowed: real floating or integer")
+    shape = "(n, d)" if ndim == 2 else "(sets, n, d)"
+    if a.ndim != ndim:
+        raise ValueError(f"{name} has shape {a.shape}; allowed: {shape}")
+    if a.shape[-2] < 1 or a.shape[-1] < 1:
+        raise ValueError(f"{name} has shape {a.shape}; allowed: {shape} with n >= 1 and d >= 1")
+    a = a.astype(np.float64)
+    if not np.all(np.isfinite(a)):
+        raise ValueError(f"{name} contains NaN or infinity; allowed: finite values")
+    return a
+
+
+def normalise_keys(keys, return_origin: bool = False):
+    r"""Centre each set and divide by its largest centred entry: ``(..., n, d) -> (..., n, d)``.
+
+    Scores :math:`q\cdot k_j` change by a positive factor and a constant shared
+    by all keys, so selectability is unchanged. A set of identical keys maps to
+    zeros. With ``return_origin`` also returns where the original origin went,
+    ``(..., 1, d)`` (the query :math:`k_i` of the original coordinates is
+    ``normalised[i] - origin``).
+    """
+    a = np.asarray(keys, dtype=np.float64)
+    mean = a.mean(axis=-2, keepdims=True)
+    c = a - mean
+    s = np.abs(c).max(axis=(-2, -1), keepdims=True)
+    s = np.where(s > 0, s, 1.0)
+    return (c / s, -mean / s) if return_origin else c / s
+
+
+# --------------------------------------------------------------------------
+# Stage 3 (and the reference): the LP for the l1 margin.
+
+
+def l1_margin_lp(keys, i: int) -> float:
+    r"""The margin :math:`m_i` of key ``i`` by one LP. ``keys: (n, d)`` already
+    normalised (see :func:`normalise_keys`); returns a float :math:`\ge 0`.
+
+    Variables :math:`\lambda \in \mathbb R^{n-1}_{\ge 0}`, :math:`s^\pm \in
+    \mathbb R^d_{\ge 0}`; minimise :math:`\sum (s^+ + s^-)` subject to
+    :math:`\sum_j \lambda_j k_j + s^+ - s^- = k_i`, :math:`\sum_j \lambda_j = 1`.
+    For ``n = 1`` the margin is infinite (nothing to beat).
+    """
+    k = np.asarray(keys, dtype=np.float64)
+    n, d = k.shape
+    if n == 1:
+        return float("inf")
+    others = np.delete(k, i, axis=0)
+    a_eq = np.zeros((d + 1, n - 1 + 2 * d))
+    a_eq[:d, : n - 1] = others.T
+    a_eq[:d, n - 1 : n - 1 + d] = np.eye(d)
+    a_eq[:d, n - 1 + d :] = -np.eye(d)
+    a_eq[d, : n - 1] = 1.0
+    c = np.concatenate([np.zeros(n - 1), np.ones(2 * d)])
+    res = linprog(c, A_eq=a_eq, b_eq=np.append(k[i], 1.0), bounds=(0, None),
+                  method="highs", options=_HIGHS)
+    if res.status != 0:  # pragma: no cover - the LP is always feasible and bounded
+        raise RuntimeError(f"HiGHS failed on key {i}: {res.message}")
+    return max(float(res.fun), 0.0)
+
+
+def unselectable_mask_lp(keys, tol: float = SELECTABILITY_TOL) -> np.ndarray:
+    """Reference test: one LP per key. ``keys: (n, d)`` -> ``(n,)`` bool."""
+    tol = _check_tol(tol)
+    k = normalise_keys(_as_keys(keys, 2))
+    return np.array([l1_margin_lp(k, i) <= tol for i in range(len(k))], dtype=bool)
+
+
+# --------------------------------------------------------------------------
+# Stage 0: query certificates, vectorised over sets and keys.
+
+
+def _margins(k, q):
+    """Margin of each key under its own query. ``k: (S, n, d)``, ``q: (S, n, d)``
+    (query ``q[s, i]`` for key ``i``) -> ``(margin (S, n), runner-up (S, n))``
+    with margin = q_i.k_i - max_{j != i} q_i.k_j, normalised by ||q_i||_inf."""
+    scores = q @ k.transpose(0, 2, 1)  # (S, n, n): scores[s, i, j] = q_i . k_j
+    n = k.shape[1]
+    own = np.einsum("sii->si", scores).copy()
+    idx = np.arange(n)
+    scores[:, idx, idx] = -np.inf
+    runner = scores.argmax(axis=2)
+    best_other = np.take_along_axis(scores, runner[..., None], axis=2)[..., 0]
+    qn = np.abs(q).max(axis=2)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        margin = np.where(qn > 0, (own - best_other) / np.where(qn > 0, qn, 1.0), -np.inf)
+    return margin, runner
+
+
+def _query_certificates(k, origin, tol, n_gilbert, hints=None):
+    """Stage 0 on normalised sets ``k: (S, n, d)`` (``origin: (S, 1, d)``):
+    ``(S, n)`` bool, True where a query certifies the key selectable, and the
+    Gilbert iterate ``x: (S, n, d)``."""
+    S, n, d = k.shape
+    if n == 1:
+        return np.ones((S, n), dtype=bool), k.copy()
+    # q = k_i - mean (k is already centred, so q = k) and q = k_i in the original coordinates
+    # (exact for keys on a sphere about the origin, e.g. after LayerNorm).
+    done = _margins(k, k)[0] > tol
+    done |= _margins(k, k - origin)[0] > tol
+    if hints is not None:
+        done |= _margins(k, hints)[0] > tol
+    # Gilbert's algorithm for the nearest point x_i of conv{k_j : j != i} to k_i,
+    # started at the centroid of the others; only sets with undecided keys
+    # are iterated. After n_gilbert steps it goes on (up to 4 n_gilbert) while
+    # each step still certifies at least 5 % of the undecided keys.
+    x = (k.sum(axis=1, keepdims=True) - k) / (n - 1)
+    for it in range(4 * n_gilbert):
+        rows = np.flatnonzero(~done.all(axis=1))
+        if len(rows) == 0:
+            break
+        before = int((~done).sum())
+        kr, xr = k[rows], x[rows]
+        q = kr - xr
+        m, s = _margins(kr, q)
+        done[rows] |= m > tol
+        if it >= n_gilbert and before - int((~done).sum()) < 0.05 * before:
+            break
+        ks = np.take_along_axis(kr, s[..., None], axis=1)  # the farthest other key along q
+        step = ks - xr
+        num = np.einsum("snd,snd->sn", q, step)
+        den = np.einsum("snd,snd->sn", step, step)
+        gamma = np.clip(np.where(den > 0, num / np.where(den > 0, den, 1.0), 0.0), 0.0, 1.0)
+        x[rows] = xr + gamma[..., None] * step
+    return done, x
+
+
+def _duplicates(k, rows):
+    """``(S, n)`` bool: keys equal (bit for bit) to another key of their set,
+    computed only for the sets ``rows`` (an index array)."""
+    S, n, d = k.shape
+    out = np.zeros((S, n), dtype=bool)
+    for s in rows:
+        _, inverse, counts = np.unique(k[s], axis=0, return_inverse=True, return_counts=True)
+        out[s] = counts[inverse.ravel()] > 1
+    return out
+
+
+# --------------------------------------------------------------------------
+# Stage 2: NNLS certificates.
+
+
+def _nnls_certificate(k, i, tol):
+    """``True`` (unselectable), ``False`` (selectable) or ``None`` (no certificate)
+    for key ``i`` of one normalised set ``k: (n, d)``."""
+    n, d = k.shape
+    a = np.ones((d + 1, n))
+    a[:d] = k.T - k[i][:, None]  # column j: k_j - k_i, then a 1
+    a[:, i] = 0.0  # key i itself: a zero column never enters the active set
+    b = np.zeros(d + 1)
+    b[-1] = 1.0
+    try:
+        mu, _ = nnls(a, b, maxiter=50 * n)
+    except Exception:  # pragma: no cover - no convergence: leave it to the LP
+        return None
+    v = a[:d]
+    total = mu.sum()
+    p = v @ mu
+    if total > 0 and np.abs(p).sum() / total <= tol:
+        return True
+    qn = np.abs(p).max()
+    if qn > 0:  # q = -p: q.(k_i - k_j) = p.(k_j - k_i)
+        scores = p @ v
+        scores[i] = np.inf
+        if scores.min() / qn > tol:
+            return False
+    return None
+
+
+# --------------------------------------------------------------------------
+# Public API.
+
+
+def classify_keys(key_sets, tol: float = SELECTABILITY_TOL, n_gilbert: int = 12,
+                  stop_at_first: bool = False, hint_queries=None):
+    """Decide every key of every set. ``key_sets: (S, n, d)`` ->
+    ``(unselectable (S, n) bool, stage (S, n) int8)``, ``stage`` indexing
+    :data:`STAGES` (which stage decided the key; -1 for keys left undecided
+    because ``stop_at_first`` found an unselectable key earlier in their set).
+
+    ``hint_queries: (S, n, d) | None``: an extra candidate query per key, in
+    the keys' original coordinates (for instance the normal of an ellipsoid
+    the keys lie on); like every certificate it is verified, never trusted.
+    """
+    tol = _check_tol(tol)
+    if isinstance(n_gilbert, bool) or not isinstance(n_gilbert, numbers.Integral) or n_gilbert < 0:
+        raise ValueError(f"n_gilbert = {n_gilbert!r} is not allowed; allowed: an integer >= 0")
+    k, origin = normalise_keys(_as_keys(key_sets, 3, "key_sets"), return_origin=True)
+    S, n, d = k.shape
+    unsel = np.zeros((S, n), dtype=bool)
+    stage = np.full((S, n), -1, dtype=np.int8)
+    hints = None if hint_queries is None else _as_keys(hint_queries, 3, "hint_queries")
+    if hints is not None and hints.shape != k.shape:
+        raise ValueError(f"hint_queries has shape {hints.shape}; allowed: the keys' shape {k.shape}")
+    certified, x = _query_certificates(k, origin, tol, n_gilbert, hints)
+    stage[certified] = 0
+    dup = _duplicates(k, np.flatnonzero(~certified.all(axis=1))) & ~certified
+    unsel[dup] = True
+    stage[dup] = 1
+    gap = np.abs(k - x).sum(axis=2)  # small gap: probably inside the hull, try it first
+    for s in range(S):
+        if stop_at_first and unsel[s].any():
+            continue
+        todo = np.flatnonzero(stage[s] < 0)
+        for i in todo[np.argsort(gap[s, todo], kind="stable")]:
+            cert = _nnls_certificate(k[s], i, tol)
+            if cert is None:
+                cert, st = l1_margin_lp(k[s], i) <= tol, 3
+            else:
+                st = 2
+            unsel[s, i], stage[s, i] = cert, st
+            if cert and stop_at_first:
+                break
+    return unsel, stage
+
+
+def unselectable_mask(keys, tol: float = SELECTABILITY_TOL) -> np.ndarray:
+    """``keys: (n, d)`` -> ``(n,)`` bool, True where the key is unselectable."""
+    return classify_keys(_as_keys(keys, 2)[None], tol)[0][0]
+
+
+def any_unselectable(keys, tol: float = SELECTABILITY_TOL) -> bool:
+    """Whether some key of ``keys: (n, d)`` is unselectable; stops at the first one."""
+    return bool(classify_keys(_as_keys(keys, 2)[None], tol, stop_at_first=True)[0].any())
+
+
+def fraction_unselectable(keys, tol: float = SELECTABILITY_TOL) -> float:
+    """The fraction of unselectable keys in ``keys: (n, d)``."""
+    return float(unselectable_mask(keys, tol).mean())
+
+
+def percent_unselectable(key_sets, hint_queries=None, tol: float = SELECTABILITY_TOL):
+    """Percentage of unselectable keys over sets ``key_sets: (..., n, d)`` (any
+    leading axes: batch, heads), and the ``(len(STAGES),)`` count of keys each
+    stage decided. ``hint_queries``: as in :func:`classify_keys`, same shape."""
+    a = _as_keys(np.asarray(key_sets).reshape(-1, *np.shape(key_sets)[-2:]), 3, "key_sets")
+    h = None if hint_queries is None else np.asarray(hint_queries).reshape(a.shape)
+    unsel, stage = classify_keys(a, tol, hint_queries=h)
+    return 100.0 * float(unsel.mean()), np.bincount(stage.ravel(), minlength=len(STAGES))[: len(STAGES)]
+
+
+def gaussian_key_sets(n_sets: int, n: int, d: int, rng: np.random.Generator, layer_norm: bool = False):
+    r"""``n_sets`` sets of ``n`` keys with i.i.d. :math:`\mathcal N(0, 1)`
+    entries: ``(n_sets, n, d)``; with ``layer_norm`` each key is replaced by
+    :math:`\mathrm{LN}(k)` (no affine map, :math:`\varepsilon = 0`)."""
+    for name, v, lo in [("n_sets", n_sets, 1), ("n", n, 1), ("d", d, 1 + bool(layer_norm))]:
+        if isinstance(v, bool) or not isinstance(v, numbers.Integral) or v < lo:
+            raise ValueError(f"{name} = {v!r} is not allowed; allowed: an integer >= {lo}")
+    if not isinstance(rng, np.random.Generator):
+        raise ValueError(f"rng = {rng!r} is not allowed; allowed: a numpy.random.Generator")
+    k = rng.standard_normal((n_sets, n, d))
+    if layer_norm:
+        from .layernorm import layer_norm as ln
+
+        k = ln(k)
+    return k
+
+
+def selectability_grid(ns, ds, n_sets: int, rng: np.random.Generator, layer_norm: bool = False,
+                       tol: float = SELECTABILITY_TOL, progress: bool = False):
+    """The heat-map data over key counts ``ns`` and dimensions ``ds``.
+
+    Returns a dict of ``(len(ns), len(ds))`` arrays: ``any`` (fraction of the
+    ``n_sets`` Gaussian sets with at least one unselectable key), ``mean``
+    (mean fraction of unselectable keys per set) and ``stages`` a
+    ``(len(STAGES),)`` count of how many keys each stage decided.
+    """
+    ns, ds = [int(v) for v in ns], [int(v) for v in ds]
+    if not ns or not ds:
+        raise ValueError(f"ns = {ns!r}, ds = {ds!r} are not allowed; allowed: non-empty lists of sizes")
+    out_any = np.zeros((len(ns), len(ds)))
+    out_mean = np.zeros((len(ns), len(ds)))
+    stages = np.zeros(len(STAGES), dtype=np.int64)
+    cells = [(a, b) for a in range(len(ns)) for b in range(len(ds))]
+    if progress:
+        from tqdm import tqdm
+
+        cells = tqdm(cells, desc="LN" if layer_norm else "no LN")
+    for a, b in cells:
+        keys = gaussian_key_sets(n_sets, ns[a], ds[b], rng, layer_norm)
+        unsel, stage = classify_keys(keys, tol)
+        out_any[a, b] = unsel.any(axis=1).mean()
+        out_mean[a, b] = unsel.mean()
+        stages += np.bincount(stage.ravel(), minlength=len(STAGES))[: len(STAGES)]
+    return {"any": out_any, "mean": out_mean, "stages": stages}
+
+
+def multihead_example():
+    r"""Five LayerNorm outputs in :math:`d = 4`, all selectable, whose keys under
+    a rank-2 :math:`W_K` are not.
+
+    With :math:`u_1, u_2, u_3` an orthonormal basis of :math:`H = \mathbf 1^\perp`
+    the normed states are :math:`2(\pm u_1), 2(\pm u_2), 2u_3` (on the sphere of
+    radius :math:`\sqrt 4` in :math:`H`, so :math:`\mathrm{LN}(x) = x`), and
+    :math:`W_K = [u_1; u_2]` (``(2, 4)``). The keys are :math:`(\pm 2, 0), (0, \pm 2)`
+    and :math:`(0, 0)`: the last is the centroid of the others.
+    Returns ``{"normed": (5, 4), "W_K": (2, 4), "keys": (5, 2)}``.
+    """
+    from .layernorm import hyperplane_basis
+
+    u = hyperplane_basis(4).T  # (3, 4): rows u_1, u_2, u_3
+    normed = 2.0 * np.stack([u[0], -u[0], u[1], -u[1], u[2]])
+    w_k = u[:2]
+    return {"normed": normed, "W_K": w_k, "keys": normed @ w_k.T}
