@@ -1,0 +1,223 @@
+r"""Closed forms for the recency chapter: the paper's, and the corrected ones.
+
+All closed forms use the large-:math:`d` approximation of Kim et al. (2025): every
+inner product of normalised tokens is replaced by its limit (law of large
+numbers), *including inside the softmax*. For inputs of anisotropy :math:`\alpha`
+(:mod:`attention_geometry.recency`) the first-layer scores become
+:math:`S^{(1)}_{ii} = \sqrt d` and :math:`S^{(1)}_{ij} = \sqrt d\,\alpha`, so with
+
+.. math::
+
+    a = e^{\sqrt d},\quad b = e^{\sqrt d\,\alpha},\quad D_i = a + (i-1)\,b,
+    \quad \rho = b/a = e^{-\sqrt d(1-\alpha)},\quad \delta_i = D_i/a = 1 + (i-1)\rho,
+
+the first-layer attention is :math:`A_{ii} = a/D_i`, :math:`A_{ij} = b/D_i`
+(:math:`j < i`). The residual adds :math:`\gamma x_i^{(0)}`; relative to the
+normalised token :math:`y_i` (norm :math:`\sqrt d`) that is :math:`r\,y_i` with
+:math:`r = \gamma/\sqrt{d(1-\alpha)}`, because :math:`\lVert x_i^{(0)}\rVert^2 \to 1/(1-\alpha)`
+(:func:`residual_weight`). Then, for query :math:`i >` key :math:`j`,
+
+.. math::
+
+    S^{(2)}_{ij} = \sqrt d\,\frac{P_i}{\sqrt{N_i N_j}},\qquad
+    P_i = (1-\alpha)(1+r)\frac{\rho}{\delta_i} + \alpha(1+r)^2,\qquad
+    N_j = (1-\alpha)\,q_j + \alpha(1+r)^2,
+
+with :math:`q_j = (1/\delta_j + r)^2 + (j-1)\rho^2/\delta_j^2`, and
+:math:`S^{(2)}_{ii} = \sqrt d` (:func:`layer2_scores`). The paper's final
+:math:`h(j)` (its Eq. 41) is :math:`1/\sqrt{d N_j}` evaluated with :math:`r = \gamma`
+instead (:func:`paper_h`), i.e. a residual that adds the *normalised* token.
+Written in :math:`\rho` and :math:`\delta` nothing overflows for any :math:`d` here
+(:math:`e^{\sqrt d}` itself never appears), and differences between keys are
+formed without cancellation (:func:`layer2_log_profile`).
+
+Without normalisation (Proposition 1) the scores are :math:`\langle x_i, x_j\rangle/\sqrt d`
+with :math:`\lVert x_i\rVert^2 \to 1`, so the first layer is nearly uniform, not
+nearly diagonal (:func:`no_ln_layer2_scores`; the paper's version is
+:func:`paper_no_ln_layer2_scores`).
+
+:func:`mean_field_scores` runs the whole network on the limiting Gram matrix:
+the same approximation at every layer (at layer 2 it equals the formulas above;
+the tests check it).
+
+Conventions: ``d`` the width, ``n`` the number of tokens; returned score
+matrices are ``(n, n)`` float64 with query ``i`` along axis 0 and key ``j`` along
+axis 1, NaN above the diagonal (future keys).
+"""
+
+import math
+
+import numpy as np
+import torch
+
+from .recency import check_model, gram_layer
+
+__all__ = [
+    "residual_weight",
+    "layer2_scores",
+    "layer2_log_profile",
+    "layer2_contrast",
+    "theorem1_scores",
+    "paper_h",
+    "corrected_h",
+    "no_ln_layer2_scores",
+    "paper_no_ln_layer2_scores",
+    "limit_gram",
+    "mean_field_scores",
+    "layer1_score_sd",
+]
+
+
+def _idx(n):
+    return np.arange(1, n + 1, dtype=np.float64)
+
+
+def _masked(S):
+    S = np.array(S, dtype=np.float64)
+    S[np.triu_indices(S.shape[0], 1)] = np.nan
+    return S
+
+
+def residual_weight(d, alpha, gamma, residual="input"):
+    r"""Weight :math:`r` of the residual on :math:`y_i`: :math:`\gamma/\sqrt{d(1-\alpha)}` for the
+    model's residual (``residual="input"``, adds :math:`\gamma x_i^{(0)}`), :math:`\gamma` for the
+    paper's Eq. 33-41 (``residual="normalised"``, adds :math:`\gamma y_i`)."""
+    d, _, alpha, gamma, *_ = check_model(d, 3, alpha, gamma)
+    if residual == "input":
+        return gamma / math.sqrt(d * (1.0 - alpha))
+    if residual == "normalised":
+        return gamma
+    raise ValueError(f"residual = {residual!r} is not allowed; allowed: 'input' or 'normalised'")
+
+
+def _parts(d, n, alpha, r):
+    """rho, delta_i (n,), P_i (n,), N_j (n,) of the module docstring."""
+    rho = math.exp(-math.sqrt(d) * (1.0 - alpha))
+    t = _idx(n) - 1.0  # i - 1
+    delta = 1.0 + t * rho
+    P = (1.0 - alpha) * (1.0 + r) * rho / delta + alpha * (1.0 + r) ** 2
+    q = (1.0 / delta + r) ** 2 + t * rho**2 / delta**2
+    N = (1.0 - alpha) * q + alpha * (1.0 + r) ** 2
+    return rho, delta, P, N
+
+
+def layer2_scores(d, n, alpha=0.0, gamma=0.0, residual="input"):
+    r"""``(n, n)``: the large-:math:`d` closed form of :math:`S^{(2)}` with LayerNorm.
+
+    ``residual="input"`` is this book's corrected form (the residual adds the
+    pre-norm input); ``residual="normalised"`` is what the paper's Eq. 41 implies.
+    At :math:`\alpha = \gamma = 0` both equal Theorem 1 (:func:`theorem1_scores`).
+    """
+    d, n, alpha, gamma, *_ = check_model(d, n, alpha, gamma)
+    r = residual_weight(d, alpha, gamma, residual)
+    _, _, P, N = _parts(d, n, alpha, r)
+    S = math.sqrt(d) * P[:, None] / np.sqrt(N[:, None] * N[None, :])
+    np.fill_diagonal(S, math.sqrt(d))
+    return _masked(S)
+
+
+def layer2_log_profile(d, n, alpha=0.0, gamma=0.0, residual="input"):
+    r"""``(n,)``: :math:`\log S^{(2)}_{ij} - \log S^{(2)}_{i1} = \log h(j) - \log h(1)` for keys
+    :math:`j = 1..n` (any query :math:`i > j`), computed without cancellation:
+    :math:`N_j - N_1 = -(1-\alpha)(j-1)\rho\,[1/\delta_j + 1 + 2r - \rho/\delta_j]/\delta_j`."""
+    d, n, alpha, gamma, *_ = check_model(d, n, alpha, gamma)
+    r = residual_weight(d, alpha, gamma, residual)
+    rho, delta, _, N = _parts(d, n, alpha, r)
+    t = _idx(n) - 1.0
+    dN = -(1.0 - alpha) * t * rho / delta * (1.0 / delta + 1.0 + 2.0 * r - rho / delta)
+    return -0.5 * np.log1p(dN / N[0])
+
+
+def layer2_contrast(d, n, alpha=0.0, gamma=0.0, residual="input"):
+    r"""Recency contrast of the last query, :math:`S^{(2)}_{n,n-1} - S^{(2)}_{n,1}`, without cancellation."""
+    S = layer2_scores(d, n, alpha, gamma, residual)
+    return float(S[n - 1, 0] * np.expm1(layer2_log_profile(d, n, alpha, gamma, residual)[n - 2]))
+
+
+def theorem1_scores(d, n):
+    r"""``(n, n)``: the paper's Eq. 5, :math:`S^{(2)}_{ij} = \sqrt d(a+j-1)/\sqrt{(a^2+i-1)(a^2+j-1)}`,
+    :math:`S_{ii} = \sqrt d` (evaluated in the stable form :math:`a \to` ratios)."""
+    d, n, *_ = check_model(d, n, 0.0)
+    e = math.exp(-math.sqrt(d))  # 1/a
+    i = _idx(n)
+    top = 1.0 + (i[None, :] - 1.0) * e  # (a + j - 1)/a
+    bottom = np.sqrt((1.0 + (i[:, None] - 1.0) * e * e) * (1.0 + (i[None, :] - 1.0) * e * e))
+    S = math.sqrt(d) * e * top / bottom
+    np.fill_diagonal(S, math.sqrt(d))
+    return _masked(S)
+
+
+def paper_h(j, d, alpha, gamma):
+    r"""The paper's Eq. 41 as printed, for keys ``j`` (array, 1-based):
+
+    :math:`h(j) = D_j/\bigl(\sqrt d\sqrt{D_j^2(\gamma^2 + 2\alpha\gamma + \alpha) + D_j(1-\alpha)(2\gamma a + b) + (1-\alpha)(a^2 - ab)}\bigr)`,
+
+    divided through by :math:`a` so that it is finite for every ``d``."""
+    d, _, alpha, gamma, *_ = check_model(d, 3, alpha, gamma)
+    rho = math.exp(-math.sqrt(d) * (1.0 - alpha))
+    delta = 1.0 + (np.asarray(j, dtype=np.float64) - 1.0) * rho
+    inner = (delta**2 * (gamma**2 + 2 * alpha * gamma + alpha)
+             + delta * (1 - alpha) * (2 * gamma + rho) + (1 - alpha) * (1 - rho))
+    return delta / (math.sqrt(d) * np.sqrt(inner))
+
+
+def corrected_h(j, d, alpha, gamma):
+    r""":math:`h(j) = 1/\lVert x^{(1)}_j\rVert` in the paper's normalisation, :math:`1/\sqrt{d N_j}`, with the
+    residual the model adds (:math:`r = \gamma/\sqrt{d(1-\alpha)}`); keys ``j`` 1-based."""
+    d, _, alpha, gamma, *_ = check_model(d, 3, alpha, gamma)
+    j = np.asarray(j, dtype=np.float64)
+    r = residual_weight(d, alpha, gamma, "input")
+    rho = math.exp(-math.sqrt(d) * (1.0 - alpha))
+    delta = 1.0 + (j - 1.0) * rho
+    q = (1.0 / delta + r) ** 2 + (j - 1.0) * rho**2 / delta**2
+    return 1.0 / np.sqrt(d * ((1.0 - alpha) * q + alpha * (1.0 + r) ** 2))
+
+
+def no_ln_layer2_scores(d, n):
+    r"""``(n, n)``: Proposition 1 corrected (:math:`\alpha = \gamma = 0`, no normalisation).
+
+    :math:`S^{(1)}_{ii} \to 1/\sqrt d`, :math:`S^{(1)}_{ij} \to 0`; with :math:`a' = e^{1/\sqrt d}`,
+    :math:`D'_i = a' + i - 1`: :math:`S^{(2)}_{ij} = 1/(\sqrt d\,D'_i)` for :math:`j < i` (the same for
+    every key: no recency) and :math:`S^{(2)}_{ii} = (a'^2 + i - 1)/(\sqrt d\,D_i'^2)`."""
+    d, n, *_ = check_model(d, n, 0.0)
+    ap = math.exp(1.0 / math.sqrt(d))
+    i = _idx(n)
+    D = ap + i - 1.0
+    S = np.repeat((1.0 / (math.sqrt(d) * D))[:, None], n, axis=1)
+    np.fill_diagonal(S, (ap**2 + i - 1.0) / (math.sqrt(d) * D**2))
+    return _masked(S)
+
+
+def paper_no_ln_layer2_scores(d, n):
+    r"""``(n,)``: the paper's Eq. 19, :math:`S^{(2)}_{ij} = 1/(e^{\sqrt d} + i - 1)` for each query ``i``."""
+    d, n, *_ = check_model(d, n, 0.0)
+    e = math.exp(-math.sqrt(d))
+    return e / (1.0 + (_idx(n) - 1.0) * e)
+
+
+def limit_gram(n, alpha):
+    r"""``(n, n)``: the large-:math:`d` limit of the inputs' Gram matrix, :math:`\langle x_i, x_j\rangle \to
+    \delta_{ij} + \alpha/(1-\alpha)` (the centring of LayerNorm changes it by :math:`O(1/d)`)."""
+    _, n, alpha, *_ = check_model(2, n, alpha)
+    return np.eye(n) + alpha / (1.0 - alpha)
+
+
+def mean_field_scores(d, n, alpha=0.0, gamma=0.0, norm="layernorm", n_layers=2):
+    r"""``(layer, n, n)``: every layer's scores under the large-:math:`d` approximation, by running
+    :func:`~attention_geometry.recency.gram_layer` in float64 on :func:`limit_gram`."""
+    d, n, alpha, gamma, norm, n_layers = check_model(d, n, alpha, gamma, norm, n_layers)
+    K = torch.as_tensor(limit_gram(n, alpha), dtype=torch.float64)[None]
+    out = []
+    for _ in range(n_layers):
+        K, S, _ = gram_layer(K, d=d, norm=norm, gamma=gamma)
+        out.append(_masked(S[0].numpy()))
+    return np.stack(out)
+
+
+def layer1_score_sd(alpha):
+    r"""Standard deviation of an off-diagonal first-layer score :math:`S^{(1)}_{ij}` to leading order in
+    :math:`1/d`: :math:`1 - \alpha^2` (delta method on the cosine of two inputs). The closed forms replace
+    :math:`e^{S^{(1)}_{ij}}` by :math:`e^{\sqrt d\alpha}`; its mean is larger by about
+    :math:`e^{(1-\alpha^2)^2/2}`."""
+    _, _, alpha, *_ = check_model(2, 3, alpha)
+    return 1.0 - alpha**2

@@ -1,0 +1,281 @@
+"""Recency chapter: the simulation against its identities, the closed forms
+against high-precision arithmetic, and argument validation."""
+
+import math
+from decimal import Decimal, getcontext
+
+import numpy as np
+import pytest
+import torch
+
+from attention_geometry import recency as rec
+from attention_geometry import recency_theory as th
+
+getcontext().prec = 80
+
+
+# ------------------------------------------------------------------ helpers
+
+
+def _dec_exp(x):
+    return Decimal(x).exp()
+
+
+def _dec_layer2(d, n, alpha, gamma, residual):
+    """S^(2) for i > j straight from the derivation in a, b, D (no rescaling), 80 digits."""
+    d, alpha, gamma = Decimal(d), Decimal(alpha), Decimal(gamma)
+    sd = d.sqrt()
+    a, b = _dec_exp(sd), _dec_exp(sd * alpha)
+    r = gamma / (d * (1 - alpha)).sqrt() if residual == "input" else gamma
+    D = [a + (i - 1) * b for i in range(1, n + 1)]
+    # coefficients of x_i^(1) on y_1..y_i and the limiting Gram <y_k, y_l>/d = (1-alpha) delta + alpha
+    coef = [[(a / D[i] + r) if k == i else b / D[i] for k in range(i + 1)] for i in range(n)]
+
+    def gram(i, j):
+        s = sum(coef[i][k] * coef[j][k] for k in range(min(i, j) + 1))
+        return (1 - alpha) * s + alpha * sum(coef[i]) * sum(coef[j])
+
+    out = np.full((n, n), np.nan)
+    for i in range(n):
+        for j in range(i + 1):
+            out[i, j] = float(sd * gram(i, j) / (gram(i, i) * gram(j, j)).sqrt())
+    return out
+
+
+# ------------------------------------------------------------ closed forms
+
+
+@pytest.mark.parametrize("d", [4, 16, 64, 256])
+def test_theorem1_matches_its_formula_in_high_precision(d):
+    n = 8
+    a = _dec_exp(Decimal(d).sqrt())
+    S = th.theorem1_scores(d, n)
+    for i in range(2, n + 1):
+        for j in range(1, i):
+            exact = Decimal(d).sqrt() * (a + j - 1) / ((a * a + i - 1) * (a * a + j - 1)).sqrt()
+            assert S[i - 1, j - 1] == pytest.approx(float(exact), rel=1e-13)
+    assert np.allclose(np.diag(S), math.sqrt(d)) and np.isnan(S[0, 1])
+
+
+@pytest.mark.parametrize("d, alpha, gamma", [(16, 0.0, 0.0), (64, 0.5, 0.0), (64, 0.5, 1.0),
+                                             (36, 0.3, 0.7), (256, 0.8, 1.0), (9, 0.1, 2.0)])
+@pytest.mark.parametrize("residual", ["input", "normalised"])
+def test_layer2_closed_form_matches_high_precision_derivation(d, alpha, gamma, residual):
+    ours = th.layer2_scores(d, 7, alpha, gamma, residual)
+    exact = _dec_layer2(d, 7, alpha, gamma, residual)
+    assert np.allclose(ours, exact, rtol=1e-12, atol=0, equal_nan=True)
+
+
+def test_corrected_form_reduces_to_theorem1():
+    for d in (4, 64, 400):
+        assert np.allclose(th.layer2_scores(d, 9), th.theorem1_scores(d, 9), rtol=1e-14, equal_nan=True)
+
+
+@pytest.mark.parametrize("d, alpha, gamma", [(64, 0.0, 0.0), (64, 0.5, 1.0), (25, 0.2, 0.5), (256, 0.7, 1.0)])
+def test_paper_h_is_our_h_with_the_normalised_residual(d, alpha, gamma):
+    """Eq. 41 as printed, in 80 digits, is 1/||x_j|| with residual weight r = gamma."""
+    D_, al, ga = Decimal(d), Decimal(alpha), Decimal(gamma)
+    a, b = _dec_exp(D_.sqrt()), _dec_exp(D_.sqrt() * al)
+    j = np.arange(1, 9)
+    printed = []
+    for jj in j:
+        Dj = a + (int(jj) - 1) * b
+        inner = (Dj * Dj * (ga * ga + 2 * al * ga + al) + Dj * (1 - al) * (2 * ga * a + b)
+                 + (1 - al) * (a * a - a * b))
+        printed.append(float(Dj / (D_.sqrt() * inner.sqrt())))
+    assert np.allclose(th.paper_h(j, d, alpha, gamma), printed, rtol=1e-13)
+    # ... and S^(2) of the 'normalised' residual is g(i) h(j) with that h
+    S = th.layer2_scores(d, 9, alpha, gamma, "normalised")
+    h = th.paper_h(np.arange(1, 10), d, alpha, gamma)
+    row = S[8, :8] / h[:8]
+    assert np.allclose(row, row[0], rtol=1e-12)
+    # our h belongs to the 'input' residual in the same way
+    S = th.layer2_scores(d, 9, alpha, gamma, "input")
+    row = S[8, :8] / th.corrected_h(np.arange(1, 9), d, alpha, gamma)
+    assert np.allclose(row, row[0], rtol=1e-12)
+
+
+@pytest.mark.parametrize("d, alpha, gamma", [(64, 0.0, 0.0), (1024, 0.0, 0.0), (1024, 0.5, 1.0), (4096, 0.2, 0.0)])
+def test_profile_and_contrast_have_no_cancellation(d, alpha, gamma):
+    """log h(j) - log h(1) and the contrast stay accurate where float64 differences are all rounding."""
+    n = 10
+    a, b = _dec_exp(Decimal(d).sqrt()), _dec_exp(Decimal(d).sqrt() * Decimal(alpha))
+    r = Decimal(gamma) / (Decimal(d) * (1 - Decimal(alpha))).sqrt()
+    al = Decimal(alpha)
+
+    def norm2(j):
+        D = a + (j - 1) * b
+        q = (a / D + r) ** 2 + (j - 1) * b * b / (D * D)
+        return (1 - al) * q + al * (1 + r) ** 2
+
+    exact = [float((norm2(1) / norm2(j)).ln() / 2) for j in range(1, n + 1)]
+    got = th.layer2_log_profile(d, n, alpha, gamma)
+    assert got[0] == 0.0
+    assert np.allclose(got[1:], exact[1:], rtol=1e-10, atol=0)
+    assert np.all(np.diff(got) > 0)  # recency: h increasing in j
+    contrast = th.layer2_contrast(d, n, alpha, gamma)
+    assert contrast > 0
+
+
+def test_mean_field_equals_the_closed_forms():
+    for d, alpha, gamma in [(64, 0.0, 0.0), (64, 0.5, 1.0), (16, 0.8, 0.3)]:
+        mf = th.mean_field_scores(d, 8, alpha, gamma, "layernorm", 2)
+        assert np.allclose(mf[1], th.layer2_scores(d, 8, alpha, gamma), rtol=1e-12, equal_nan=True)
+    mf = th.mean_field_scores(64, 8, 0.0, 0.0, "none", 2)
+    assert np.allclose(mf[1], th.no_ln_layer2_scores(64, 8), rtol=1e-12, equal_nan=True)
+
+
+def test_no_ln_rows_are_flat_and_the_paper_value_is_tiny():
+    S = th.no_ln_layer2_scores(64, 10)
+    for i in range(1, 10):
+        assert np.allclose(S[i, :i], S[i, 0])  # Proposition 1: no key is preferred
+    assert S[1, 0] == pytest.approx(1 / (8 * (math.exp(1 / 8) + 1)))
+    assert np.all(th.paper_no_ln_layer2_scores(64, 10) < S[:, 0] / 30)
+
+
+# -------------------------------------------------------------- simulation
+
+
+def test_gram_path_equals_token_path_on_the_same_inputs():
+    gen = torch.Generator().manual_seed(3)
+    for norm, gamma in [("layernorm", 0.0), ("layernorm", 1.0), ("rms", 0.5), ("none", 1.0)]:
+        X = rec.inputs(64, 6, 32, 0.4, generator=gen, dtype=torch.float64)
+        K = rec.gram_of(X, norm)
+        for _ in range(4):
+            X, S_tok, A_tok = rec.decoder_layer(X, norm=norm, gamma=gamma)
+            K, S_gram, A_gram = rec.gram_layer(K, d=32, norm=norm, gamma=gamma)
+            assert torch.allclose(S_tok, S_gram, atol=1e-10, rtol=1e-10)
+            assert torch.allclose(A_tok, A_gram, atol=1e-12)
+
+
+def test_attention_rows_are_causal_and_stochastic():
+    gen = torch.Generator().manual_seed(0)
+    X = rec.inputs(16, 7, 24, 0.3, generator=gen)
+    _, _, A = rec.decoder_layer(X)
+    _, _, A2 = rec.gram_layer(rec.gram_of(X), d=24)
+    for a in (A, A2):
+        assert torch.allclose(a.sum(-1), torch.ones(16, 7))
+        assert torch.all(a.triu(1) == 0) and torch.all(a >= 0)
+
+
+@pytest.mark.parametrize("norm", ["layernorm", "none"])
+def test_wishart_draws_have_the_inputs_law(norm):
+    """Mean and variance of the Gram entries: Bartlett draws against token-space draws."""
+    d, n, alpha, N = 12, 5, 0.4, 40_000
+    K = rec.input_gram(N, n, d, alpha, norm=norm, rng=np.random.default_rng(1), dtype=torch.float64)
+    X = rec.inputs(N, n, d, alpha, generator=torch.Generator().manual_seed(2), dtype=torch.float64)
+    K2 = rec.gram_of(X, norm)
+    for k in (K, K2):
+        assert torch.allclose(k, k.transpose(-1, -2))
+    m1, m2 = K.mean(0), K2.mean(0)
+    se = torch.sqrt(K.var(0) / N + K2.var(0) / N)
+    assert torch.all((m1 - m2).abs() < 5 * se)
+    assert torch.allclose(K.var(0), K2.var(0), rtol=0.06)
+    # singular case, d - 1 < n
+    K = rec.input_gram(10, 8, 4, 0.0, rng=np.random.default_rng(0), dtype=torch.float64)
+    assert torch.linalg.matrix_rank(K[0]) == 3
+
+
+def test_layer1_diagonal_is_sqrt_d_and_off_diagonal_means_are_uniform():
+    st = rec.simulate_recency(64, 8, 0.0, n_layers=2, n_samples=20_000, seed=0)
+    assert np.allclose(np.diag(st.scores[0]), 8.0, atol=1e-5)
+    assert np.allclose(np.diag(st.scores[1]), 8.0, atol=1e-5)
+    off = st.scores[0][np.tril_indices(8, -1)]
+    se = st.scores_se[0][np.tril_indices(8, -1)]
+    assert np.all(np.abs(off) < 5 * se)  # mean 0 at alpha = 0, every pair alike
+    st = rec.simulate_recency(64, 8, 0.5, n_layers=1, n_samples=20_000, seed=0)
+    off = st.scores[0][np.tril_indices(8, -1)]
+    # E S_ij = sqrt(d) alpha to leading order; uniform across pairs within the standard error
+    assert abs(off.mean() - 4.0) < 0.05 and np.ptp(off) < 8 * st.scores_se[0][1, 0]
+
+
+def test_no_ln_layer2_matches_corrected_proposition1():
+    st = rec.simulate_recency(64, 10, 0.0, norm="none", n_layers=2, n_samples=20_000, seed=4)
+    cf = th.no_ln_layer2_scores(64, 10)
+    lower = np.tril_indices(10, -1)
+    assert np.allclose(st.scores[1][lower], cf[lower], rtol=0.02)
+
+
+def test_layer2_closed_form_close_to_monte_carlo_at_alpha_half():
+    st = rec.simulate_recency(64, 10, 0.5, 1.0, n_layers=2, n_samples=20_000, seed=5)
+    cf = th.layer2_scores(64, 10, 0.5, 1.0)
+    paper = th.layer2_scores(64, 10, 0.5, 1.0, "normalised")
+    lower = np.tril_indices(10, -1)
+    assert np.max(np.abs(st.scores[1][lower] - cf[lower])) < 0.05
+    assert np.max(np.abs(st.scores[1][lower] - paper[lower])) > 0.1  # the paper's residual scale is off
+
+
+@pytest.mark.parametrize("alpha, norm", [(0.0, "layernorm"), (0.6, "layernorm"), (0.3, "none")])
+def test_recency_probability_is_one_half_at_layer_1(alpha, norm):
+    st = rec.simulate_recency(32, 6, alpha, 1.0, norm, n_layers=1, n_samples=20_000, seed=7)
+    assert abs(st.rp[0] - 0.5) < 4 * st.rp_se[0]
+    assert 0 < st.rp_se[0] < 0.01
+
+
+def test_recency_probability_rises_with_anisotropy():
+    st = rec.simulate_recency(64, 10, 0.5, n_layers=3, n_samples=5_000, seed=1)
+    assert st.rp[1] > 0.5 + 10 * st.rp_se[1] and st.rp[2] > st.rp[1]
+
+
+def test_recency_fraction_counts_triples_and_ties():
+    S = torch.zeros(1, 4, 4)
+    S[0, 3, :3] = torch.tensor([1.0, 2.0, 3.0])  # query 4: strictly increasing, 3 pairs win
+    S[0, 2, :2] = torch.tensor([5.0, 5.0])  # query 3: one tie
+    assert len(rec.triples(4)[0]) == 4
+    assert rec.recency_fraction(S).item() == pytest.approx((3 + 0.5) / 4)
+
+
+def test_contrast_and_ratio_standard_errors():
+    st = rec.simulate_recency(64, 6, 0.5, n_layers=2, n_samples=4_000, seed=2)
+    w = np.zeros(6)
+    w[0] = 1.0
+    m, se = st.contrast(2, 6, w)
+    assert m == pytest.approx(st.scores[1, 5, 0]) and se == pytest.approx(st.scores_se[1, 5, 0])
+    ratio, se_ratio = st.ratio(2, 6, 5, 1)
+    assert ratio == pytest.approx(st.scores[1, 5, 4] / st.scores[1, 5, 0]) and 0 < se_ratio < 0.01
+
+
+def test_fixed_seed_is_bit_reproducible_and_chunking_is_bounded():
+    kw = dict(d=1024, n=10, alpha=0.3, gamma=1.0, n_layers=3, n_samples=3_000, seed=11, chunk_size=700)
+    a, b = rec.simulate_recency(**kw), rec.simulate_recency(**kw)
+    assert np.array_equal(a.scores, b.scores) and np.array_equal(a.rp, b.rp)
+    assert not np.array_equal(a.scores, rec.simulate_recency(**{**kw, "seed": 12}).scores)
+    t = rec.simulate_recency(**{**kw, "method": "tokens", "n_samples": 600, "chunk_size": 128})
+    assert t.n_samples == 600 and np.allclose(np.diag(t.scores[0]), 32.0, atol=1e-4)
+
+
+# -------------------------------------------------------------- validation
+
+
+@pytest.mark.parametrize(
+    "kwargs, fragment",
+    [
+        (dict(alpha=1.0), "alpha = 1.0"),
+        (dict(alpha=-0.1), "alpha = -0.1"),
+        (dict(alpha=float("nan")), "alpha = nan"),
+        (dict(d=0), "d = 0"),
+        (dict(d=-4), "d = -4"),
+        (dict(n=2), "n = 2"),
+        (dict(gamma=-1.0), "gamma = -1.0"),
+        (dict(norm="batch"), "norm = 'batch'"),
+        (dict(n_layers=0), "n_layers = 0"),
+        (dict(n_samples=1), "n_samples = 1"),
+    ],
+)
+def test_bad_arguments_name_the_argument_value_and_range(kwargs, fragment):
+    args = dict(d=16, n=5, alpha=0.0, n_samples=10)
+    args.update(kwargs)
+    with pytest.raises(ValueError) as err:
+        rec.simulate_recency(**args)
+    assert fragment in str(err.value) and "allowed:" in str(err.value)
+
+
+def test_closed_forms_validate_too():
+    with pytest.raises(ValueError, match=r"alpha = 1\.5 .*\[0, 1\)"):
+        th.layer2_scores(64, 10, 1.5)
+    with pytest.raises(ValueError, match=r"n = 2 .*>= 3"):
+        th.theorem1_scores(64, 2)
+    with pytest.raises(ValueError, match=r"d = 0"):
+        th.paper_h([1, 2], 0, 0.0, 0.0)
+    with pytest.raises(ValueError, match="residual"):
+        th.residual_weight(64, 0.0, 1.0, "post")
