@@ -1,0 +1,571 @@
+r"""The Cesàro calculus of position bias: powers of the causal averaging matrix.
+
+Definitions (positions are 1-indexed, ``1 <= j <= i <= L``):
+
+* the **Cesàro matrix** :math:`M \in \mathbb R^{L\times L}`, :math:`M_{ij} = 1/i`
+  for :math:`j \le i` and 0 otherwise -- uniform causal attention;
+* the **residual Cesàro matrix** :math:`N = (1-\alpha) I + \alpha M`,
+  :math:`\alpha \in [0, 1]` -- one layer of uniform attention with a residual
+  connection, normalised so that every row sums to 1.
+
+The last row :math:`p = e_L^\top N^H` is the influence profile of the inputs on
+the last position after ``H`` layers. It is also the law of a lazy random walk
+started at ``L``: at each of ``H`` steps it stays with probability
+:math:`1-\alpha`, else jumps to a uniform position in ``1..i``.
+
+Closed forms (proved in the chapter):
+
+.. math::
+
+   (M^H)_{ij} = \binom{i-1}{j-1}\sum_{m=j}^{i} (-1)^{m-j}\binom{i-j}{m-j} m^{-H},
+   \qquad
+   (N^H)_{ij} = \binom{i-1}{j-1}\sum_{m=j}^{i} (-1)^{m-j}\binom{i-j}{m-j}
+                \Bigl(1-\alpha+\frac{\alpha}{m}\Bigr)^{H},
+
+and the binomial expansion :math:`N^H = \sum_r \binom{H}{r}\alpha^r(1-\alpha)^{H-r} M^r`.
+The alternating sums are exact in rational arithmetic (``*_exact`` functions,
+:class:`fractions.Fraction`) and useless in float64 beyond small ``L``
+(:func:`last_row_alternating`). The stable method :func:`last_row` applies ``N``
+``H`` times to :math:`e_L^\top` by reverse cumulative sums: ``O(H L)``
+operations on non-negative numbers only; :func:`log_last_row` does the same in
+log space when :math:`L^{-H}` underflows.
+
+The continuous limit (``x = j/L``, ``L -> oo`` at fixed ``H``):
+:math:`\rho^{(M)}_H(x) = (\ln 1/x)^{H-1}/(H-1)!` and
+:math:`\rho^{(N)}_H = (1-\alpha)^H\delta(1-x) + \sum_{r\ge1}\binom{H}{r}\alpha^r(1-\alpha)^{H-r}\rho^{(M)}_r`
+(:func:`rho_causal`, :func:`rho_residual`, :func:`limit_cell_masses`).
+
+Shapes: a profile ``p: (L,)`` holds :math:`p_j` at index ``j - 1``.
+"""
+
+import math
+import numbers
+from dataclasses import dataclass
+from fractions import Fraction
+from functools import lru_cache
+
+import numpy as np
+from scipy.special import gammainc, gammaincc, gammaln
+
+__all__ = [
+    "cesaro_matrix",
+    "residual_cesaro_matrix",
+    "cesaro_matrix_exact",
+    "residual_cesaro_matrix_exact",
+    "matrix_power_exact",
+    "pascal_matrix_exact",
+    "cesaro_power_entry_exact",
+    "residual_cesaro_power_entry_exact",
+    "residual_cesaro_power_exact",
+    "last_row_closed_form_exact",
+    "last_row_exact",
+    "last_row_alternating",
+    "alternating_max_term_log10",
+    "last_row",
+    "log_last_row",
+    "rho_causal",
+    "rho_residual",
+    "limit_cell_masses",
+    "total_variation",
+    "profile_minimum",
+    "classify_profile",
+    "DeadZone",
+    "dead_zone",
+    "alternating_error_grid",
+    "AlphaSweep",
+    "alpha_sweep",
+    "alpha_last_above_middle",
+    "alpha_dead_zone",
+    "limit_discrepancy",
+]
+
+
+# ----------------------------------------------------------------- validation
+
+
+def _check_int(name: str, value, low: int = 1) -> int:
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        raise ValueError(
+            f"{name} = {value!r} is not an integer; allowed: an integer >= {low}"
+        )
+    if value < low:
+        raise ValueError(f"{name} = {value!r} is out of range; allowed: an integer >= {low}")
+    return int(value)
+
+
+def _check_alpha(alpha, exact: bool = False):
+    """``alpha`` in [0, 1]; a Fraction when ``exact`` (floats convert exactly)."""
+    if isinstance(alpha, bool) or not isinstance(alpha, numbers.Real):
+        raise ValueError(f"alpha = {alpha!r} is not a real number; allowed: a number in [0, 1]")
+    if isinstance(alpha, float) and not math.isfinite(alpha):
+        raise ValueError(f"alpha = {alpha!r} is not finite; allowed: a number in [0, 1]")
+    if not 0 <= alpha <= 1:
+        raise ValueError(f"alpha = {alpha!r} is out of range; allowed: a number in [0, 1]")
+    return Fraction(alpha) if exact else float(alpha)
+
+
+def _check_profile(p) -> np.ndarray:
+    p = np.asarray(p, dtype=np.float64)
+    if p.ndim != 1 or p.size < 2:
+        raise ValueError(f"profile of shape {p.shape} is not allowed; allowed: shape (L,) with L >= 2")
+    if not np.all(np.isfinite(p)):
+        raise ValueError("profile has non-finite entries; allowed: finite numbers")
+    return p
+
+
+# ------------------------------------------------------------------ matrices
+
+
+def cesaro_matrix(L: int) -> np.ndarray:
+    """The Cesàro matrix ``M: (L, L)`` in float64, ``M[i-1, j-1] = 1/i`` for ``j <= i``."""
+    L = _check_int("L", L)
+    return np.tril(np.ones((L, L))) / np.arange(1, L + 1)[:, None]
+
+
+def residual_cesaro_matrix(L: int, alpha: float) -> np.ndarray:
+    """``N = (1 - alpha) I + alpha M: (L, L)`` in float64."""
+    alpha = _check_alpha(alpha)
+    return (1 - alpha) * np.eye(_check_int("L", L)) + alpha * cesaro_matrix(L)
+
+
+def cesaro_matrix_exact(L: int) -> list[list[Fraction]]:
+    """``M`` as an ``L x L`` list of lists of :class:`~fractions.Fraction`."""
+    L = _check_int("L", L)
+    return [[Fraction(1, i) if j <= i else Fraction(0) for j in range(1, L + 1)]
+            for i in range(1, L + 1)]
+
+
+def residual_cesaro_matrix_exact(L: int, alpha) -> list[list[Fraction]]:
+    """``N = (1 - alpha) I + alpha M`` in exact rationals (``alpha`` converted exactly)."""
+    a = _check_alpha(alpha, exact=True)
+    M = cesaro_matrix_exact(L)
+    return [[a * M[i][j] + (1 - a if i == j else 0) for j in range(L)] for i in range(L)]
+
+
+def matrix_power_exact(A: list[list[Fraction]], H: int) -> list[list[Fraction]]:
+    """``A**H`` by repeated multiplication in exact arithmetic (``H >= 0``)."""
+    H = _check_int("H", H, low=0)
+    n = len(A)
+    out = [[Fraction(int(i == j)) for j in range(n)] for i in range(n)]
+    for _ in range(H):
+        out = [[sum((out[i][k] * A[k][j] for k in range(n)), Fraction(0)) for j in range(n)]
+               for i in range(n)]
+    return out
+
+
+def pascal_matrix_exact(L: int, inverse: bool = False) -> list[list[Fraction]]:
+    r"""The lower Pascal matrix ``P[i-1][m-1] = C(i-1, m-1)`` (the eigenvectors of ``M``),
+    or its inverse ``(-1)^(m-j) C(m-1, j-1)``."""
+    L = _check_int("L", L)
+    sign = (lambda k: (-1) ** k) if inverse else (lambda k: 1)
+    return [[Fraction(sign(i - j) * math.comb(i, j)) if j <= i else Fraction(0)
+             for j in range(L)] for i in range(L)]
+
+
+# ------------------------------------------------------- closed forms, exact
+
+
+def cesaro_power_entry_exact(i: int, j: int, H: int) -> Fraction:
+    r""":math:`(M^H)_{ij}` by the alternating closed form, exactly (``H >= 0``)."""
+    i, j = _check_int("i", i), _check_int("j", j)
+    H = _check_int("H", H, low=0)
+    if j > i:
+        return Fraction(0)
+    s = sum((Fraction((-1) ** (m - j) * math.comb(i - j, m - j), m**H) for m in range(j, i + 1)),
+            Fraction(0))
+    return math.comb(i - 1, j - 1) * s
+
+
+def residual_cesaro_power_entry_exact(i: int, j: int, H: int, alpha, form: str = "eigen") -> Fraction:
+    r""":math:`(N^H)_{ij}` exactly, by one of two closed forms.
+
+    ``form="eigen"``: the alternating sum with :math:`m^{-H}` replaced by
+    :math:`(1-\alpha+\alpha/m)^H`; ``form="binomial"``: the paper's expansion
+    :math:`(1-\alpha)^H\delta_{ij} + \sum_{r\ge1}\binom{H}{r}\alpha^r(1-\alpha)^{H-r}(M^r)_{ij}`.
+    """
+    a = _check_alpha(alpha, exact=True)
+    i, j = _check_int("i", i), _check_int("j", j)
+    H = _check_int("H", H, low=0)
+    if j > i:
+        return Fraction(0)
+    if form == "eigen":
+        s = sum(((-1) ** (m - j) * math.comb(i - j, m - j) * (1 - a + a / m) ** H
+                 for m in range(j, i + 1)), Fraction(0))
+        return math.comb(i - 1, j - 1) * s
+    if form == "binomial":
+        out = (1 - a) ** H * int(i == j)
+        for r in range(1, H + 1):
+            out += math.comb(H, r) * a**r * (1 - a) ** (H - r) * cesaro_power_entry_exact(i, j, r)
+        return out
+    raise ValueError(f"form = {form!r} is not known; allowed: 'eigen' or 'binomial'")
+
+
+def residual_cesaro_power_exact(L: int, H: int, alpha, form: str = "eigen") -> list[list[Fraction]]:
+    """All of ``N^H: (L, L)`` from a closed form, exactly."""
+    L = _check_int("L", L)
+    return [[residual_cesaro_power_entry_exact(i, j, H, alpha, form) for j in range(1, L + 1)]
+            for i in range(1, L + 1)]
+
+
+def last_row_closed_form_exact(L: int, H: int, alpha, form: str = "eigen") -> list[Fraction]:
+    """The last row of ``N^H`` (length ``L``) from a closed form, exactly."""
+    L = _check_int("L", L)
+    return [residual_cesaro_power_entry_exact(L, j, H, alpha, form) for j in range(1, L + 1)]
+
+
+def last_row_exact(L: int, H: int, alpha) -> list[Fraction]:
+    r"""The last row of ``N^H`` exactly, by the recursion of :func:`last_row` in integers.
+
+    With :math:`\alpha = p/q` and :math:`\ell = \mathrm{lcm}(1, \dots, L)`, after
+    ``h`` layers the row is :math:`a/(q\ell)^h` with integer ``a``, so every step
+    is integer arithmetic; one normalisation at the end. Time grows like
+    ``H**2 L**2`` bit operations: fine for ``L = 2048, H = 24`` (seconds).
+    """
+    L, H = _check_int("L", L), _check_int("H", H)
+    a = _check_alpha(alpha, exact=True)
+    p, q = a.numerator, a.denominator
+    ell = math.lcm(*range(1, L + 1))
+    weight = [ell // i for i in range(1, L + 1)]
+    keep = (q - p) * ell
+    row = [0] * (L - 1) + [1]
+    for _ in range(H):
+        s, new = 0, [0] * L
+        for j in range(L - 1, -1, -1):
+            s += row[j] * weight[j]
+            new[j] = keep * row[j] + p * s
+        row = new
+    denom = (q * ell) ** H
+    return [Fraction(x, denom) for x in row]
+
+
+# ------------------------------------------------- closed form in float64
+
+
+@lru_cache(maxsize=8)
+def _log_binom_table(n: int) -> np.ndarray:
+    k = np.arange(n + 1)
+    return gammaln(n + 1) - gammaln(k + 1) - gammaln(n - k + 1)
+
+
+def _alternating_log_terms(L: int, H: int, alpha: float):
+    """log|t_{jm}| and sign of the terms of the alternating sum, prefactor included:
+    ``t_{jm} = C(L-1, j-1) C(L-j, m-j) (-1)^(m-j) lambda_m^H``; arrays ``(L, L)``
+    indexed ``[j-1, m-1]``, ``-inf`` for ``m < j``."""
+    j = np.arange(1, L + 1)[:, None]
+    m = np.arange(1, L + 1)[None, :]
+    lam = (1 - alpha) + alpha / m
+    with np.errstate(divide="ignore", invalid="ignore"):
+        n = L - j
+        k = m - j
+        log_c2 = gammaln(n + 1) - gammaln(np.maximum(k, 0) + 1) - gammaln(np.maximum(n - k, 0) + 1)
+        log_t = _log_binom_table(L - 1)[j - 1] + log_c2 + H * np.log(lam)
+    log_t = np.where(m >= j, log_t, -np.inf)
+    sign = np.where((m - j) % 2 == 0, 1.0, -1.0)
+    return log_t, sign
+
+
+def last_row_alternating(L: int, H: int, alpha: float) -> np.ndarray:
+    r"""The last row of ``N^H``, ``(L,)``, by the alternating closed form in float64.
+
+    Written as in the paper: :math:`\binom{L-1}{j-1}` times the inner alternating sum
+    of :math:`\binom{L-j}{m-j}\lambda_m^H`, binomials as ``exp(gammaln)``.
+    Numerically useless beyond small ``L``: the terms exceed the result by many
+    orders of magnitude (:func:`alternating_max_term_log10`) and overflow to
+    ``inf`` (then ``nan``) once they pass ``1e308``.
+    """
+    L, H = _check_int("L", L), _check_int("H", H)
+    alpha = _check_alpha(alpha)
+    log_t, sign = _alternating_log_terms(L, H, alpha)
+    prefactor_log = _log_binom_table(L - 1)
+    with np.errstate(over="ignore", invalid="ignore"):
+        inner = np.sum(sign * np.exp(log_t - prefactor_log[:, None]), axis=1)
+        return np.exp(prefactor_log) * inner
+
+
+def alternating_max_term_log10(L: int, H: int, alpha: float) -> np.ndarray:
+    r"""``(L,)``: :math:`\log_{10}\max_m |t_{jm}|`, the largest term of the alternating
+    sum for :math:`(N^H)_{L,j}` (prefactor included), computed in log space."""
+    L, H = _check_int("L", L), _check_int("H", H)
+    log_t, _ = _alternating_log_terms(L, H, _check_alpha(alpha))
+    return log_t.max(axis=1) / math.log(10)
+
+
+# ------------------------------------------------------- the stable method
+
+
+def last_row(L: int, H: int, alpha: float) -> np.ndarray:
+    r"""The last row :math:`p = e_L^\top N^H`, ``(L,)``, stably in ``O(H L)``.
+
+    One layer maps a row ``r`` to
+    :math:`(rN)_j = (1-\alpha) r_j + \alpha\sum_{i \ge j} r_i/i`: a reverse
+    cumulative sum. Every quantity is a sum of non-negative numbers, so the
+    componentwise relative error is at most about ``H (L + 3)`` units of
+    roundoff -- except that entries below ``~1e-308`` underflow (use
+    :func:`log_last_row`).
+    """
+    L, H = _check_int("L", L), _check_int("H", H)
+    alpha = _check_alpha(alpha)
+    inv = 1.0 / np.arange(1, L + 1)
+    row = np.zeros(L)
+    row[-1] = 1.0
+    for _ in range(H):
+        tail = np.cumsum((row * inv)[::-1])[::-1]
+        row = (1 - alpha) * row + alpha * tail
+    return row
+
+
+def log_last_row(L: int, H: int, alpha: float) -> np.ndarray:
+    r""":math:`\ln p_j` for the last row of ``N^H``, ``(L,)``, by the same recursion in
+    log space (reverse ``logaddexp`` accumulation); no underflow. Entries that are
+    exactly zero (only for ``alpha = 0``) are ``-inf``."""
+    L, H = _check_int("L", L), _check_int("H", H)
+    alpha = _check_alpha(alpha)
+    log_inv = -np.log(np.arange(1, L + 1))
+    with np.errstate(divide="ignore"):
+        log_keep, log_mix = np.log1p(-alpha), np.log(alpha)
+        row = np.full(L, -np.inf)
+    row[-1] = 0.0
+    for _ in range(H):
+        tail = np.logaddexp.accumulate((row + log_inv)[::-1])[::-1]
+        row = np.logaddexp(log_keep + row, log_mix + tail)
+    return row
+
+
+# --------------------------------------------------------- continuous limit
+
+
+def rho_causal(x, H: int) -> np.ndarray:
+    r""":math:`\rho^{(M)}_H(x) = (\ln 1/x)^{H-1}/(H-1)!` on ``x in (0, 1]``; ``x: (n,)``."""
+    H = _check_int("H", H)
+    x = np.asarray(x, dtype=np.float64)
+    if np.any((x <= 0) | (x > 1)):
+        raise ValueError("x has entries outside (0, 1]; allowed: 0 < x <= 1")
+    s = -np.log(x)
+    with np.errstate(divide="ignore"):
+        return np.exp((H - 1) * np.log(s) - gammaln(H)) if H > 1 else np.ones_like(x)
+
+
+def rho_residual(x, H: int, alpha: float) -> np.ndarray:
+    r"""The continuous part of :math:`\rho^{(N)}_H(x)` on ``(0, 1]``, ``x: (n,)``:
+    :math:`\sum_{r=1}^H \binom{H}{r}\alpha^r(1-\alpha)^{H-r}\rho^{(M)}_r(x)`.
+    The Dirac mass :math:`(1-\alpha)^H` at ``x = 1`` is not included."""
+    H = _check_int("H", H)
+    alpha = _check_alpha(alpha)
+    return sum(math.comb(H, r) * alpha**r * (1 - alpha) ** (H - r) * rho_causal(x, r)
+               for r in range(1, H + 1))
+
+
+def limit_cell_masses(L: int, H: int, alpha: float) -> np.ndarray:
+    r"""``(L,)``: the mass the continuous limit puts in each cell ``((j-1)/L, j/L]``,
+    the Dirac mass :math:`(1-\alpha)^H` counted in the last cell. Uses
+    :math:`\int_0^b \rho^{(M)}_r = Q(r, \ln 1/b)` (regularised upper incomplete gamma)."""
+    L, H = _check_int("L", L), _check_int("H", H)
+    alpha = _check_alpha(alpha)
+    edges = np.arange(0, L + 1) / L
+    with np.errstate(divide="ignore"):
+        s = -np.log(edges)  # s = inf at x = 0
+    out = np.zeros(L)
+    for r in range(1, H + 1):
+        # mass of ((j-1)/L, j/L] = P(r, s_{j-1}) - P(r, s_j) = Q(r, s_j) - Q(r, s_{j-1});
+        # take the difference of whichever is small, to avoid cancellation
+        lower, upper = gammainc(r, s), gammaincc(r, s)
+        mass = np.where(lower[:-1] < 0.5, lower[:-1] - lower[1:], upper[1:] - upper[:-1])
+        out += math.comb(H, r) * alpha**r * (1 - alpha) ** (H - r) * np.maximum(mass, 0.0)
+    out[-1] += (1 - alpha) ** H
+    return out
+
+
+def total_variation(p, q) -> float:
+    """Total-variation distance ``sum |p - q| / 2`` of two profiles ``(L,)``."""
+    return 0.5 * float(np.abs(np.asarray(p) - np.asarray(q)).sum())
+
+
+# ------------------------------------------------------ shape of a profile
+
+
+def profile_minimum(p) -> tuple[int, float]:
+    """Position ``j*`` (1-indexed) of the smallest entry of ``p: (L,)`` (the last one
+    among ties) and ``x* = j*/L``."""
+    p = _check_profile(p)
+    j = len(p) - int(np.argmin(p[::-1]))
+    return j, j / len(p)
+
+
+def classify_profile(p, rtol: float = 1e-12) -> str:
+    r"""The shape of a profile ``p: (L,)``, ignoring relative changes below ``rtol``:
+
+    * ``"U-shape"``: over positions ``1..L-1`` the minimum ``j*`` lies below
+      ``p_1`` and is followed by a rise (some ``p_j > p_{j*}`` with
+      ``j* < j < L``) -- a valley in the middle;
+    * ``"monotone + final spike"``: non-increasing on ``1..L-1``, then
+      ``p_L > p_{L-1}``;
+    * ``"monotone"``: non-increasing throughout;
+
+    (profiles are non-negative; comparisons are relative, ``a > b (1 + rtol)``).
+    * ``"other"``: anything else (for instance increasing).
+    """
+    p = _check_profile(p)
+    body = p[:-1]
+    j_star = int(np.argmin(body))
+    falls = body[0] > body[j_star] * (1 + rtol)
+    if falls and np.any(body[j_star + 1:] > body[j_star] * (1 + rtol)):
+        return "U-shape"
+    if not np.all(body[1:] <= body[:-1] * (1 + rtol)):
+        return "other"
+    return "monotone + final spike" if p[-1] > p[-2] * (1 + rtol) else "monotone"
+
+
+@dataclass(frozen=True)
+class DeadZone:
+    """Summary of the middle of a profile (densities are ``L p_j``; uniform = 1).
+
+    ``middle_density``: ``L p_j`` at ``j = ceil(L/2)`` (``x = 1/2``);
+    ``width``: fraction of positions with density below ``threshold``;
+    ``peak_to_trough``: ``max p / min p``;
+    ``end_to_middle``: ``p_L / p_mid``, > 1 when the last token rises above the middle.
+    """
+
+    middle_density: float
+    width: float
+    peak_to_trough: float
+    end_to_middle: float
+    threshold: float
+
+
+def dead_zone(p, threshold: float = 0.1) -> DeadZone:
+    """The dead-zone summary of a profile ``p: (L,)`` (see :class:`DeadZone`)."""
+    p = _check_profile(p)
+    if not (isinstance(threshold, numbers.Real) and threshold > 0):
+        raise ValueError(f"threshold = {threshold!r} is out of range; allowed: a number > 0")
+    L = len(p)
+    density = L * p
+    mid = density[(L + 1) // 2 - 1]
+    return DeadZone(
+        middle_density=float(mid),
+        width=float(np.mean(density < threshold)),
+        peak_to_trough=float(p.max() / p.min()) if p.min() > 0 else math.inf,
+        end_to_middle=float(density[-1] / mid) if mid > 0 else math.inf,
+        threshold=float(threshold),
+    )
+
+
+# ----------------------------------------------------------- studies
+
+
+def alternating_error_grid(Ls, Hs, alpha: float, exact_L_max: int = 256) -> np.ndarray:
+    """``(len(Hs), len(Ls))``: max over ``j`` of the relative error of
+    :func:`last_row_alternating` (``inf`` where it overflows to ``inf``/``nan``).
+
+    The reference is :func:`last_row_exact` for ``L <= exact_L_max`` and
+    :func:`log_last_row` (proved accurate to ~``H L`` roundoffs) above.
+    """
+    out = np.empty((len(Hs), len(Ls)))
+    for a, H in enumerate(Hs):
+        for b, L in enumerate(Ls):
+            if L <= exact_L_max:
+                exact = last_row_exact(L, H, alpha)
+                log_ref = np.array([math.log(x.numerator) - math.log(x.denominator) for x in exact])
+            else:
+                log_ref = log_last_row(L, H, alpha)
+            approx = last_row_alternating(L, H, alpha)
+            with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+                err = np.abs(approx * np.exp(-log_ref) - 1)
+            out[a, b] = np.inf if not np.all(np.isfinite(err)) else err.max()
+    return out
+
+
+@dataclass(frozen=True)
+class AlphaSweep:
+    r"""Landmarks of the last row of ``N^H`` over ``alpha: (n,)`` (all ``(n,)``, log10):
+    first token ``p_1``, middle ``p_mid`` (``j = ceil(L/2)``), ``p_{L-1}``, last
+    ``p_L``; ``j_min`` the 1-indexed position of the minimum; ``shape`` from
+    :func:`classify_profile`."""
+
+    alpha: np.ndarray
+    log10_first: np.ndarray
+    log10_middle: np.ndarray
+    log10_before_last: np.ndarray
+    log10_last: np.ndarray
+    j_min: np.ndarray
+    shape: tuple
+
+
+def alpha_sweep(L: int, H: int, alphas) -> AlphaSweep:
+    """Landmarks of the profile for each ``alpha`` in ``alphas`` (log space, no underflow)."""
+    L, H = _check_int("L", L), _check_int("H", H)
+    if L < 3:
+        raise ValueError(f"L = {L!r} is out of range; allowed: an integer >= 3")
+    alphas = [_check_alpha(a) for a in alphas]
+    rows = [log_last_row(L, H, a) for a in alphas]
+    ln10, mid = math.log(10), (L + 1) // 2 - 1
+    shapes = []
+    for r in rows:
+        finite = np.isfinite(r)
+        shapes.append(classify_profile(np.where(finite, np.exp(r - r[finite].max()), 0.0)))
+    return AlphaSweep(
+        alpha=np.array(alphas),
+        log10_first=np.array([r[0] for r in rows]) / ln10,
+        log10_middle=np.array([r[mid] for r in rows]) / ln10,
+        log10_before_last=np.array([r[-2] for r in rows]) / ln10,
+        log10_last=np.array([r[-1] for r in rows]) / ln10,
+        j_min=np.array([L - int(np.argmin(r[::-1])) for r in rows]),
+        shape=tuple(shapes),
+    )
+
+
+def _bisect(f, lo: float, hi: float, tol: float = 1e-10) -> float:
+    flo = f(lo)
+    if flo * f(hi) > 0:
+        raise ValueError(f"no sign change of the criterion on [{lo}, {hi}]")
+    while hi - lo > tol:
+        mid = 0.5 * (lo + hi)
+        if f(mid) * flo > 0:
+            lo = mid
+        else:
+            hi = mid
+    return 0.5 * (lo + hi)
+
+
+def alpha_last_above_middle(L: int, H: int) -> float:
+    r"""The ``alpha`` at which the last token's influence equals the middle's,
+    :math:`p_L = p_{\lceil L/2\rceil}`; for smaller ``alpha`` the last token rises
+    above the middle (what a log plot shows as a "U")."""
+    L, H = _check_int("L", L), _check_int("H", H)
+    mid = (L + 1) // 2 - 1
+
+    def gap(a):
+        r = log_last_row(L, H, a)
+        return r[-1] - r[mid]
+
+    return _bisect(gap, 1e-9, 1.0)
+
+
+def alpha_dead_zone(L: int, H: int, factor: float = 10.0) -> float:
+    r"""The smallest ``alpha`` above the peak of the middle density with
+    :math:`L\,p_{\lceil L/2\rceil} \le \text{factor}/(H-1)!` -- the range where the
+    middle is a "dead zone of order 1/(H-1)!" (``inf`` if never)."""
+    L, H = _check_int("L", L), _check_int("H", H)
+    mid = (L + 1) // 2 - 1
+    log_target = math.log(factor) - math.lgamma(H)
+
+    def excess(a):
+        return math.log(L) + log_last_row(L, H, a)[mid] - log_target
+
+    if excess(1.0) > 0:
+        return math.inf
+    grid = np.linspace(0.0, 1.0, 201)[1:]
+    values = np.array([excess(a) for a in grid])
+    above = np.nonzero(values > 0)[0]
+    if above.size == 0:
+        return 0.0
+    k = above[-1]
+    return _bisect(excess, float(grid[k]), float(grid[k + 1]))
+
+
+def limit_discrepancy(L: int, H: int, alpha: float, positions) -> np.ndarray:
+    r"""``(len(positions),)``: :math:`p_j / m_j`, discrete over continuous-limit cell
+    mass (:func:`limit_cell_masses`) at the 1-indexed ``positions`` (1 = exact)."""
+    p, m = last_row(L, H, alpha), limit_cell_masses(L, H, alpha)
+    idx = np.asarray(positions) - 1
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return p[idx] / m[idx]
