@@ -3,7 +3,6 @@
 import re
 from pathlib import Path
 
-import pytest
 
 import attention_geometry as ag
 from attention_geometry.build import book_chapters, toc_pages

@@ -1,6 +1,5 @@
 """The build pipeline: cache keys, atomic execution, failure reports, runs."""
 
-import os
 import signal
 import subprocess
 import sys
@@ -68,6 +67,8 @@ def test_cache_key_tracks_source_parameters_library_and_requirements(tmp_path):
         assert build.cache_key(chapter, {}, root) != key, path
         path.write_text(old)
         assert build.cache_key(chapter, {}, root) == key
+    (root / "src" / "pkg" / "build.py").write_text("# build tooling")
+    assert build.cache_key(chapter, {}, root) == key  # the tooling is not the library
     (root / "src" / "pkg" / "new.py").write_text("")
     assert build.cache_key(chapter, {}, root) != key
 

@@ -36,11 +36,11 @@ import subprocess
 import sys
 import tempfile
 import time
-from dataclasses import dataclass
 from pathlib import Path
 
 import yaml
 
+from .appendices import GENERATED_PAGES, errata_page, parameters_page, reproducibility_page
 from .chapters import CHAPTERS, Chapter, get_chapter
 from .parameters import ParameterError, check_parameters
 
@@ -120,7 +120,7 @@ def book_chapters(root: Path = ROOT) -> list[Chapter]:
     """The executable chapters, in the order of ``_toc.yml``."""
     return [
         _chapter_for(src, root)
-        for src in (_source(p, root) for p in toc_pages(root))
+        for src in (_source(p, root) for p in toc_pages(root) if p not in GENERATED_PAGES)
         if _has_code(src)
     ]
 
@@ -155,12 +155,17 @@ def parse_assignments(items: list[str]) -> dict:
 # ----------------------------------------------------------------------- cache
 
 
+# The build tooling itself: changing it does not change what a chapter computes.
+TOOLING = {"build.py", "sweep.py", "appendices.py", "sphinx_offline.py", "plotting_sweep.py"}
+
+
 def _library_files(root: Path) -> list[Path]:
+    """Every file of the library a chapter can use (the build tooling excluded)."""
     return sorted(
         p
         for p in (root / "src").rglob("*")
-        if p.is_file() and "__pycache__" not in p.parts and not p.name.endswith(".egg-info")
-        and ".egg-info" not in str(p)
+        if p.is_file() and "__pycache__" not in p.parts and ".egg-info" not in str(p)
+        and p.name not in TOOLING
     )
 
 
@@ -174,6 +179,9 @@ def cache_key(chapter: Chapter, parameters: dict, root: Path = ROOT) -> str:
     add("source", (root / chapter.source).read_bytes())
     add("parameters", json.dumps(parameters, sort_keys=True).encode())
     add("requirements", (root / "requirements.txt").read_bytes())
+    nodeps = root / "requirements-nodeps.txt"
+    if nodeps.exists():
+        add("requirements-nodeps", nodeps.read_bytes())
     for path in _library_files(root):
         add(path.relative_to(root).as_posix(), path.read_bytes())
     return h.hexdigest()
@@ -190,6 +198,19 @@ def _cached_key(path: Path) -> str | None:
 
 
 # ------------------------------------------------------------------- execution
+
+
+def _kernel_manager_class():
+    """Kernels talk to papermill over local IPC sockets, not TCP on localhost
+    (which ipykernel warns about on every start)."""
+    from jupyter_client.manager import AsyncKernelManager
+
+    class IPCKernelManager(AsyncKernelManager):
+        def __init__(self, **kwargs):
+            super().__init__(**kwargs)
+            self.transport = "ipc"
+
+    return IPCKernelManager
 
 
 def execute_chapter(
@@ -236,6 +257,7 @@ def execute_chapter(
                 progress_bar=False,
                 stderr_file=sys.stderr if progress else None,
                 kernel_name="python3",
+                kernel_manager_class=_kernel_manager_class(),
             )
         except PapermillExecutionError as err:
             kept = output.with_suffix(".failed.ipynb")
@@ -303,7 +325,7 @@ def execute_book(root: Path = ROOT, force: bool = False) -> list[str]:
         defaults = parameters_cell(chapter, root)
         key = cache_key(chapter, {}, root)
         out = EXECUTED / f"{chapter.stem}.ipynb"
-        label = f"{chapter.name:<14} {chapter.source:<34}"
+        label = f"{chapter.name:<21} {chapter.source:<36}"
         if not force and _cached_key(out) == key:
             print(f"{label} cached", flush=True)
             continue
@@ -327,11 +349,14 @@ def stage_book(root: Path = ROOT) -> Path:
     for name in ("_config.yml", "_toc.yml", "references.bib"):
         _sync(root / name, STAGE / name)
     wanted = set()
+    in_toc = {(root / f"{page}.md") for page in toc_pages(root)}
     for src in (root / "book").rglob("*"):
         if not src.is_file() or ".ipynb_checkpoints" in src.parts:
             continue
         rel = src.relative_to(root)
         if src.suffix == ".md" and _has_code(src):
+            if src not in in_toc:  # a draft chapter not yet in _toc.yml
+                continue
             chapter = _chapter_for(src, root)
             executed = EXECUTED / f"{chapter.stem}.ipynb"
             if not executed.exists():
@@ -341,6 +366,22 @@ def stage_book(root: Path = ROOT) -> Path:
         else:
             _sync(src, STAGE / rel)
         wanted.add(STAGE / rel)
+    chapters = book_chapters(root)
+    pages = toc_pages(root)
+    for page, kind in GENERATED_PAGES.items():
+        if page not in pages:
+            continue
+        if kind == "parameters":
+            text = parameters_page(chapters, {c.name: parameters_cell(c, root) for c in chapters})
+        elif kind == "errata":
+            text = errata_page(chapters, root)
+        else:
+            text = reproducibility_page(chapters, EXECUTED, root)
+        target = STAGE / f"{page}.md"
+        target.parent.mkdir(parents=True, exist_ok=True)
+        if not target.exists() or target.read_text() != text:
+            target.write_text(text)
+        wanted.add(target)
     for old in (STAGE / "book").rglob("*"):  # pages removed from book/
         if old.is_file() and old not in wanted:
             old.unlink()

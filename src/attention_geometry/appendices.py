@@ -1,0 +1,178 @@
+"""Appendices generated from the book itself at build time (never by hand).
+
+- **Parameters**: every chapter's parameters with the default from its
+  ``parameters`` cell, its smoke value, presets, allowed values and meaning,
+  read from the chapters and their validation specification.
+- **Errata**: every chapter's "Errata and caveats" section, collected, with
+  the glued numbers still pointing at the chapter that computed them, and a
+  link back.
+- **Reproducibility**: the environment (package versions of the running
+  virtual environment), and for each chapter the command that rebuilt it, its
+  run time and its cache key, read from the executed notebooks.
+
+``build.stage_book`` writes these pages into the staged book; their sources
+do not exist in ``book/``.
+"""
+
+import importlib.metadata
+import json
+import platform
+import re
+from pathlib import Path
+
+from .chapters import Chapter
+
+__all__ = ["GENERATED_PAGES", "parameters_page", "errata_page", "reproducibility_page"]
+
+
+def _cell(value) -> str:
+    text = json.dumps(value) if not isinstance(value, str) else repr(value)
+    return "`" + text.replace("|", "\\|").replace("`", "'") + "`"
+
+
+def _escape(text: str) -> str:
+    return text.replace("|", "\\|")
+
+
+def parameters_page(chapters: list[Chapter], defaults: dict[str, dict]) -> str:
+    lines = [
+        "(appendix-parameters)=",
+        "# Appendix: chapter parameters",
+        "",
+        "Every chapter's knobs, generated from the chapters themselves: the default is the",
+        "value in the chapter's `parameters` cell, the allowed values are what the",
+        "chapter's validation accepts, the smoke value is what the tests run. Change any",
+        'of them with `make run CHAPTER=<name> PARAMS="name=value ..."`, or over a grid',
+        "with `make sweep` (see the README).",
+        "",
+    ]
+    for chapter in chapters:
+        doc = Path(chapter.source).name.removesuffix(".md")
+        lines += [f"## `{chapter.name}` — {{doc}}`{doc}`", ""]
+        lines += ["| parameter | default | smoke | allowed | meaning |", "|---|---|---|---|---|"]
+        for name, param in chapter.params.items():
+            smoke = _cell(chapter.smoke[name]) if name in chapter.smoke else "(default)"
+            lines.append(
+                f"| `{name}` | {_cell(defaults[chapter.name].get(name))} | {smoke} | "
+                f"{_escape(param.allowed())} | {_escape(param.doc)} |"
+            )
+        for preset, values in chapter.presets.items():
+            lines += ["", f"Preset `{preset}` (`make run CHAPTER={chapter.name} PRESET={preset}`): "
+                      + ", ".join(f"`{k} = {json.dumps(v)}`" for k, v in values.items())]
+        lines.append("")
+    return "\n".join(lines)
+
+
+_HEADING = re.compile(r"^(#{1,6})\s+(.*)$")
+
+
+def _errata_section(text: str) -> str | None:
+    """The body of the first heading containing 'Errata', up to the next heading of its level."""
+    lines = text.splitlines()
+    in_code = False
+    start = level = None
+    for i, line in enumerate(lines):
+        if line.lstrip().startswith("```"):
+            in_code = not in_code
+        m = None if in_code else _HEADING.match(line)
+        if start is None and m and "errata" in m.group(2).lower():
+            start, level = i + 1, len(m.group(1))
+        elif start is not None and m and len(m.group(1)) <= level:
+            return "\n".join(lines[start:i])
+    return "\n".join(lines[start:]) if start is not None else None
+
+
+def _relocate(body: str, notebook: str) -> str:
+    """Make a chapter's markdown safe to paste into another page: glue points back
+    at the chapter's notebook, labels and names are dropped (they would clash)."""
+    def point_back(m):
+        role, key = m.group(1) or "", m.group(2)
+        if role == ":text" and ":" not in key:
+            key += ":s"  # myst-nb splits off a format before the document: give it one
+        return f"{{glue{role}}}`{notebook}::{key}`"
+
+    body = re.sub(r"\{glue(:\w+)?\}`(?!\S+::)([^`]+)`", point_back, body)
+    body = re.sub(r"^\([^)]+\)=\s*$", "", body, flags=re.M)
+    body = re.sub(r"^:(label|name):.*$", "", body, flags=re.M)
+    body = re.sub(r"(\$\$)\s*\([\w:-]+\)\s*$", r"\1", body, flags=re.M)
+    # code cells and glue figures stay in the chapter
+    body = re.sub(r"^```\{(code-cell|glue:figure|glue)\}.*?^```\s*$", "", body, flags=re.M | re.S)
+    return body.strip()
+
+
+def errata_page(chapters: list[Chapter], root: Path) -> str:
+    lines = [
+        "(appendix-errata)=",
+        "# Appendix: errata and caveats, collected",
+        "",
+        "Every chapter closes with the places where a paper's statement does not hold",
+        "as written. They are collected here from the chapters (numbers included, as",
+        "computed there); each heading links back to the chapter.",
+        "",
+    ]
+    for chapter in chapters:
+        body = _errata_section((root / chapter.source).read_text())
+        doc = Path(chapter.source).name.removesuffix(".md")
+        lines += [f"## From {{doc}}`{doc}`", ""]
+        lines += [_relocate(body, f"{doc}.ipynb") if body else "*(This chapter has no errata section.)*", ""]
+    return "\n".join(lines)
+
+
+def _requirement_names(root: Path) -> list[str]:
+    names = []
+    for req in sorted(root.glob("requirements*.txt")):
+        for line in req.read_text().splitlines():
+            line = line.split("#", 1)[0].strip()
+            if line:
+                names.append(re.split(r"[<>=!~\[; ]", line, maxsplit=1)[0])
+    return names
+
+
+def reproducibility_page(chapters: list[Chapter], executed: Path, root: Path) -> str:
+    lines = [
+        "(appendix-reproducibility)=",
+        "# Appendix: reproducibility",
+        "",
+        "How this copy of the book was built, read from the build itself.",
+        "",
+        "## Environment",
+        "",
+        f"Python {platform.python_version()} on {platform.system()} {platform.machine()}.",
+        "",
+        "| package | version |",
+        "|---|---|",
+    ]
+    for name in _requirement_names(root):
+        try:
+            version = importlib.metadata.version(name)
+        except importlib.metadata.PackageNotFoundError:
+            version = "not installed"
+        lines.append(f"| `{name}` | {version} |")
+    lines += [
+        "",
+        "## Chapters",
+        "",
+        "Each chapter was executed by papermill with its default parameters. It is",
+        "re-executed only when its cache key changes: a hash of its source, its",
+        "parameters, every file of the library in `src/` and the requirements.",
+        "",
+        "| chapter | command | run time (s) | cache key |",
+        "|---|---|---|---|",
+    ]
+    for chapter in chapters:
+        meta = json.loads((executed / f"{chapter.stem}.ipynb").read_text())["metadata"].get(
+            "attention_geometry", {}
+        )
+        lines.append(
+            f"| {{doc}}`{chapter.stem}` | `{_escape(meta.get('command', '?'))}` | "
+            f"{meta.get('seconds', float('nan')):.1f} | `{meta.get('cache_key', '?')[:16]}` |"
+        )
+    lines.append("")
+    return "\n".join(lines)
+
+
+GENERATED_PAGES = {
+    "book/appendix_parameters": "parameters",
+    "book/appendix_errata": "errata",
+    "book/appendix_reproducibility": "reproducibility",
+}

@@ -1,0 +1,60 @@
+"""Generated appendices: they match the chapters (a drift fails here)."""
+
+import html
+import json
+import re
+
+from attention_geometry import CHAPTERS
+from attention_geometry.appendices import _errata_section, _relocate
+from attention_geometry.build import book_chapters, parameters_cell
+
+
+def _text(path):
+    raw = path.read_text()
+    raw = re.sub(r"<[^>]+>", " ", raw)
+    return re.sub(r"\s+", " ", html.unescape(raw))
+
+
+def test_parameters_appendix_matches_every_chapter(built_book):
+    text = _text(built_book / "book" / "appendix_parameters.html")
+    for chapter in book_chapters():
+        defaults = parameters_cell(chapter)
+        assert chapter.name in text
+        for name, param in chapter.params.items():
+            assert name in text, (chapter.name, name)
+            assert json.dumps(defaults[name]) in text or repr(defaults[name]) in text, (chapter.name, name)
+            assert param.allowed() in text, (chapter.name, name)
+            assert param.doc in text, (chapter.name, name)
+
+
+def test_reproducibility_appendix_lists_every_chapter_and_the_environment(built_book):
+    text = _text(built_book / "book" / "appendix_reproducibility.html")
+    for chapter in book_chapters():
+        meta = json.loads((built_book.parent / "executed" / f"{chapter.stem}.ipynb").read_text())
+        key = meta["metadata"]["attention_geometry"]["cache_key"][:16]
+        assert key in text, chapter.name
+    for package in ("numpy", "torch", "jupyter-book", "papermill"):
+        assert package in text
+
+
+def test_errata_appendix_collects_each_chapter(built_book):
+    text = _text(built_book / "book" / "appendix_errata.html")
+    for chapter in book_chapters():
+        assert f"From {chapter.stem}" not in text  # the link shows the chapter's title, not its file
+        section = _errata_section((built_book.parents[1] / chapter.source).read_text())
+        assert section is not None, f"{chapter.source} has no 'Errata' section"
+
+
+def test_errata_section_extraction_and_relocation():
+    md = "# T\n\n## Errata and caveats\n\n(lbl)=\nValue {glue:text}`k:.2f` and {glue:text}`n`.\n" \
+         "```{code-cell} ipython3\n# not a heading\n```\n\n### Sub\nmore\n\n## Next\nnot this\n"
+    body = _errata_section(md)
+    assert "Value" in body and "more" in body and "not this" not in body
+    moved = _relocate(body, "ch.ipynb")
+    assert "{glue:text}`ch.ipynb::k:.2f`" in moved and "{glue:text}`ch.ipynb::n:s`" in moved
+    assert "(lbl)=" not in moved and "code-cell" not in moved
+    assert _errata_section("# T\n\nno such section\n") is None
+
+
+def test_every_registered_chapter_is_in_the_book():
+    assert {c.name for c in book_chapters()} == set(CHAPTERS)
