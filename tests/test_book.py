@@ -71,7 +71,7 @@ def test_notation_table_names_exist_in_the_library():
     rows = [line for line in preface.splitlines() if line.startswith("| $")]
     assert rows
     public = set(ag.__all__)
-    argument_names = {"d", "eps", "gamma", "beta", "X"}
+    argument_names = {"d", "eps", "gamma", "beta", "X", "alpha"}
     for row in rows:
         for name in re.findall(r"`([A-Za-z_][A-Za-z0-9_]*)`", row.split("|")[3]):
             assert name in public or name in argument_names, name

@@ -82,3 +82,24 @@ def test_namespace_validation_rejects_unknown_and_missing(chapter):
         validate_parameters(chapter, missing)
     # modules, functions and private names in the namespace are not parameters
     validate_parameters(chapter, {**defaults, "np": types, "f": print, "_x": 1})
+
+
+@pytest.mark.parametrize("chapter", sorted(CHAPTERS))
+def test_every_parameter_rejects_a_wrong_type_and_out_of_range(chapter):
+    """Each knob of each chapter: a wrong type and (where bounded) an out-of-range
+    value stop validation with a message naming the parameter and the value."""
+    c = CHAPTERS[chapter]
+    defaults = parameters_cell(c)
+    for name, param in c.params.items():
+        wrong = object() if isinstance(defaults[name], str) else "not-a-value"
+        with pytest.raises(ParameterError, match=rf"parameter '{name}' = .*allowed"):
+            validate_parameters(chapter, {**defaults, name: wrong})
+        high = getattr(param, "high", None) or getattr(getattr(param, "item", None), "high", None)
+        if high is not None:
+            bad = high * 10 + 1
+            if isinstance(param, (Int, Float)):
+                value = bad
+            else:
+                value = [bad]
+            with pytest.raises(ParameterError, match=rf"'{name}.*out of range"):
+                validate_parameters(chapter, {**defaults, name: value})

@@ -200,15 +200,17 @@ def _cached_key(path: Path) -> str | None:
 # ------------------------------------------------------------------- execution
 
 
-def _kernel_manager_class():
-    """Kernels talk to papermill over local IPC sockets, not TCP on localhost
-    (which ipykernel warns about on every start)."""
+def _kernel_manager_class(socket_dir: str):
+    """Kernels talk to papermill over local IPC sockets in ``socket_dir``, not
+    TCP on localhost (which ipykernel warns about on every start). One private
+    folder per run: parallel runs (sweeps) never share a socket."""
     from jupyter_client.manager import AsyncKernelManager
 
     class IPCKernelManager(AsyncKernelManager):
         def __init__(self, **kwargs):
             super().__init__(**kwargs)
             self.transport = "ipc"
+            self.ip = os.path.join(socket_dir, "kernel")
 
     return IPCKernelManager
 
@@ -244,6 +246,7 @@ def execute_chapter(
     os.close(fd)
     partial = Path(partial)
     source_nb = partial.with_suffix(".source.ipynb")
+    socket_dir = tempfile.mkdtemp(prefix="ag-kernel-")
     start = time.perf_counter()
     try:
         nb = jupytext.read(root / chapter.source)
@@ -257,7 +260,7 @@ def execute_chapter(
                 progress_bar=False,
                 stderr_file=sys.stderr if progress else None,
                 kernel_name="python3",
-                kernel_manager_class=_kernel_manager_class(),
+                kernel_manager_class=_kernel_manager_class(socket_dir),
             )
         except PapermillExecutionError as err:
             kept = output.with_suffix(".failed.ipynb")
@@ -286,6 +289,7 @@ def execute_chapter(
     finally:
         for leftover in (partial, source_nb):
             leftover.unlink(missing_ok=True)
+        shutil.rmtree(socket_dir, ignore_errors=True)
 
 
 def glued_values(notebook: Path | dict) -> dict[str, str]:
@@ -589,7 +593,11 @@ def main(argv: list[str] | None = None) -> int:
     p.set_defaults(func=cmd_sweep)
     p = sub.add_parser("list", help="list the chapters and their parameters")
     p.set_defaults(func=cmd_list)
-    args = parser.parse_args(argv)
+    args, extra = parser.parse_known_args(argv)
+    if extra and args.command == "run" and all("=" in e and not e.startswith("-") for e in extra):
+        args.params += extra  # NAME=VALUE given after an option
+    elif extra:
+        parser.error(f"unrecognized arguments: {' '.join(extra)}")
     interrupt_on_sigterm()
     try:
         return args.func(args)

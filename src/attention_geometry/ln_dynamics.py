@@ -1,0 +1,325 @@
+r"""Self-attention with LayerNorm as dynamics on the sphere (chapter 5 of the book).
+
+With LayerNorm written as a row normalisation (the centring absorbed into
+:math:`W_V`, see the chapter), one layer is
+
+.. math::
+   X^{(t+1)} = D^{(t)} A^{(t)} X^{(t)} W_V, \qquad
+   D^{(t)} = \mathrm{diag}\big(1/\lVert (A^{(t)} X^{(t)} W_V)_{i,:}\rVert\big),
+
+tokens on the unit sphere :math:`S^{d-1}`. :math:`A^{(t)}` is the masked
+softmax of :math:`X W_{QK} X^\top` (``W_QK: (d, d)``; ``W_QK = 0`` gives uniform
+attention over each token's mask row).
+
+Contents: the step and its iteration (batched over inputs), random orthogonal
+and hemisphere inputs for part (a); the causal :math:`N = 2, d = 2`
+counterexample (:func:`counterexample_wv`, :func:`equilibria_2x2`,
+:func:`jacobian_2x2`, :func:`basins_2x2`) for part (b); the construction with
+:math:`2^k` equilibria of each rank :math:`k` (:func:`rank_construction_wv`,
+:func:`rank_k_equilibria`) for part (c); numerical rank and token-geometry
+statistics for the pretrained-model section.
+
+Numerical rank (:func:`numerical_rank`): the number of singular values above
+``rtol`` times the largest one; ``rtol = 1e-6`` in float64 by default.
+"""
+
+import itertools
+import math
+
+import numpy as np
+import torch
+from scipy.optimize import brentq
+
+from .collapse import _tensor, masked_softmax, mu
+from .masks import causal_mask, check_mask
+
+__all__ = [
+    "normalise_rows",
+    "ln_step",
+    "iterate_ln",
+    "check_orthogonal",
+    "random_orthogonal",
+    "hemisphere_inputs",
+    "counterexample_wv",
+    "equilibria_2x2",
+    "jacobian_2x2",
+    "basins_2x2",
+    "rank_construction_wv",
+    "rank_k_equilibria",
+    "numerical_rank",
+    "token_geometry",
+]
+
+
+def normalise_rows(Y: torch.Tensor) -> torch.Tensor:
+    """Each row scaled to unit norm. ``Y: (..., N, d)``; a zero row is an error (LN is undefined)."""
+    n = torch.linalg.vector_norm(Y, dim=-1, keepdim=True)
+    if (n == 0).any():
+        raise ValueError("a token is exactly zero before the normalisation: LayerNorm is undefined there")
+    return Y / n
+
+
+def ln_step(X, W_V, mask, W_QK=None) -> torch.Tensor:
+    """One layer :math:`D A X W_V`. ``X: (batch, N, d)``, ``W_V, W_QK: (d, d)`` or ``(batch, d, d)``."""
+    X = _tensor(X, "X")
+    if X.ndim != 3:
+        raise ValueError(f"X must have shape (batch, N, d), got {tuple(X.shape)}")
+    W_V = _tensor(W_V, "W_V", X.dtype, X.device)
+    d = X.shape[-1]
+    if W_V.shape[-2:] != (d, d):
+        raise ValueError(f"W_V must have shape (d, d) = ({d}, {d}), got {tuple(W_V.shape)}")
+    if W_QK is None:
+        scores = torch.zeros(X.shape[:-1] + (X.shape[-2],), dtype=X.dtype, device=X.device)
+    else:
+        W_QK = _tensor(W_QK, "W_QK", X.dtype, X.device)
+        scores = (X @ W_QK) @ X.transpose(-1, -2)
+    A = masked_softmax(scores, mask)
+    return normalise_rows(A @ X @ W_V)
+
+
+def iterate_ln(X0, W_V, mask, n_steps: int, W_QK=None, every: int = 1):
+    """Iterate :func:`ln_step`; returns ``(X_final, mu_traj)`` with ``mu_traj: (n_steps // every + 1, batch)``.
+
+    ``W_V`` may also be a callable ``t -> (d, d)`` (a different value matrix per layer).
+    """
+    if not isinstance(n_steps, int) or n_steps < 0:
+        raise ValueError(f"n_steps = {n_steps!r} must be an integer >= 0")
+    X = normalise_rows(_tensor(X0, "X0"))
+    mask = check_mask(mask)
+    mus = [mu(X)]
+    with torch.no_grad():
+        for t in range(n_steps):
+            W = W_V(t) if callable(W_V) else W_V
+            X = ln_step(X, W, mask, W_QK)
+            if (t + 1) % every == 0:
+                mus.append(mu(X))
+    return X, torch.stack(mus).cpu().numpy()
+
+
+def check_orthogonal(W, tol: float = 1e-6, name: str = "W_V") -> np.ndarray:
+    """Raise ``ValueError`` unless ``W: (d, d)`` satisfies ``max|W W^T - I| <= tol``."""
+    W = np.asarray(W.detach().cpu() if hasattr(W, "detach") else W, dtype=np.float64)
+    if W.ndim != 2 or W.shape[0] != W.shape[1]:
+        raise ValueError(f"{name} must be a square matrix, got shape {W.shape}")
+    err = np.abs(W @ W.T - np.eye(W.shape[0])).max()
+    if err > tol:
+        raise ValueError(f"{name} is not orthogonal: max|W W^T - I| = {err:.3g} > tol = {tol:g}")
+    return W
+
+
+def random_orthogonal(d: int, generator: torch.Generator, dtype=torch.float64) -> torch.Tensor:
+    """A Haar-random orthogonal ``(d, d)`` matrix (QR of a Gaussian matrix with the sign fix)."""
+    if not isinstance(d, int) or d < 1:
+        raise ValueError(f"d = {d!r} must be an integer >= 1")
+    G = torch.randn((d, d), generator=generator, dtype=torch.float64)
+    Q, R = torch.linalg.qr(G)
+    Q = Q * torch.sign(torch.diagonal(R))[None, :]
+    return Q.to(dtype)
+
+
+def hemisphere_inputs(batch: int, n: int, d: int, generator: torch.Generator, spread: float = 1.0,
+                      dtype=torch.float64) -> torch.Tensor:
+    r"""Unit tokens in the open hemisphere :math:`\{x : \langle x, v\rangle > 0\}` of a random pole ``v``.
+
+    Tokens are :math:`(v + \text{spread}\cdot g)/\lVert\cdot\rVert` with Gaussian
+    :math:`g` of norm about ``spread * sqrt(d)``, redrawn until
+    :math:`\langle x, v\rangle > 0`. Returns ``(batch, n, d)``.
+    """
+    v = normalise_rows(torch.randn((batch, 1, d), generator=generator, dtype=torch.float64))
+    X = torch.empty((batch, n, d), dtype=torch.float64)
+    todo = torch.ones((batch, n), dtype=torch.bool)
+    while todo.any():
+        cand = normalise_rows(v + spread * torch.randn((batch, n, d), generator=generator, dtype=torch.float64))
+        ok = todo & ((cand * v).sum(-1) > 0)
+        X[ok] = cand[ok]
+        todo &= ~ok
+    return X.to(dtype)
+
+
+# ------------------------------------------------------------ (b) N = 2, d = 2
+
+
+def counterexample_wv() -> np.ndarray:
+    r"""The book's value matrix for the causal :math:`N = d = 2` counterexample.
+
+    :math:`W_V = \begin{pmatrix}1 & 0\\ -1 & 1/2\end{pmatrix}` (rows act on row
+    vectors, :math:`x \mapsto x W_V`), with :math:`W_{QK} = 0`. Then
+    :math:`e_1 W_V = e_1` (token 1 is attracted to :math:`\pm e_1`), and given
+    :math:`x_1 = e_1` token 2 has the stable fixed point :math:`(-4/5, 3/5)`.
+    """
+    return np.array([[1.0, 0.0], [-1.0, 0.5]])
+
+
+def _angle_map(theta: np.ndarray, W_V: np.ndarray) -> np.ndarray:
+    """The causal N = 2 map in angles. ``theta: (..., 2)`` -> ``(..., 2)``."""
+    x = np.stack([np.cos(theta), np.sin(theta)], axis=-1)  # (..., 2 tokens, 2)
+    y1 = x[..., 0, :] @ W_V
+    y2 = (x[..., 0, :] + x[..., 1, :]) @ W_V / 2
+    return np.stack([np.arctan2(y1[..., 1], y1[..., 0]), np.arctan2(y2[..., 1], y2[..., 0])], -1)
+
+
+def _wrap(a):
+    return (a + np.pi) % (2 * np.pi) - np.pi
+
+
+def equilibria_2x2(W_V=None, n_grid: int = 4000) -> np.ndarray:
+    r"""All equilibria :math:`(\theta_1, \theta_2)` of the causal N = 2, d = 2 LN dynamics, ``(k, 2)``.
+
+    Token 1: unit left eigenvectors of ``W_V`` with a positive eigenvalue. Token 2:
+    the zeros of :math:`\theta_2 \mapsto \mathrm{wrap}(g(\theta_2) - \theta_2)` on a grid
+    of ``n_grid`` angles, refined by Brent's method (the jumps of the wrapped
+    residual and the singular point :math:`x_2 = -x_1` are skipped).
+    """
+    W = counterexample_wv() if W_V is None else np.asarray(W_V, dtype=np.float64)
+    if W.shape != (2, 2):
+        raise ValueError(f"W_V must be 2 x 2 here, got shape {W.shape}")
+    vals, vecs = np.linalg.eig(W.T)  # left eigenvectors of W: columns of eig(W^T)
+    t1 = []
+    for lam, v in zip(vals, vecs.T):
+        if abs(lam.imag) < 1e-12 and lam.real > 0:
+            v = v.real / np.linalg.norm(v.real)
+            t1 += [math.atan2(v[1], v[0]), math.atan2(-v[1], -v[0])]
+    out = []
+    grid = np.linspace(-np.pi, np.pi, n_grid, endpoint=False)
+    for a in t1:
+        def res(b):
+            return _wrap(_angle_map(np.array([a, b]), W)[1] - b)
+        r = np.array([res(b) for b in grid])
+        for i in range(n_grid):
+            b0, b1 = grid[i], grid[(i + 1) % n_grid] + (2 * np.pi if i == n_grid - 1 else 0)
+            if r[i] == 0:
+                out.append((a, b0))
+            elif r[i] * r[(i + 1) % n_grid] < 0 and abs(r[i] - r[(i + 1) % n_grid]) < np.pi:
+                if res(b0) * res(b1) >= 0:
+                    continue
+                b = brentq(res, b0, b1, xtol=1e-14)
+                if abs(_wrap(b - a - np.pi)) > 1e-6:  # x2 = -x1: A X = 0, not an equilibrium
+                    out.append((a, _wrap(b)))
+    return np.array(out)
+
+
+def jacobian_2x2(theta, W_V=None, h: float = 1e-6) -> np.ndarray:
+    """Jacobian ``(2, 2)`` of the angle map at ``theta: (2,)`` by central differences."""
+    W = counterexample_wv() if W_V is None else np.asarray(W_V, dtype=np.float64)
+    theta = np.asarray(theta, dtype=np.float64)
+    J = np.zeros((2, 2))
+    for k in range(2):
+        e = np.zeros(2)
+        e[k] = h
+        J[:, k] = _wrap(_angle_map(theta + e, W) - _angle_map(theta - e, W)) / (2 * h)
+    return J
+
+
+def basins_2x2(W_V=None, n_grid: int = 200, n_steps: int = 300):
+    r"""Where each initial :math:`(\theta_1, \theta_2)` on a grid ends.
+
+    Returns ``(grid: (n_grid,), final: (n_grid, n_grid, 2))``, ``final[i, j]`` the
+    angles reached from :math:`(\theta_1, \theta_2) = (\text{grid}[i], \text{grid}[j])`.
+    """
+    W = counterexample_wv() if W_V is None else np.asarray(W_V, dtype=np.float64)
+    grid = np.linspace(-np.pi, np.pi, n_grid, endpoint=False) + np.pi / n_grid
+    th = np.stack(np.meshgrid(grid, grid, indexing="ij"), -1)
+    for _ in range(n_steps):
+        th = _angle_map(th, W)
+    return grid, th
+
+
+# ------------------------------------------------------ (c) equilibria of every rank
+
+
+def rank_construction_wv(n: int, d: int) -> np.ndarray:
+    r""":math:`W_V = \mathrm{diag}(1, \gamma, \gamma^2, \dots, \gamma^{d-1})` with
+    :math:`\gamma = 2 + (N-1)\sqrt{\min(N, d)}`: large enough that every
+    sign pattern of :func:`rank_k_equilibria` exists (see the chapter)."""
+    for name, v, hi in (("N", n, 64), ("d", d, 16)):
+        if not isinstance(v, int) or isinstance(v, bool) or not 1 <= v <= hi:
+            raise ValueError(f"{name} = {v!r} must be an integer in [1, {hi}]")
+    gamma = 2.0 + (n - 1) * math.sqrt(min(n, d))
+    return np.diag(gamma ** np.arange(d, dtype=np.float64))
+
+
+def _token(sigma, lam, c=None, sign=1.0):
+    """Unit x with (sigma + x) diag(lam) = c' x, c' > 0 (see the chapter)."""
+    used = sigma != 0
+    if c is not None:  # c = lam[m]: coordinate m is free
+        m = c
+        den = np.where(used, lam[m] - lam, 1.0)  # used coordinates never include m
+        alpha = np.where(used, lam * sigma / den, 0.0)
+        rest = 1.0 - np.sum(alpha**2)
+        if rest <= 0:
+            raise ValueError("the construction's existence condition fails (gamma too small)")
+        alpha[m] = sign * math.sqrt(rest)
+        return alpha
+    lo = lam[used].max()
+
+    def f(cc):
+        return np.sum((lam[used] * sigma[used] / (cc - lam[used])) ** 2) - 1.0
+
+    hi = lo * 2
+    while f(hi) > 0:
+        hi *= 2
+    cc = brentq(f, lo * (1 + 1e-15) + 1e-300, hi, xtol=1e-14 * hi, rtol=1e-15)
+    return np.where(used, lam * sigma / (cc - lam), 0.0)
+
+
+def rank_k_equilibria(W_V: np.ndarray, n: int, k: int) -> np.ndarray:
+    r"""The :math:`2^k` constructed equilibria of rank ``k`` for the causal mask, ``W_QK = 0``.
+
+    ``W_V = diag(lam)`` with increasing ``lam``. For each sign pattern
+    :math:`s \in \{\pm1\}^k`: token :math:`i \le k` solves
+    :math:`(S_{i-1} + x_i) W_V = \lambda_i x_i` with :math:`x_i` having sign
+    :math:`s_i` on :math:`e_i`; tokens :math:`i > k` solve it with the unique
+    :math:`c > \lambda_k`. ``S_{i-1}`` is the sum of the earlier tokens.
+    Returns ``(2**k, n, d)``.
+    """
+    W = np.asarray(W_V, dtype=np.float64)
+    lam = np.diag(W)
+    d = lam.size
+    if not np.allclose(W, np.diag(lam)) or np.any(np.diff(lam) <= 0) or lam[0] <= 0:
+        raise ValueError("W_V must be diagonal with positive increasing entries")
+    if not isinstance(k, int) or not 1 <= k <= min(n, d):
+        raise ValueError(f"k = {k!r} must be an integer in [1, min(N, d)] = [1, {min(n, d)}]")
+    out = []
+    for signs in itertools.product((1.0, -1.0), repeat=k):
+        X = np.zeros((n, d))
+        S = np.zeros(d)
+        for i in range(n):
+            X[i] = _token(S, lam, c=i, sign=signs[i]) if i < k else _token(S, lam)
+            S = S + X[i]
+        out.append(X)
+    return np.array(out)
+
+
+def numerical_rank(X, rtol: float = 1e-6) -> np.ndarray:
+    """Number of singular values above ``rtol * sigma_max``. ``X: (..., N, d)`` -> ``(...)``."""
+    X = _tensor(X, "X")
+    if not (0 < rtol < 1):
+        raise ValueError(f"rtol = {rtol!r} must be in (0, 1)")
+    s = torch.linalg.svdvals(X.double())
+    return (s > rtol * s[..., :1]).sum(-1).cpu().numpy()
+
+
+def token_geometry(X, rtol: float = 1e-4) -> dict:
+    r"""Per-sample token geometry of ``X: (batch, N, d)``, each as a ``(batch,)`` array.
+
+    ``full_rank``: numerical rank of the row-normalised tokens (tolerance
+    ``rtol`` relative to :math:`\sigma_{\max}`) equals :math:`\min(N, d)`; ``sigma_min``: smallest
+    singular value of the row-normalised tokens (every token scaled to unit
+    norm, so layers of different scale compare); ``mean_abs_cos``: mean
+    :math:`|\cos|` over pairs :math:`i \ne j`; ``rel_mu``: :math:`\mu(X)/\lVert X\rVert_F`.
+    """
+    X = _tensor(X, "X").double()
+    if X.ndim != 3:
+        raise ValueError(f"X must have shape (batch, N, d), got {tuple(X.shape)}")
+    n, d = X.shape[-2:]
+    U = normalise_rows(X)
+    C = (U @ U.transpose(-1, -2)).abs()
+    off = (C.sum((-2, -1)) - torch.diagonal(C, dim1=-2, dim2=-1).sum(-1)) / (n * (n - 1))
+    return {
+        # row scaling does not change the rank; on unit tokens one huge token
+        # (an attention sink) cannot hide the others below the tolerance
+        "full_rank": numerical_rank(U, rtol) == min(n, d),
+        "sigma_min": torch.linalg.svdvals(U)[..., -1].numpy(),
+        "mean_abs_cos": off.numpy(),
+        "rel_mu": (mu(X) / torch.linalg.vector_norm(X, dim=(-2, -1))).numpy(),
+    }
