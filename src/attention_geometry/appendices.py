@@ -22,7 +22,15 @@ from pathlib import Path
 
 from .chapters import Chapter
 
-__all__ = ["GENERATED_PAGES", "parameters_page", "errata_page", "reproducibility_page"]
+__all__ = ["GENERATED_PAGES", "chapter_title", "parameters_page", "errata_page", "reproducibility_page"]
+
+
+def chapter_title(chapter: Chapter, root: Path) -> str:
+    """The chapter's title: the first level-1 heading of its source."""
+    for line in (Path(root) / chapter.source).read_text().splitlines():
+        if line.startswith("# "):
+            return line[2:].strip()
+    return chapter.name
 
 
 def _cell(value) -> str:
@@ -34,7 +42,7 @@ def _escape(text: str) -> str:
     return text.replace("|", "\\|")
 
 
-def parameters_page(chapters: list[Chapter], defaults: dict[str, dict]) -> str:
+def parameters_page(chapters: list[Chapter], defaults: dict[str, dict], root: Path) -> str:
     lines = [
         "(appendix-parameters)=",
         "# Appendix: chapter parameters",
@@ -48,7 +56,8 @@ def parameters_page(chapters: list[Chapter], defaults: dict[str, dict]) -> str:
     ]
     for chapter in chapters:
         doc = Path(chapter.source).name.removesuffix(".md")
-        lines += [f"## `{chapter.name}` — {{doc}}`{doc}`", ""]
+        lines += [f"## {chapter_title(chapter, root)}", "",
+                  f"Chapter {{doc}}`{doc}`, name `{chapter.name}` for `make run` and `make sweep`.", ""]
         lines += ["| parameter | default | smoke | allowed | meaning |", "|---|---|---|---|---|"]
         for name, param in chapter.params.items():
             smoke = _cell(chapter.smoke[name]) if name in chapter.smoke else "(default)"
@@ -113,7 +122,7 @@ def errata_page(chapters: list[Chapter], root: Path) -> str:
     for chapter in chapters:
         body = _errata_section((root / chapter.source).read_text())
         doc = Path(chapter.source).name.removesuffix(".md")
-        lines += [f"## From {{doc}}`{doc}`", ""]
+        lines += [f"## {chapter_title(chapter, root)}", "", f"From {{doc}}`{doc}`:", ""]
         lines += [_relocate(body, f"{doc}.ipynb") if body else "*(This chapter has no errata section.)*", ""]
     return "\n".join(lines)
 

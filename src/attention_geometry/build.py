@@ -376,7 +376,7 @@ def stage_book(root: Path = ROOT) -> Path:
         if page not in pages:
             continue
         if kind == "parameters":
-            text = parameters_page(chapters, {c.name: parameters_cell(c, root) for c in chapters})
+            text = parameters_page(chapters, {c.name: parameters_cell(c, root) for c in chapters}, root)
         elif kind == "errata":
             text = errata_page(chapters, root)
         else:
