@@ -103,3 +103,18 @@ def test_every_parameter_rejects_a_wrong_type_and_out_of_range(chapter):
                 value = [bad]
             with pytest.raises(ParameterError, match=rf"'{name}.*out of range"):
                 validate_parameters(chapter, {**defaults, name: value})
+
+
+def test_text_folder_parameter(tmp_path):
+    from attention_geometry.parameters import TextFolder
+
+    spec = {"corpus_dir": TextFolder("text")}
+    assert check_value(spec, "corpus_dir", None) is None
+    with pytest.raises(ParameterError, match="is not an existing folder"):
+        check_value(spec, "corpus_dir", str(tmp_path / "missing"))
+    with pytest.raises(ParameterError, match="holds no .txt file"):
+        check_value(spec, "corpus_dir", str(tmp_path))
+    with pytest.raises(ParameterError, match="wrong type int"):
+        check_value(spec, "corpus_dir", 3)
+    (tmp_path / "a.txt").write_text("Some prose.")
+    assert check_value(spec, "corpus_dir", str(tmp_path)) == str(tmp_path)

@@ -36,6 +36,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import warnings
 from pathlib import Path
 
 import yaml
@@ -460,7 +461,9 @@ def render_html(notebook: Path) -> Path:
             shutil.copytree(mathjax, static)
         url = os.path.relpath(static / "tex-chtml.js", notebook.parent) + "?config=TeX-AMS_CHTML"
     exporter = HTMLExporter(**({"mathjax_url": url} if url else {}))
-    body, _ = exporter.from_filename(str(notebook))
+    with warnings.catch_warnings():  # glue outputs have no HTML form of their own: expected
+        warnings.simplefilter("ignore", UserWarning)
+        body, _ = exporter.from_filename(str(notebook))
     html = notebook.with_suffix(".html")
     html.write_text(body)
     return html
@@ -474,7 +477,8 @@ def cmd_run(args) -> int:
         _print_chapters(sys.stderr)
         return 2
     try:
-        parameters = parse_assignments(args.params)
+        given = check_parameters(chapter.params, parse_assignments(args.params))
+        parameters = dict(given)
         if args.preset:
             if args.preset not in chapter.presets and args.preset != "smoke":
                 raise ParameterError(
@@ -487,7 +491,8 @@ def cmd_run(args) -> int:
     except ParameterError as err:
         print(f"error: {err}", file=sys.stderr)
         return 2
-    name = (f"{args.preset}_" if args.preset else "") + run_name(parameters)
+    # named by the preset (which stands for its values) and the values given here
+    name = "_".join(filter(None, [args.preset, run_name(given) if given or not args.preset else ""]))
     out = RUNS / chapter.name / f"{name}.ipynb"
     print(f"running {chapter.name} with {parameters or 'its defaults'} ...", flush=True)
     try:

@@ -11,11 +11,15 @@ cell and this registry name the same parameters.
 from dataclasses import dataclass, field
 from typing import Any, Mapping
 
-from .parameters import Bool, Choice, Float, FloatList, Int, IntList, Param
+from .parameters import TextFolder, Bool, Choice, Float, FloatList, Int, IntList, Param
 
 __all__ = ["Chapter", "CHAPTERS", "get_chapter"]
 
 SEED = Int("seed of every random draw in the chapter", low=0, high=2**32 - 1)
+CORPUS_DIR = TextFolder(
+    "folder of .txt files to use as the text; None: English prose from the Python "
+    "standard library's docstrings"
+)
 
 
 @dataclass(frozen=True)
@@ -88,6 +92,7 @@ CHAPTERS: dict[str, Chapter] = {
             source="book/03_selectability.md",
             params={
                 "seed": SEED,
+                "corpus_dir": CORPUS_DIR,
                 "grid_n_min": Int("smallest number of keys n in the heat map", low=1, high=500),
                 "grid_n_max": Int("largest number of keys n in the heat map", low=1, high=500),
                 "grid_d_min": Int("smallest key dimension d in the heat map", low=2, high=200),
@@ -138,6 +143,7 @@ CHAPTERS: dict[str, Chapter] = {
             source="book/08_jacobians.md",
             params={
                 "seed": SEED,
+                "corpus_dir": CORPUS_DIR,
                 "n_layers": Int("depth H of the random-init decoders (the paper: 24)", low=1, high=128),
                 "width": Int("width d of the random-init decoders (the paper: 896)", low=8, high=4096),
                 "n_heads": Int("query heads (the paper: 14)", low=1, high=64),
@@ -176,6 +182,7 @@ CHAPTERS: dict[str, Chapter] = {
             source="book/04_rank_collapse.md",
             params={
                 "seed": SEED,
+                "corpus_dir": CORPUS_DIR,
                 "n_tokens": Int("tokens per text window (N)", low=16, high=512),
                 "n_inputs": Int("text windows used as inputs", low=1, high=5000),
                 "n_inits": Int("random initialisations of the network", low=1, high=64),
@@ -195,6 +202,7 @@ CHAPTERS: dict[str, Chapter] = {
             source="book/05_layernorm_equilibria.md",
             params={
                 "seed": SEED,
+                "corpus_dir": CORPUS_DIR,
                 "n_tokens_a": Int("tokens N in the orthogonal-W_V experiment", low=2, high=512),
                 "d_a": Int("dimension d in the orthogonal-W_V experiment", low=2, high=1024),
                 "n_samples_a": Int("random inputs in the orthogonal-W_V experiment", low=1, high=10000),

@@ -24,6 +24,7 @@ __all__ = [
     "Float",
     "Bool",
     "Choice",
+    "TextFolder",
     "IntList",
     "FloatList",
     "check_value",
@@ -136,6 +137,28 @@ class Choice(Param):
         if value not in self.choices:
             raise self._fail(name, value, "is not a known choice")
         return value
+
+
+@dataclass(frozen=True)
+class TextFolder(Param):
+    """``None`` (the default corpus) or a folder holding at least one ``.txt`` file."""
+
+    def allowed(self) -> str:
+        return "None, or the path of a folder that holds .txt files"
+
+    def check(self, name, value):
+        if value is None:
+            return None
+        if not isinstance(value, str):
+            raise self._fail(name, value, f"has the wrong type {type(value).__name__}")
+        from pathlib import Path
+
+        folder = Path(value).expanduser()
+        if not folder.is_dir():
+            raise self._fail(name, value, "is not an existing folder")
+        if not any(folder.glob("*.txt")):
+            raise self._fail(name, value, "holds no .txt file")
+        return str(folder)
 
 
 @dataclass(frozen=True)
