@@ -138,6 +138,16 @@ from .ln_dynamics import (
 )
 
 from .recency import decoder_layer, gram_layer, recency_fraction, simulate_recency
+from .synthesis import (
+    SynthConfig,
+    decoder_forward,
+    default_variants,
+    influence_profile,
+    init_weights,
+    measure_variant,
+    synth_inputs,
+    synthesis_experiment,
+)
 from .recency_theory import (
     corrected_h,
     layer2_contrast,
@@ -291,4 +301,13 @@ __all__ = [
     "layer2_contrast",
     "paper_h",
     "corrected_h",
+    # the switched-component decoder (chapter 9)
+    "SynthConfig",
+    "init_weights",
+    "decoder_forward",
+    "synth_inputs",
+    "influence_profile",
+    "measure_variant",
+    "default_variants",
+    "synthesis_experiment",
 ]

@@ -247,6 +247,28 @@ CHAPTERS: dict[str, Chapter] = {
             smoke={"n_samples": 2000, "n_samples_sweep": 1000, "n_layers": 2,
                    "alphas": [0.0, 0.5], "dims": [16, 64], "regime_dims": [4, 16, 64]},
         ),
+        Chapter(
+            name="synthesis",
+            source="book/09_synthesis.md",
+            params={
+                "seed": SEED,
+                "d": Int("width of the switched-component decoder (even)", low=4, high=512),
+                "n_tokens": Int("tokens per sequence", low=4, high=128),
+                "n_layers": Int("depth of the baseline decoder (the depth variant doubles it)",
+                                low=1, high=32),
+                "batch": Int("sequences for the recency probability and mu", low=2, high=100_000),
+                "jac_batch": Int("sequences for the exact Jacobian profile", low=1, high=256),
+                "alpha": Float("anisotropy of the inputs", low=0.0, high=0.99),
+                "window": Int("width of the sliding-window variant", low=1, high=128),
+                "run_sweep_demo": Bool("run the small recency sweep on Dask (about a minute)"),
+                "sweep_dims": IntList("widths d of the recency sweep", low=4, high=16384,
+                                      min_len=1, max_len=4),
+                "sweep_alphas": FloatList("anisotropies alpha_rows of the recency sweep",
+                                          low=0.0, high=0.99, min_len=1, max_len=4),
+            },
+            smoke={"d": 8, "n_tokens": 6, "n_layers": 2, "batch": 8, "jac_batch": 1,
+                   "run_sweep_demo": False},
+        ),
     ]
 }
 
