@@ -18,3 +18,17 @@ def built_book() -> Path:
 def require_browser() -> bool:
     """CI sets AG_REQUIRE_BROWSER=1: there a missing Chromium is a failure, not a skip."""
     return os.environ.get("AG_REQUIRE_BROWSER") == "1"
+
+
+# The Jupytext header of a chapter, for the toy chapters the tests build.
+CHAPTER_HEADER = """---
+jupytext:
+  text_representation:
+    extension: .md
+    format_name: myst
+kernelspec:
+  display_name: Python 3
+  language: python
+  name: python3
+---
+"""

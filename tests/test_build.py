@@ -13,17 +13,7 @@ from attention_geometry import build
 from attention_geometry.chapters import Chapter
 from attention_geometry.parameters import Int
 
-HEADER = """---
-jupytext:
-  text_representation:
-    extension: .md
-    format_name: myst
-kernelspec:
-  display_name: Python 3
-  language: python
-  name: python3
----
-"""
+from conftest import CHAPTER_HEADER as HEADER
 
 
 def make_root(tmp_path: Path, body: str) -> tuple[Path, Chapter]:

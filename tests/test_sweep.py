@@ -9,17 +9,7 @@ from attention_geometry.chapters import Chapter
 from attention_geometry.parameters import Float, Int
 from attention_geometry.sweep import SweepError, load_grid, run_sweep, scalar
 
-HEADER = """---
-jupytext:
-  text_representation:
-    extension: .md
-    format_name: myst
-kernelspec:
-  display_name: Python 3
-  language: python
-  name: python3
----
-"""
+from conftest import CHAPTER_HEADER as HEADER
 
 TOY = """
 # Toy

@@ -469,12 +469,19 @@ def render_html(notebook: Path) -> Path:
     return html
 
 
-def cmd_run(args) -> int:
+def _chapter_or_list(name: str) -> Chapter | None:
+    """The chapter called ``name``; else print the chapters and return None."""
     try:
-        chapter = get_chapter(args.chapter)
+        return get_chapter(name)
     except KeyError:
-        print(f"unknown chapter {args.chapter!r}. Chapters:", file=sys.stderr)
+        print(f"unknown chapter {name!r}. Chapters:", file=sys.stderr)
         _print_chapters(sys.stderr)
+        return None
+
+
+def cmd_run(args) -> int:
+    chapter = _chapter_or_list(args.chapter)
+    if chapter is None:
         return 2
     try:
         given = check_parameters(chapter.params, parse_assignments(args.params))
@@ -511,11 +518,8 @@ def cmd_run(args) -> int:
 def cmd_sweep(args) -> int:
     from .sweep import SweepError, load_grid, run_sweep
 
-    try:
-        chapter = get_chapter(args.chapter)
-    except KeyError:
-        print(f"unknown chapter {args.chapter!r}. Chapters:", file=sys.stderr)
-        _print_chapters(sys.stderr)
+    chapter = _chapter_or_list(args.chapter)
+    if chapter is None:
         return 2
     try:
         sweep = load_grid(args.grid, chapter, name=args.name)
