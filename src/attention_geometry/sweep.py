@@ -175,7 +175,8 @@ def run_sweep(
 
     out_dir = Path(out_dir) if out_dir else RUNS / sweep.chapter.name / sweep.name
     out_dir.mkdir(parents=True, exist_ok=True)
-    names = [run_name(p) for p in sweep.points]
+    # a point is named by the values that distinguish it (the fixed ones are in results.csv)
+    names = [run_name({k: p[k] for k in sweep.varying if k in p}) for p in sweep.points]
     status_path = out_dir / "status.json"
     status = json.loads(status_path.read_text()) if status_path.exists() and not redo else {}
     todo = [
