@@ -11,7 +11,7 @@ import numpy as np
 import torch
 
 from attention_geometry.collapse import mu_over_depth, mu_over_depth_loop, standardise_tokens
-from attention_geometry.masks import causal_mask
+from attention_geometry.attention import causal_mask
 
 N_LAYERS, N_INPUTS, N, D, N_INITS = 128, 64, 128, 64, 1
 

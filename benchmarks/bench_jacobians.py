@@ -11,8 +11,8 @@ import time
 import numpy as np
 
 import attention_geometry as ag
-from attention_geometry.build import parameters_cell
-from attention_geometry import CHAPTERS
+from attention_geometry.book.build import parameters_cell
+from attention_geometry.book import CHAPTERS
 
 K = 16
 

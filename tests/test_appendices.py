@@ -4,9 +4,9 @@ import html
 import json
 import re
 
-from attention_geometry import CHAPTERS
-from attention_geometry.appendices import _errata_section, _relocate, chapter_title
-from attention_geometry.build import book_chapters, parameters_cell
+from attention_geometry.book import CHAPTERS
+from attention_geometry.book.appendices import _errata_section, _relocate, chapter_title
+from attention_geometry.book.build import book_chapters, parameters_cell
 
 
 def _text(path):

@@ -5,7 +5,7 @@ from pathlib import Path
 
 
 import attention_geometry as ag
-from attention_geometry.build import book_chapters, toc_pages
+from attention_geometry.book.build import book_chapters, toc_pages
 
 ROOT = Path(__file__).resolve().parents[1]
 

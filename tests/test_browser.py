@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from attention_geometry.build import toc_pages
+from attention_geometry.book.build import toc_pages
 from conftest import require_browser
 
 ROOT = Path(__file__).resolve().parents[1]

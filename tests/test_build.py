@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from attention_geometry import build
-from attention_geometry.chapters import Chapter
-from attention_geometry.parameters import Int
+from attention_geometry.book import build
+from attention_geometry.book.registry import Chapter
+from attention_geometry.book.params import Int
 
 from conftest import CHAPTER_HEADER as HEADER
 
@@ -83,9 +83,9 @@ def test_sigterm_mid_chapter_leaves_no_partial_notebook(tmp_path):
     out = tmp_path / "out" / "toy.ipynb"
     script = textwrap.dedent(f"""
         import sys
-        from attention_geometry import build
-        from attention_geometry.chapters import Chapter
-        from attention_geometry.parameters import Int
+        from attention_geometry.book import build
+        from attention_geometry.book.registry import Chapter
+        from attention_geometry.book.params import Int
         build.interrupt_on_sigterm()
         ch = Chapter(name="toy", source="book/toy.md", params={{"n": Int("n", low=0, high=100)}}, smoke={{}})
         print("started", flush=True)

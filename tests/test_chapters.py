@@ -6,15 +6,15 @@ import json
 
 import pytest
 
-from attention_geometry import CHAPTERS
-from attention_geometry.build import (
+from attention_geometry.book import CHAPTERS
+from attention_geometry.book.build import (
     ChapterFailed,
     book_chapters,
     execute_chapter,
     glued_values,
     parameters_cell,
 )
-from attention_geometry.parameters import Float, Int, _List
+from attention_geometry.book.params import Float, Int, _List
 
 
 def test_every_toc_chapter_is_registered():

@@ -28,7 +28,7 @@ from attention_geometry.ln_dynamics import (
     rank_k_equilibria,
     token_geometry,
 )
-from attention_geometry.masks import causal_mask, complete_mask, one_sided_window_mask, sliding_window_mask
+from attention_geometry.attention import causal_mask, complete_mask, one_sided_window_mask, sliding_window_mask
 
 
 def gen(seed=0):

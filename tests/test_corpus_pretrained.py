@@ -6,8 +6,8 @@ from pathlib import Path
 import pytest
 import torch
 
-from attention_geometry import corpus, pretrained
-from attention_geometry.corpus import byte_batches, describe_corpus, load_corpus, token_batches
+from attention_geometry.models import corpus, pretrained
+from attention_geometry.models.corpus import byte_batches, describe_corpus, load_corpus, token_batches
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from attention_geometry.masks import (
+from attention_geometry.attention import (
     causal_mask,
     check_mask,
     complete_mask,

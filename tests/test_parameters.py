@@ -4,9 +4,9 @@ import types
 
 import pytest
 
-from attention_geometry import CHAPTERS, ParameterError, validate_parameters
-from attention_geometry.build import parameters_cell
-from attention_geometry.parameters import Bool, Choice, Float, FloatList, Int, IntList, check_value
+from attention_geometry.book import CHAPTERS, ParameterError, validate_parameters
+from attention_geometry.book.build import parameters_cell
+from attention_geometry.book.params import Bool, Choice, Float, FloatList, Int, IntList, check_value
 
 
 SPEC = {
@@ -106,7 +106,7 @@ def test_every_parameter_rejects_a_wrong_type_and_out_of_range(chapter):
 
 
 def test_text_folder_parameter(tmp_path):
-    from attention_geometry.parameters import TextFolder
+    from attention_geometry.book.params import TextFolder
 
     spec = {"corpus_dir": TextFolder("text")}
     assert check_value(spec, "corpus_dir", None) is None

@@ -10,7 +10,7 @@ from scipy.spatial import ConvexHull
 
 from attention_geometry import layer_norm
 from attention_geometry import selectability as sel
-from attention_geometry import tiny_decoder as td
+from attention_geometry.models import tiny_decoder as td
 
 
 def hull_unselectable(keys):

@@ -5,9 +5,9 @@ import textwrap
 import pandas as pd
 import pytest
 
-from attention_geometry.chapters import Chapter
-from attention_geometry.parameters import Float, Int
-from attention_geometry.sweep import SweepError, load_grid, run_sweep, scalar
+from attention_geometry.book.registry import Chapter
+from attention_geometry.book.params import Float, Int
+from attention_geometry.book.sweep import SweepError, load_grid, run_sweep, scalar
 
 from conftest import CHAPTER_HEADER as HEADER
 

@@ -1,9 +1,9 @@
 """attention_geometry: the library behind the book *Attention Geometry*.
 
 One module per mathematical object; everything public is re-exported here.
-Figures live in :mod:`attention_geometry.plotting`, imported explicitly
-(``import attention_geometry.plotting``) so that the mathematics never pulls
-in matplotlib.
+Figures live in :mod:`attention_geometry.figures` and the book tooling in
+:mod:`attention_geometry.book`; both are imported explicitly, and the
+mathematics imports neither (it uses numpy, torch and scipy only).
 """
 
 from . import cesaro, layernorm
@@ -32,9 +32,7 @@ from .jacobians import (
     summarise_profile,
     ends_over_middle,
 )
-from .chapters import CHAPTERS, Chapter, get_chapter
 from .layernorm import *  # noqa: F403 (its __all__ is the public LayerNorm API)
-from .parameters import ParameterError, validate_parameters
 from .selectability import (
     any_unselectable,
     classify_keys,
@@ -46,8 +44,8 @@ from .selectability import (
     unselectable_mask,
     unselectable_mask_lp,
 )
-from .tiny_decoder import TinyDecoder, TinyDecoderConfig, layer_selectability, train_tiny_decoder
-from .masks import (
+from .models.tiny_decoder import TinyDecoder, TinyDecoderConfig, layer_selectability, train_tiny_decoder
+from .attention import (
     causal_mask,
     check_mask,
     complete_mask,
@@ -57,7 +55,7 @@ from .masks import (
     sliding_window_mask,
 )
 from .collapse import fit_rate, mu, mu_over_depth
-from .corpus import byte_batches, describe_corpus, load_corpus, token_batches
+from .models.corpus import byte_batches, describe_corpus, load_corpus, token_batches
 from .majority import (
     NORM_VARIANTS,
     MajorityRun,
@@ -75,7 +73,7 @@ from .majority import (
     train_majority,
     train_majority_per_seed,
 )
-from .pretrained import (
+from .models.pretrained import (
     PretrainedUnavailable,
     layer_inputs,
     load_pretrained,
@@ -114,11 +112,6 @@ from .recency_theory import (
 )
 
 __all__ = [
-    "CHAPTERS",
-    "Chapter",
-    "get_chapter",
-    "ParameterError",
-    "validate_parameters",
     # LayerNorm geometry (chapter 1)
     *layernorm.__all__,
     # The Cesàro calculus (chapter 7)

@@ -7,7 +7,7 @@ The dynamical system, for tokens :math:`X^{(t)} \in \mathbb R^{N\times d}`:
    A^{(t)} = \mathrm{softmax}_G\!\big(X^{(t)} W_Q^{(t)} W_K^{(t)\top} X^{(t)\top} / \sqrt{d_{QK}}\big),
 
 where :math:`\mathrm{softmax}_G` is the row softmax restricted to the mask
-(entries off the mask are 0, see :mod:`attention_geometry.masks`). Options:
+(entries off the mask are 0, see :mod:`attention_geometry.attention`). Options:
 LayerNorm after the layer (no affine map: centre each token, scale it to norm
 :math:`\sqrt d`) and a skip connection :math:`X + A X W_V`.
 
@@ -30,7 +30,7 @@ import math
 import numpy as np
 import torch
 
-from .masks import check_mask
+from .attention import check_mask
 
 __all__ = [
     "mu",
@@ -83,7 +83,7 @@ def masked_softmax(scores: torch.Tensor, mask) -> torch.Tensor:
     """Row softmax of ``scores: (..., N, N)`` over the entries where ``mask: (N, N)`` is True.
 
     Rows sum to 1; entries off the mask are exactly 0. The mask must satisfy
-    :func:`~attention_geometry.masks.check_mask` (self-loops keep rows non-empty).
+    :func:`~attention_geometry.attention.check_mask` (self-loops keep rows non-empty).
     """
     m = _mask_tensor(mask, scores.shape[-1], scores.device)
     return torch.softmax(scores.masked_fill(~m, float("-inf")), dim=-1)

@@ -31,7 +31,7 @@ import torch
 from scipy.optimize import brentq
 
 from .collapse import _tensor, masked_softmax, mu
-from .masks import causal_mask, check_mask
+from .attention import causal_mask, check_mask
 
 __all__ = [
     "normalise_rows",

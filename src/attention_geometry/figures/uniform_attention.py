@@ -1,7 +1,7 @@
 """Figures of chapter 2 (uniform attention and the majority task): one function per figure."""
 
-from .plotting import set_theme  # noqa: F401  (the shared theme; the chapter calls it)
-from .plotting import _new_figure
+from .theme import set_theme  # noqa: F401  (the shared theme; the chapter calls it)
+from .theme import new_figure as _new_figure
 
 import numpy as np
 import seaborn as sns

@@ -39,8 +39,8 @@ from pathlib import Path
 import yaml
 
 from .build import ROOT, RUNS, ChapterFailed, execute_chapter, glued_values, run_name
-from .chapters import Chapter
-from .parameters import ParameterError, check_parameters
+from .registry import Chapter
+from .params import ParameterError, check_parameters
 
 __all__ = ["SweepError", "Sweep", "load_grid", "run_sweep", "scalar"]
 
@@ -226,7 +226,7 @@ def run_sweep(
     table = pd.DataFrame(rows)
     table.to_csv(out_dir / "results.csv", index=False)
     if (table["status"] == "done").any():
-        from .plotting_sweep import sweep_summary_figure
+        from ..figures.sweep import sweep_summary_figure
 
         fig = sweep_summary_figure(table, sweep.varying, title=f"{sweep.chapter.name}: {sweep.name}")
         fig.savefig(out_dir / "summary.png", dpi=110, bbox_inches="tight")

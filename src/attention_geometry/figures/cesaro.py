@@ -4,7 +4,7 @@ Each takes arrays computed by :mod:`attention_geometry.cesaro` in the chapter an
 returns a ``matplotlib.figure.Figure``.
 """
 
-from .plotting import set_theme  # noqa: F401  (the chapter calls set_theme once)
+from .theme import set_theme  # noqa: F401  (the chapter calls set_theme once)
 
 import numpy as np
 import seaborn as sns

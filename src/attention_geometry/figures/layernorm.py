@@ -1,53 +1,19 @@
-"""The book's figures: one function per figure, on one shared seaborn theme.
+"""Figures of chapter 1 (LayerNorm is a projection and a scaling): one function per figure."""
 
-This is the only module of the library that imports matplotlib and seaborn;
-the mathematical modules stay free of plotting. Every function takes the data
-it draws (computed by the library in the chapter) and returns a
-``matplotlib.figure.Figure`` without showing it, so a chapter can ``glue`` it.
-Figures keep an opaque white background so that they stay legible when the
-HTML book is read in dark mode.
-"""
-
-import matplotlib
-import matplotlib.pyplot as plt
 import numpy as np
 import seaborn as sns
-from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 
+from .theme import new_figure as _new_figure
+from .theme import set_theme  # noqa: F401  (the shared theme; the chapter calls it once)
+
 __all__ = [
-    "set_theme",
     "plot_decomposition_error",
     "plot_eps_deficit",
     "plot_affine_image_3d",
     "plot_layernorm_3d",
 ]
 
-_WHITE = {"figure.facecolor": "white", "axes.facecolor": "white", "savefig.facecolor": "white"}
-
-
-def set_theme() -> None:
-    """Apply the book's theme: seaborn ``whitegrid``, opaque white figures.
-
-    Also loads the configured matplotlib backend. In a notebook that is the
-    inline backend, which registers the PNG formatter through which ``glue``
-    displays the ``Figure`` objects returned here; loading it first keeps it
-    from overriding the theme later.
-    """
-    plt.switch_backend(matplotlib.get_backend())
-    sns.set_theme(style="whitegrid", context="notebook", palette="colorblind", rc=_WHITE)
-    plt.rcParams["figure.dpi"] = 110
-    plt.rcParams["savefig.bbox"] = "tight"
-
-
-def _new_figure(**kwargs) -> Figure:
-    # Figure() rather than plt.figure(): nothing registers with pyplot, so a
-    # notebook shows the figure only where the chapter glues it.
-    return Figure(**kwargs)
-
-
-# --------------------------------------------------------------------------
-# Chapter 1: LayerNorm is a projection and a scaling.
 
 
 def _subsample(n, k, seed=0):

@@ -20,7 +20,7 @@ import platform
 import re
 from pathlib import Path
 
-from .chapters import Chapter
+from .registry import Chapter
 
 __all__ = ["GENERATED_PAGES", "chapter_title", "parameters_page", "errata_page", "reproducibility_page"]
 

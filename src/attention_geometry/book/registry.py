@@ -11,9 +11,14 @@ cell and this registry name the same parameters.
 from dataclasses import dataclass, field
 from typing import Any, Mapping
 
-from .parameters import TextFolder, Bool, Choice, Float, FloatList, Int, IntList, Param
+import types
 
-__all__ = ["Chapter", "CHAPTERS", "get_chapter"]
+from .params import (
+    Bool, Choice, Float, FloatList, Int, IntList, Param, ParameterError, TextFolder, check_parameters,
+    user_data,
+)
+
+__all__ = ["Chapter", "CHAPTERS", "get_chapter", "validate_parameters"]
 
 SEED = Int("seed of every random draw in the chapter", low=0, high=2**32 - 1)
 CORPUS_DIR = TextFolder(
@@ -283,3 +288,23 @@ def get_chapter(name: str) -> Chapter:
     raise KeyError(
         f"unknown chapter {name!r}; chapters: " + ", ".join(CHAPTERS)
     )
+
+
+def validate_parameters(chapter: str, namespace: Mapping[str, Any]) -> types.SimpleNamespace:
+    """Validate a chapter's parameters as they stand in the notebook namespace.
+
+    Call it right after the ``parameters`` cell as
+    ``P = validate_parameters("layernorm", globals())``. Every plain-data name
+    defined so far must be a known parameter of the chapter, every parameter
+    must be present, and each value must be allowed. Returns the normalised
+    values as a read-only-by-convention namespace.
+    """
+    spec = get_chapter(chapter).params
+    present = user_data(namespace)
+    values = check_parameters(spec, present)
+    missing = sorted(set(spec) - set(values))
+    if missing:
+        raise ParameterError(
+            f"chapter {chapter!r}: parameters cell does not define {', '.join(missing)}"
+        )
+    return types.SimpleNamespace(**values)

@@ -1,7 +1,7 @@
 """Figures of chapters 4 and 5 (rank collapse, LayerNorm equilibria): one function per figure."""
 
-from .plotting import set_theme  # noqa: F401  (the shared theme; chapters call it once)
-from .plotting import _new_figure
+from .theme import set_theme  # noqa: F401  (the shared theme; chapters call it once)
+from .theme import new_figure as _new_figure
 
 import numpy as np
 import seaborn as sns

@@ -3,7 +3,7 @@
 Every function takes arrays computed by :mod:`attention_geometry.recency` and
 :mod:`attention_geometry.recency_theory` in the chapter and returns a
 ``matplotlib.figure.Figure`` without showing it, on the book's shared theme
-(:func:`attention_geometry.plotting.set_theme`). Score matrices are
+(:func:`attention_geometry.figures.set_theme`). Score matrices are
 ``(layer, n, n)`` with query ``i`` down and key ``j`` across, 1-based in labels.
 """
 
@@ -12,7 +12,7 @@ import numpy as np
 import seaborn as sns
 from matplotlib.figure import Figure
 
-from .plotting import set_theme
+from .theme import set_theme
 
 __all__ = [
     "set_theme",

@@ -202,7 +202,7 @@ def layer_selectability(model: TinyDecoder, ids) -> list[dict]:
     (the key set of a sequence: its ``seq`` vectors), in three places:
     ``"residual"`` (before the norm), ``"normed"`` (after it) and ``"keys"``
     (per head, :math:`W_K` of the normed states)."""
-    from .selectability import percent_unselectable
+    from ..selectability import percent_unselectable
 
     return [{name: percent_unselectable(arrays[name])[0] for name in ("residual", "normed", "keys")}
             for arrays in attention_inputs(model, ids)]

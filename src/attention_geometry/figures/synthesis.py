@@ -1,6 +1,6 @@
 """Figures of chapter 9 (synthesis): the switched-component decoder and the sweep."""
 
-from .plotting import set_theme  # noqa: F401  (the shared theme; the chapter calls it)
+from .theme import set_theme  # noqa: F401  (the shared theme; the chapter calls it)
 
 import matplotlib.pyplot as plt
 import numpy as np

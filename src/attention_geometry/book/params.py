@@ -1,8 +1,8 @@
 """Chapter parameters: their allowed values, and validation where they enter.
 
 Every chapter has one papermill ``parameters`` cell. Right after it the chapter
-calls :func:`validate_parameters`, which checks every value against the
-chapter's :class:`~attention_geometry.chapters.Chapter` specification and stops
+calls :func:`~attention_geometry.book.registry.validate_parameters`, which checks every value against the
+chapter's :class:`~attention_geometry.book.registry.Chapter` specification and stops
 the run *before any computation* with a :class:`ParameterError` naming the
 parameter, the value and what is allowed. Papermill itself only warns about
 unknown names; here an unknown name is an error too.
@@ -29,7 +29,7 @@ __all__ = [
     "FloatList",
     "check_value",
     "check_parameters",
-    "validate_parameters",
+    "user_data",
 ]
 
 
@@ -219,7 +219,7 @@ def check_parameters(spec: Mapping[str, Param], values: Mapping[str, Any]) -> di
 _IPYTHON_NAMES = {"In", "Out", "get_ipython", "exit", "quit", "open"}
 
 
-def _user_data(namespace: Mapping[str, Any]) -> dict:
+def user_data(namespace: Mapping[str, Any]) -> dict:
     """The plain-data names of a notebook namespace: candidates for parameters."""
     out = {}
     for name, value in namespace.items():
@@ -229,25 +229,3 @@ def _user_data(namespace: Mapping[str, Any]) -> dict:
             continue
         out[name] = value
     return out
-
-
-def validate_parameters(chapter: str, namespace: Mapping[str, Any]) -> types.SimpleNamespace:
-    """Validate a chapter's parameters as they stand in the notebook namespace.
-
-    Call it right after the ``parameters`` cell as
-    ``P = validate_parameters("layernorm", globals())``. Every plain-data name
-    defined so far must be a known parameter of the chapter, every parameter
-    must be present, and each value must be allowed. Returns the normalised
-    values as a read-only-by-convention namespace.
-    """
-    from .chapters import get_chapter
-
-    spec = get_chapter(chapter).params
-    present = _user_data(namespace)
-    values = check_parameters(spec, present)
-    missing = sorted(set(spec) - set(values))
-    if missing:
-        raise ParameterError(
-            f"chapter {chapter!r}: parameters cell does not define {', '.join(missing)}"
-        )
-    return types.SimpleNamespace(**values)

@@ -42,8 +42,8 @@ from pathlib import Path
 import yaml
 
 from .appendices import GENERATED_PAGES, errata_page, parameters_page, reproducibility_page
-from .chapters import CHAPTERS, Chapter, get_chapter
-from .parameters import ParameterError, check_parameters
+from .registry import CHAPTERS, Chapter, get_chapter
+from .params import ParameterError, check_parameters
 
 __all__ = [
     "ROOT",
@@ -56,7 +56,7 @@ __all__ = [
     "main",
 ]
 
-ROOT = Path(os.environ.get("AG_ROOT", Path(__file__).resolve().parents[2]))
+ROOT = Path(os.environ.get("AG_ROOT", Path(__file__).resolve().parents[3]))
 BUILD = ROOT / "_build"
 EXECUTED = BUILD / "executed"
 STAGE = BUILD / "stage"
@@ -112,7 +112,7 @@ def _chapter_for(source: Path, root: Path = ROOT) -> Chapter:
         if chapter.source == rel:
             return chapter
     raise KeyError(
-        f"{rel} has code cells but no entry in attention_geometry.chapters.CHAPTERS "
+        f"{rel} has code cells but no entry in attention_geometry.book.registry.CHAPTERS "
         "(its parameter specification and smoke set)"
     )
 

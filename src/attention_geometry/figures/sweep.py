@@ -1,11 +1,11 @@
-"""The summary figure of a parameter sweep (see :mod:`attention_geometry.sweep`)."""
+"""The summary figure of a parameter sweep (see :mod:`attention_geometry.book.sweep`)."""
 
 import matplotlib.pyplot as plt
 import numpy as np
 import seaborn as sns
 from matplotlib.figure import Figure
 
-from .plotting import set_theme
+from .theme import set_theme
 
 __all__ = ["sweep_summary_figure"]
 
@@ -14,7 +14,7 @@ def sweep_summary_figure(table, varying: list[str], title: str = "", max_panels:
     """One panel per glued scalar (those that vary most, at most ``max_panels``),
     plotted against the first varying parameter, one line per value of the second.
 
-    ``table`` is the tidy table of :func:`~attention_geometry.sweep.run_sweep`.
+    ``table`` is the tidy table of :func:`~attention_geometry.book.sweep.run_sweep`.
     """
     set_theme()
     done = table[(table["status"] == "done") & table["key"].notna()].copy()

@@ -1,0 +1,16 @@
+"""The book tooling: command line, chapter execution, cache, staging, sweeps,
+parameter specifications, paper-scale runs, appendices and the Sphinx extension.
+
+This is the top layer: it may import the mathematics and the figures, and
+neither of them imports it. Chapters use two things from here, right after
+their ``parameters`` cell::
+
+    from attention_geometry.book import glue, validate_parameters
+    P = validate_parameters("layernorm", globals())
+"""
+
+from .glue import glue
+from .params import ParameterError
+from .registry import CHAPTERS, Chapter, get_chapter, validate_parameters
+
+__all__ = ["CHAPTERS", "Chapter", "ParameterError", "get_chapter", "glue", "validate_parameters"]

@@ -1,0 +1,1 @@
+"""Models: the tiny trained decoder, the pretrained SmolLM2 (offline) and the text corpus."""
