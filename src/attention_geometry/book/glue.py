@@ -1,13 +1,19 @@
-"""Helpers for chapters: glue numbers into the prose.
+"""Glue numbers and figures into a chapter's prose: one helper for every chapter.
 
-``myst_nb.glue`` stores a value's ``repr``; under numpy 2 a numpy scalar's
-repr is ``np.float64(0.5)``, which the book's ``{glue:text}`key:.3f``` role
-cannot format (a build warning, hence a build error). :func:`glue` converts
-numpy and torch scalars to Python numbers first and never displays the value
-where it is called.
+``myst_nb.glue`` stores a value's ``repr`` and, by default, also displays it
+where it is called. Under numpy 2 a numpy scalar's repr is ``np.float64(0.5)``,
+which the book's ``{glue:text}`key:.3f``` role cannot format (a build warning,
+hence a build error). :func:`glue` therefore
+
+* never displays the value where it is called (``display=True`` to opt in);
+* converts numpy and torch scalars (and 0-d arrays) to Python numbers;
+* glues a whole mapping in one call: ``glue({"rp_l2": rp, "rp_se": se})``,
+  optionally with a common ``prefix``.
+
+It returns what it glued (the value, or the mapping of plain values).
 """
 
-from typing import Any
+from typing import Any, Mapping
 
 __all__ = ["glue", "plain"]
 
@@ -24,10 +30,22 @@ def plain(value: Any) -> Any:
     return value
 
 
-def glue(name: str, value: Any, display: bool = False) -> Any:
-    """``myst_nb.glue(name, value)`` with numpy scalars made plain; returns the value glued."""
+def glue(name: str | Mapping[str, Any], value: Any = None, *, display: bool = False, prefix: str = "") -> Any:
+    """``glue("name", value)`` or ``glue({"name": value, ...}, prefix="")``.
+
+    Values are made plain (:func:`plain`) and glued with ``myst_nb.glue``
+    without being displayed, unless ``display=True``.
+    """
     from myst_nb import glue as _glue
 
+    if isinstance(name, Mapping):
+        if value is not None:
+            raise TypeError("glue(mapping) takes no value: glue({'name': value, ...})")
+        out = {}
+        for key, val in name.items():
+            out[prefix + key] = plain(val)
+            _glue(prefix + key, out[prefix + key], display=display)
+        return out
     value = plain(value)
-    _glue(name, value, display=display)
+    _glue(prefix + name, value, display=display)
     return value
