@@ -4,10 +4,10 @@ import numpy as np
 import pytest
 import torch
 
+from attention_geometry.attention import masked_softmax
 from attention_geometry.collapse import (
     attention_matrix,
     fit_rate,
-    masked_softmax,
     mu,
     mu_over_depth,
     mu_over_depth_loop,

@@ -522,3 +522,42 @@ def test_property_non_finite_is_always_an_error(case, bad, where):
             fn(x)
     with pytest.raises(ValueError, match="NaN|infinity"):
         ag.layer_norm(x, eps=1e-5)
+
+
+# --------------------------------------------------------------------------
+# The torch form: one vocabulary, the stated geometry, agreement with NumPy.
+
+
+@pytest.mark.parametrize("kind", ag.NORMS)
+def test_normalise_gives_the_stated_geometry(kind):
+    torch = pytest.importorskip("torch")
+    g = torch.Generator().manual_seed(2)
+    X = torch.randn(3, 5, 7, generator=g, dtype=torch.float64) * 5 + 1.5
+    Z = ag.normalise(X, kind)
+    ones = torch.ones(Z.shape[:-1], dtype=Z.dtype)
+    if kind == "none":
+        torch.testing.assert_close(Z, X)
+    if kind in ("layernorm", "projection"):
+        torch.testing.assert_close(Z.sum(-1), 0 * ones)  # in the hyperplane H
+    if kind in ("layernorm", "rmsnorm"):
+        torch.testing.assert_close(Z.norm(dim=-1), 7**0.5 * ones)  # on the sphere of radius sqrt(d)
+        torch.testing.assert_close(ag.normalise(X, kind, radius=1.0).norm(dim=-1), ones)
+    if kind == "rmsnorm":
+        assert Z.mean(-1).abs().max() > 1e-3  # no projection
+    # the same map as the overflow-safe NumPy forms of chapter 1
+    reference = {"layernorm": ag.layer_norm, "rmsnorm": ag.rms_norm,
+                 "projection": ag.project_to_hyperplane, "none": lambda x: x}[kind]
+    np.testing.assert_allclose(Z.numpy(), reference(X.numpy()), rtol=1e-12, atol=1e-12)
+    for eps in (1e-5, 0.5):
+        if kind == "layernorm":
+            np.testing.assert_allclose(ag.normalise(X, kind, eps=eps).numpy(),
+                                       ag.layer_norm(X.numpy(), eps=eps), rtol=1e-12, atol=1e-12)
+        if kind == "rmsnorm":
+            np.testing.assert_allclose(ag.normalise(X, kind, eps=eps).numpy(),
+                                       ag.rms_norm(X.numpy(), eps=eps), rtol=1e-12, atol=1e-12)
+
+
+def test_normalise_rejects_unknown_kinds_with_the_vocabulary():
+    torch = pytest.importorskip("torch")
+    with pytest.raises(ValueError, match=r"kind = 'rms' is not one of the choices; allowed: one of 'layernorm', 'rmsnorm'"):
+        ag.normalise(torch.zeros(2, 3), "rms")

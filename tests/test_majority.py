@@ -57,7 +57,7 @@ def test_layernorm_keys_make_a_query_along_one_attend_uniformly():
     for c in (-5.0, 0.3, 100.0):
         assert torch.allclose(keys @ (q + c * ones), keys @ q, atol=1e-10)
     # without projection a query along 1 does not score the keys equally
-    raw = attention_norm(torch.randn(40, 16, generator=g, dtype=torch.float64), "scale_only")
+    raw = attention_norm(torch.randn(40, 16, generator=g, dtype=torch.float64), "rmsnorm")
     assert (raw @ ones).std() > 0.1
 
 
@@ -70,7 +70,7 @@ def test_norm_variants(d):
     assert torch.allclose(ln.norm(dim=-1), torch.full((500,), math.sqrt(d), dtype=torch.float64), rtol=1e-4)
     assert torch.allclose(sc.norm(dim=-1), torch.full((500,), math.sqrt(d), dtype=torch.float64), rtol=1e-4)
     assert (sc @ ones).abs().max() > 0.1  # not projected
-    # the original code's variant: divides by sqrt(d) where scale_only multiplies
+    # the original code's variant: divides by sqrt(d) where rmsnorm multiplies
     assert torch.allclose(pc.norm(dim=-1), torch.full((500,), 1 / math.sqrt(d), dtype=torch.float64), rtol=1e-4)
     assert torch.allclose(pc * d, sc)  # same direction, d times shorter: logits d^2 smaller
 
@@ -125,7 +125,7 @@ def test_counts_forward_equals_token_forward():
 
 def test_fresh_batches_and_minibatches_train():
     for n_train in (None, 64):
-        run = train_majority("scale_only", [0], steps=20, lr=1e-2, **{**SMALL, "n_train": n_train, "batch": 16})
+        run = train_majority("rmsnorm", [0], steps=20, lr=1e-2, **{**SMALL, "n_train": n_train, "batch": 16})
         assert run.loss[0, -1] < run.loss[0, 0]
 
 

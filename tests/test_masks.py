@@ -90,5 +90,5 @@ def test_bad_sizes(bad):
         causal_mask(bad)
     with pytest.raises(ValueError, match="w ="):
         sliding_window_mask(4, bad)
-    with pytest.raises(ValueError, match="unknown"):
+    with pytest.raises(ValueError, match="kind = 'diagonal' is not one of the choices"):
         make_mask("diagonal", 4)

@@ -138,7 +138,7 @@ def test_no_ln_rows_are_flat_and_the_paper_value_is_tiny():
 
 def test_gram_path_equals_token_path_on_the_same_inputs():
     gen = torch.Generator().manual_seed(3)
-    for norm, gamma in [("layernorm", 0.0), ("layernorm", 1.0), ("rms", 0.5), ("none", 1.0)]:
+    for norm, gamma in [("layernorm", 0.0), ("layernorm", 1.0), ("rmsnorm", 0.5), ("none", 1.0)]:
         X = rec.inputs(64, 6, 32, 0.4, generator=gen, dtype=torch.float64)
         K = rec.gram_of(X, norm)
         for _ in range(4):

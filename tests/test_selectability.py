@@ -193,7 +193,7 @@ def test_tiny_decoder_shapes(norm):
     assert len(rec) == cfg.n_layers
     assert rec[0]["residual"].shape == rec[0]["normed"].shape == (3, 10, 8)
     assert rec[0]["keys"].shape == (3, 4, 10, 2)
-    if norm == "projection_only":
+    if norm == "projection":
         # gamma = 1, beta = 0 at initialisation: the normed states are centred
         np.testing.assert_allclose(rec[0]["normed"].sum(-1), 0, atol=1e-5)
     out = td.layer_selectability(model, ids)

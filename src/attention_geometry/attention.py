@@ -1,4 +1,4 @@
-r"""Attention masks as directed graphs (chapter 4 of the book).
+r"""Attention masks as directed graphs, and the masked softmax (chapters 4-9).
 
 A mask is a boolean matrix ``M: (N, N)``; **row i lists the keys token i
 attends to**: ``M[i, j] = True`` means token ``i`` may read token ``j``.
@@ -24,14 +24,28 @@ window of width ``w`` (``|i - j| <= w``) has radius
 :math:`\lceil \lfloor N/2 \rfloor / w \rceil`; the one-sided (causal) window
 (``0 <= i - j <= w``) has radius :math:`\lceil (N - 1)/w \rceil` from token 0.
 
+Window convention (the book's one definition, stated in chapter 4 and used in
+every chapter): a window of width ``w`` lets query ``i`` read the keys at
+distance at most ``w``: ``|i - j| <= w`` for the two-sided window, ``0 <= i - j
+<= w`` for the one-sided (causal) one. The one-sided window therefore holds
+``w + 1`` keys, the query's own included.
+
+The masked softmax (:func:`masked_softmax`) is the attention matrix of every
+model in the book: a row-wise softmax over the keys the mask allows, exactly 0
+elsewhere.
+
 The assumptions of the collapse theorem: every token has a self-loop
 (``M[i, i]``) and :math:`G` is quasi-strongly connected.
 :func:`check_mask` raises a ``ValueError`` naming what is wrong otherwise.
 """
 
 from dataclasses import dataclass
+from functools import lru_cache
 
 import numpy as np
+import torch
+
+from ._checks import check_choice, check_int, fail
 
 __all__ = [
     "complete_mask",
@@ -45,19 +59,22 @@ __all__ = [
     "mask_graph",
     "sliding_window_radius",
     "one_sided_window_radius",
+    "MASK_KINDS",
+    "mask_tensor",
+    "masked_softmax",
+    "causal_softmax",
 ]
+
+#: The mask families of the book, by name.
+MASK_KINDS = ("complete", "causal", "window", "one_sided")
 
 
 def _check_n(n) -> int:
-    if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1:
-        raise ValueError(f"sequence length N = {n!r} must be an integer >= 1")
-    return int(n)
+    return check_int("N", n, low=1)
 
 
 def _check_w(w) -> int:
-    if isinstance(w, bool) or not isinstance(w, (int, np.integer)) or w < 1:
-        raise ValueError(f"window width w = {w!r} must be an integer >= 1")
-    return int(w)
+    return check_int("w", w, low=1)
 
 
 def complete_mask(n: int) -> np.ndarray:
@@ -89,17 +106,15 @@ def one_sided_window_mask(n: int, w: int) -> np.ndarray:
 
 def make_mask(kind: str, n: int, w: int | None = None) -> np.ndarray:
     """A mask by name: ``complete``, ``causal``, ``window`` (needs ``w``), ``one_sided``."""
+    check_choice("kind", kind, MASK_KINDS)
     if kind == "complete":
         return complete_mask(n)
     if kind == "causal":
         return causal_mask(n)
     if kind in ("window", "one_sided"):
         if w is None:
-            raise ValueError(f"mask kind {kind!r} needs a window width w")
+            raise fail("w", w, "an integer >= 1 for the window kinds")
         return sliding_window_mask(n, w) if kind == "window" else one_sided_window_mask(n, w)
-    raise ValueError(
-        f"mask kind = {kind!r} is unknown; allowed: 'complete', 'causal', 'window', 'one_sided'"
-    )
 
 
 def sliding_window_radius(n: int, w: int) -> int:
@@ -124,9 +139,9 @@ def _as_mask(mask, name="mask") -> np.ndarray:
         mask = mask.detach().cpu().numpy()
     m = np.asarray(mask)
     if m.dtype != np.bool_:
-        raise ValueError(f"{name} must be boolean, got dtype {m.dtype}")
+        raise fail(name, f"an array of dtype {m.dtype}", "a boolean (N, N) array")
     if m.ndim != 2 or m.shape[0] != m.shape[1] or m.shape[0] < 1:
-        raise ValueError(f"{name} must have shape (N, N) with N >= 1, got shape {m.shape}")
+        raise fail(name, f"an array of shape {m.shape}", "a boolean (N, N) array with N >= 1")
     return m
 
 
@@ -193,22 +208,80 @@ def mask_graph(mask) -> MaskGraph:
 def check_mask(mask, name: str = "mask") -> np.ndarray:
     """Validate the collapse theorem's assumptions; return the mask as a bool array.
 
-    Raises ``ValueError`` for a wrong shape, a non-boolean dtype, a token without
+    Raises an ``ArgumentError`` (a ``ValueError``) for a wrong shape, a non-boolean dtype, a token without
     a self-loop, or a graph that is not quasi-strongly connected (no token
     reaches every other: the message names an unreachable token).
     """
     m = _as_mask(mask, name)
     missing = np.flatnonzero(~np.diag(m))
     if missing.size:
-        raise ValueError(
-            f"{name}: token(s) {missing[:8].tolist()} have no self-loop (mask[i, i] is False)"
-        )
+        raise fail(name, f"a mask whose token(s) {missing[:8].tolist()} have no self-loop",
+                   "a mask with mask[i, i] True for every token i")
     d = distances(m)
     if not (d >= 0).all(axis=1).any():
         # the token reached from the fewest sources is the clearest witness
         worst = int(np.argmin((d >= 0).sum(axis=0)))
-        raise ValueError(
-            f"{name} is not quasi-strongly connected: no token reaches every token "
-            f"(e.g. token {worst} is reachable from only {(d[:, worst] >= 0).sum()} token(s))"
-        )
+        raise fail(name, f"a mask in which token {worst} is reachable from only "
+                   f"{(d[:, worst] >= 0).sum()} token(s)",
+                   "a quasi-strongly connected mask (some token reaches every token)",
+                   "is not quasi-strongly connected")
     return m
+
+
+# --------------------------------------------------------------------------
+# The masked softmax.
+
+
+@lru_cache(maxsize=64)
+def _mask_tensor_cached(kind: str, n: int, w: int | None, device: str) -> torch.Tensor:
+    return torch.as_tensor(make_mask(kind, n, w), device=device)
+
+
+def mask_tensor(kind: str, n: int, w: int | None = None, device="cpu") -> torch.Tensor:
+    """:func:`make_mask` as a torch bool tensor ``(n, n)`` on ``device`` (cached: do not modify it)."""
+    return _mask_tensor_cached(kind, int(n), None if w is None else int(w), str(device))
+
+
+def _as_bool_tensor(mask, n: int, device) -> torch.Tensor:
+    if isinstance(mask, torch.Tensor):
+        if mask.dtype != torch.bool:
+            raise fail("mask", f"a tensor of dtype {mask.dtype}", "a boolean (N, N) mask")
+        m = mask
+    else:
+        m = torch.as_tensor(_as_mask(mask), device=device)
+    if tuple(m.shape[-2:]) != (n, n):
+        raise fail("mask", f"shape {tuple(m.shape)}", f"shape (N, N) with N = {n}, the number of keys in the scores")
+    return m.to(device)
+
+
+def masked_softmax(scores: torch.Tensor, mask, *, row_max=None) -> torch.Tensor:
+    r"""Row softmax of ``scores: (..., N, N)`` over the keys the mask allows; exactly 0 elsewhere.
+
+    :math:`A_{ij} = e^{S_{ij}} / \sum_{k: M_{ik}} e^{S_{ik}}` for ``M[i, j]``, else 0.
+    ``mask: (N, N)`` (or broadcastable ``(..., N, N)``) bool, numpy or torch,
+    True where query ``i`` may read key ``j``. Every row must allow at least one
+    key (a self-loop suffices; :func:`check_mask` checks the collapse theorem's
+    assumptions). Rows sum to 1. Differentiable.
+
+    ``row_max``: an upper bound of every score in its row, known in advance
+    (a number or ``(..., N, 1)``; e.g. :math:`\sqrt d` for scores of
+    LayerNorm-ed tokens, by Cauchy-Schwarz); it replaces the max pass. Rows are
+    short in this book (often ten keys), and there torch's fused softmax is slow
+    on a CPU, so short rows are computed directly.
+    """
+    m = _as_bool_tensor(mask, scores.shape[-1], scores.device)
+    if row_max is None and scores.shape[-1] > _SHORT_ROW:
+        return torch.softmax(scores.masked_fill(~m, float("-inf")), dim=-1)
+    if row_max is None:
+        row_max = torch.where(m, scores, float("-inf")).amax(-1, keepdim=True)
+    E = (scores - row_max).exp() * m
+    return E / E.sum(-1, keepdim=True)
+
+
+#: Rows up to this many keys use the direct formula in :func:`masked_softmax`.
+_SHORT_ROW = 32
+
+
+def causal_softmax(scores: torch.Tensor) -> torch.Tensor:
+    """:func:`masked_softmax` with the causal mask: query ``i`` reads keys ``j <= i``."""
+    return masked_softmax(scores, mask_tensor("causal", scores.shape[-1], device=scores.device))

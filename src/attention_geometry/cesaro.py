@@ -39,13 +39,14 @@ Shapes: a profile ``p: (L,)`` holds :math:`p_j` at index ``j - 1``.
 """
 
 import math
-import numbers
 from dataclasses import dataclass
 from fractions import Fraction
 from functools import lru_cache
 
 import numpy as np
 from scipy.special import gammainc, gammaincc, gammaln
+
+from ._checks import check_float, check_int, fail
 
 __all__ = [
     "cesaro_matrix",
@@ -84,32 +85,25 @@ __all__ = [
 
 
 def _check_int(name: str, value, low: int = 1) -> int:
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
-        raise ValueError(
-            f"{name} = {value!r} is not an integer; allowed: an integer >= {low}"
-        )
-    if value < low:
-        raise ValueError(f"{name} = {value!r} is out of range; allowed: an integer >= {low}")
-    return int(value)
+    return check_int(name, value, low=low)
 
 
 def _check_alpha(alpha, exact: bool = False):
     """``alpha`` in [0, 1]; a Fraction when ``exact`` (floats convert exactly)."""
-    if isinstance(alpha, bool) or not isinstance(alpha, numbers.Real):
-        raise ValueError(f"alpha = {alpha!r} is not a real number; allowed: a number in [0, 1]")
-    if isinstance(alpha, float) and not math.isfinite(alpha):
-        raise ValueError(f"alpha = {alpha!r} is not finite; allowed: a number in [0, 1]")
-    if not 0 <= alpha <= 1:
-        raise ValueError(f"alpha = {alpha!r} is out of range; allowed: a number in [0, 1]")
+    if isinstance(alpha, Fraction):
+        if not 0 <= alpha <= 1:
+            raise fail("alpha", alpha, "a number in [0, 1]", "is out of range")
+        return alpha if exact else float(alpha)
+    check_float("alpha", alpha, low=0.0, high=1.0)
     return Fraction(alpha) if exact else float(alpha)
 
 
 def _check_profile(p) -> np.ndarray:
     p = np.asarray(p, dtype=np.float64)
     if p.ndim != 1 or p.size < 2:
-        raise ValueError(f"profile of shape {p.shape} is not allowed; allowed: shape (L,) with L >= 2")
+        raise fail("profile", f"an array of shape {p.shape}", "shape (L,) with L >= 2")
     if not np.all(np.isfinite(p)):
-        raise ValueError("profile has non-finite entries; allowed: finite numbers")
+        raise fail("profile", "an array with non-finite entries", "finite numbers")
     return p
 
 
@@ -435,8 +429,7 @@ class DeadZone:
 def dead_zone(p, threshold: float = 0.1) -> DeadZone:
     """The dead-zone summary of a profile ``p: (L,)`` (see :class:`DeadZone`)."""
     p = _check_profile(p)
-    if not (isinstance(threshold, numbers.Real) and threshold > 0):
-        raise ValueError(f"threshold = {threshold!r} is out of range; allowed: a number > 0")
+    check_float("threshold", threshold, low=0.0, low_open=True)
     L = len(p)
     density = L * p
     mid = density[(L + 1) // 2 - 1]

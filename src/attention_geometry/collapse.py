@@ -30,14 +30,14 @@ import math
 import numpy as np
 import torch
 
-from .attention import check_mask
+from ._checks import as_float_tensor as _tensor_checked, check_float, check_int, fail
+from .attention import check_mask, masked_softmax
+from .layernorm import normalise
 
 __all__ = [
     "mu",
-    "masked_softmax",
     "attention_matrix",
     "standardise_tokens",
-    "layer_norm_rows",
     "draw_layer_weights",
     "mu_over_depth",
     "mu_over_depth_loop",
@@ -46,47 +46,20 @@ __all__ = [
 
 
 def _tensor(x, name, dtype=None, device=None):
-    if isinstance(x, np.ndarray):
-        x = torch.from_numpy(x)
-    if not isinstance(x, torch.Tensor):
-        raise ValueError(f"{name} must be a torch.Tensor or numpy array, got {type(x).__name__}")
-    if not x.is_floating_point():
-        raise ValueError(f"{name} must be floating point, got dtype {x.dtype}")
-    return x.to(dtype=dtype or x.dtype, device=device or x.device)
+    return _tensor_checked(name, x, dtype, device)
 
 
 def mu(X) -> torch.Tensor:
     r"""Collapse measure :math:`\lVert X - \mathbf 1\bar x^\top\rVert_F`. ``X: (..., N, d)`` -> ``(...)``."""
     X = _tensor(X, "X")
     if X.ndim < 2:
-        raise ValueError(f"X must have shape (..., N, d), got shape {tuple(X.shape)}")
+        raise fail("X", f"a tensor of shape {tuple(X.shape)}", "shape (..., N, d)")
     return torch.linalg.vector_norm(X - X.mean(dim=-2, keepdim=True), dim=(-2, -1))
 
 
-def _mask_tensor(mask, n, device):
-    if isinstance(mask, torch.Tensor) and mask.dtype == torch.bool and getattr(mask, "_checked", False):
-        m = mask  # validated once by the caller (a long run would re-check every layer)
-    else:
-        m = torch.as_tensor(check_mask(mask), device=device)
-    if m.shape[0] != n:
-        raise ValueError(f"mask has shape {tuple(m.shape)} but the inputs have N = {n} tokens")
-    return m.to(device)
-
-
 def _checked_mask(mask, device) -> torch.Tensor:
-    m = torch.as_tensor(check_mask(mask), device=device)
-    m._checked = True
-    return m
-
-
-def masked_softmax(scores: torch.Tensor, mask) -> torch.Tensor:
-    """Row softmax of ``scores: (..., N, N)`` over the entries where ``mask: (N, N)`` is True.
-
-    Rows sum to 1; entries off the mask are exactly 0. The mask must satisfy
-    :func:`~attention_geometry.attention.check_mask` (self-loops keep rows non-empty).
-    """
-    m = _mask_tensor(mask, scores.shape[-1], scores.device)
-    return torch.softmax(scores.masked_fill(~m, float("-inf")), dim=-1)
+    """The mask as a torch bool tensor, checked once (a long run would re-check every layer)."""
+    return torch.as_tensor(check_mask(mask), device=device)
 
 
 def attention_matrix(X, W_Q, W_K, mask, d_qk: float) -> torch.Tensor:
@@ -94,8 +67,7 @@ def attention_matrix(X, W_Q, W_K, mask, d_qk: float) -> torch.Tensor:
 
     ``X: (..., N, d)``, ``W_Q, W_K: (..., d, d)`` (broadcast), returns ``(..., N, N)``.
     """
-    if not (isinstance(d_qk, (int, float)) and d_qk > 0 and math.isfinite(d_qk)):
-        raise ValueError(f"d_qk = {d_qk!r} must be a finite number > 0")
+    check_float("d_qk", d_qk, low=0.0, low_open=True)
     W_QK = W_Q @ W_K.transpose(-1, -2)  # (d, d) first: N d^2 + N^2 d instead of 2 N d^2 + N^2 d
     scores = (X @ W_QK) @ X.transpose(-1, -2) / math.sqrt(d_qk)
     return masked_softmax(scores, mask)
@@ -107,12 +79,6 @@ def standardise_tokens(X) -> torch.Tensor:
     d = X.shape[-1]
     scale = X.pow(2).sum(-1).mean(-1, keepdim=True).clamp_min(1e-30).sqrt()
     return X * (math.sqrt(d) / scale)[..., None]
-
-
-def layer_norm_rows(X: torch.Tensor) -> torch.Tensor:
-    r"""LayerNorm without affine map and :math:`\varepsilon = 0`: :math:`\sqrt d\,(x - \bar x\mathbf 1)/\lVert x - \bar x\mathbf 1\rVert` per token."""
-    c = X - X.mean(-1, keepdim=True)
-    return c * (math.sqrt(X.shape[-1]) / torch.linalg.vector_norm(c, dim=-1, keepdim=True))
 
 
 def draw_layer_weights(generator: torch.Generator, n_inits: int, d: int, dtype, device="cpu"):
@@ -127,14 +93,11 @@ def draw_layer_weights(generator: torch.Generator, n_inits: int, d: int, dtype, 
 
 
 def _check_run(X0, n_layers, n_inits, d_qk):
-    if not isinstance(n_layers, int) or isinstance(n_layers, bool) or n_layers < 1:
-        raise ValueError(f"n_layers = {n_layers!r} must be an integer >= 1")
-    if not isinstance(n_inits, int) or isinstance(n_inits, bool) or n_inits < 1:
-        raise ValueError(f"n_inits = {n_inits!r} must be an integer >= 1")
+    check_int("n_layers", n_layers, low=1)
+    check_int("n_inits", n_inits, low=1)
     if X0.ndim != 3:
-        raise ValueError(f"X0 must have shape (batch, N, d), got shape {tuple(X0.shape)}")
-    if not (isinstance(d_qk, (int, float)) and d_qk > 0):
-        raise ValueError(f"d_qk = {d_qk!r} must be a number > 0")
+        raise fail("X0", f"a tensor of shape {tuple(X0.shape)}", "shape (batch, N, d)")
+    check_float("d_qk", d_qk, low=0.0, low_open=True)
 
 
 def _layer(X, W_Q, W_K, W_V, mask, d_qk, layernorm, skip):
@@ -142,7 +105,7 @@ def _layer(X, W_Q, W_K, W_V, mask, d_qk, layernorm, skip):
     Y = A @ X @ W_V
     if skip:
         Y = X + Y
-    return layer_norm_rows(Y) if layernorm else Y
+    return normalise(Y, "layernorm") if layernorm else Y
 
 
 def mu_over_depth(
@@ -224,7 +187,7 @@ def fit_rate(values, t_min: int = 0, floor: float = 1e-5) -> np.ndarray:
     """
     v = np.asarray(values, dtype=np.float64)
     if v.ndim < 1 or v.shape[0] < 3:
-        raise ValueError(f"values must have shape (T + 1, ...) with T >= 2, got {v.shape}")
+        raise fail("values", f"an array of shape {v.shape}", "shape (T + 1, ...) with T >= 2")
     T = v.shape[0]
     flat = v.reshape(T, -1)
     with np.errstate(divide="ignore", invalid="ignore"):

@@ -34,7 +34,6 @@ Shapes: ``L`` positions, ``d`` width, ``k`` probes; an input ``h0: (1, L, d)``.
 """
 
 import math
-import numbers
 import types
 from dataclasses import dataclass
 
@@ -43,6 +42,8 @@ import torch
 from scipy import optimize, stats
 
 from .cesaro import classify_profile, dead_zone, log_last_row, profile_minimum
+
+from ._checks import check_bool, check_choice, check_float, check_int, fail
 
 __all__ = [
     "ARCHITECTURES",
@@ -82,19 +83,13 @@ SMALL_VOCAB = 1024
 
 
 def _check_int(name, value, low=1, high=None):
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
-        raise ValueError(f"{name} = {value!r} is not an integer; allowed: an integer >= {low}")
-    if value < low or (high is not None and value > high):
-        rng = f"an integer in [{low}, {high}]" if high is not None else f"an integer >= {low}"
-        raise ValueError(f"{name} = {value!r} is out of range; allowed: {rng}")
-    return int(value)
+    return check_int(name, value, low=low, high=high)
 
 
 def _check_device(device):
-    if device not in ("cpu", "cuda"):
-        raise ValueError(f"device = {device!r} is not known; allowed: 'cpu' or 'cuda'")
+    check_choice("device", device, ("cpu", "cuda"))
     if device == "cuda" and not torch.cuda.is_available():
-        raise ValueError("device = 'cuda' but no CUDA device is available; allowed: 'cpu' here")
+        raise fail("device", device, "'cpu' (no CUDA device is available here)")
     return torch.device(device)
 
 
@@ -167,10 +162,7 @@ def build_decoder(arch: str, n_layers: int, width: int, n_heads: int, n_kv_heads
     draws them (GPT-2 scales its output projections by ``1/sqrt(2 n_layers)``),
     seeded by ``seed`` without touching the global RNG.
     """
-    import os
-    os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    if arch not in ARCHITECTURES:
-        raise ValueError(f"arch = {arch!r} is not known; allowed: one of {ARCHITECTURES}")
+    check_choice("arch", arch, ARCHITECTURES)
     n_layers, width = _check_int("n_layers", n_layers), _check_int("width", width, low=2)
     n_heads, context = _check_int("n_heads", n_heads), _check_int("context", context, low=2)
     seed = _check_int("seed", seed, low=0)
@@ -183,11 +175,8 @@ def build_decoder(arch: str, n_layers: int, width: int, n_heads: int, n_kv_heads
     if n_heads % n_kv:
         raise ValueError(f"n_heads = {n_heads} is not a multiple of n_kv_heads = {n_kv}; "
                          "allowed: n_kv_heads dividing n_heads")
-    if not (isinstance(init_std, numbers.Real) and not isinstance(init_std, bool)
-            and math.isfinite(init_std) and init_std > 0):
-        raise ValueError(f"init_std = {init_std!r} is out of range; allowed: a finite number > 0")
-    if not isinstance(rope, bool):
-        raise ValueError(f"rope = {rope!r} is not a bool; allowed: True or False")
+    check_float("init_std", init_std, low=0.0, low_open=True)
+    check_bool("rope", rope)
     dev = _check_device(device)
     if arch == "qwen2":
         from transformers import Qwen2Config, Qwen2Model
@@ -385,10 +374,8 @@ def estimate_profile(model, h0: torch.Tensor, k: int, kind: str = "gaussian", se
     r"""Unbiased estimate of :math:`\rho(j)^2` for all ``j`` from ``k`` probes
     (``kind`` ``"gaussian"`` or ``"orthogonal"``; orthogonal with ``k = d`` is exact).
     ``seed``: int or ``torch.Generator`` for the probes."""
-    if isinstance(k, bool) or not isinstance(k, numbers.Integral) or k < 1:
-        raise ValueError(f"k = {k!r} is out of range; allowed: an integer >= 1 (number of probes)")
-    if kind not in ("gaussian", "orthogonal"):
-        raise ValueError(f"kind = {kind!r} is not known; allowed: 'gaussian' or 'orthogonal'")
+    check_int("k", k, low=1)  # the number of probes
+    check_choice("kind", kind, ("gaussian", "orthogonal"))
     probes = draw_probes(h0.shape[-1], int(k), kind, seed)
     vals = probe_norms(model, h0, probes, batch_size).numpy()
     return ProfileEstimate(rho2=vals.mean(0), per_probe=vals, kind=kind, k=int(k))

@@ -57,9 +57,11 @@ Edge cases (decided here, never a silent NaN):
   float16, say) is an ``OverflowError``.
 """
 
-import numbers
+import math
 
 import numpy as np
+
+from ._checks import check_choice, check_float, check_int
 
 __all__ = [
     "projection_matrix",
@@ -76,6 +78,8 @@ __all__ = [
     "selection_margin",
     "random_inputs",
     "log_spaced_dims",
+    "NORMS",
+    "normalise",
 ]
 
 _FLOATS = (np.float16, np.float32, np.float64)
@@ -138,20 +142,11 @@ def _vector(v, name, d, work):
 
 
 def _check_eps(eps):
-    if isinstance(eps, bool) or not isinstance(eps, numbers.Real):
-        raise TypeError(f"eps must be a real number; got {type(eps).__name__}")
-    eps = float(eps)
-    if not np.isfinite(eps) or eps < 0:
-        raise ValueError(f"eps = {eps!r}; eps must be finite and >= 0")
-    return eps
+    return check_float("eps", eps, low=0.0)
 
 
 def _check_d(d):
-    if isinstance(d, bool) or not isinstance(d, numbers.Integral):
-        raise TypeError(f"d must be an integer; got {type(d).__name__}")
-    if d < 1:
-        raise ValueError(f"d = {d}; the dimension must be at least 1")
-    return int(d)
+    return check_int("d", d, low=1)
 
 
 def _finish(out, dtype, wrap, what):
@@ -509,3 +504,52 @@ def log_spaced_dims(d_min: int, d_max: int, n: int) -> np.ndarray:
     if not (1 <= d_min <= d_max) or n < 1:
         raise ValueError(f"need 1 <= d_min <= d_max and n >= 1; got {d_min}, {d_max}, {n}")
     return np.unique(np.geomspace(d_min, d_max, n).round().astype(int))
+
+
+# --------------------------------------------------------------------------
+# The torch form used by every model of the book.
+
+#: The book's one vocabulary for the normalisation in front of attention.
+#: ``"layernorm"``: projection and scaling, :math:`\sqrt d\,Px/\lVert Px\rVert`
+#: (eq. ``eq-ln-decomposition``); ``"rmsnorm"``: scaling only,
+#: :math:`\sqrt d\,x/\lVert x\rVert`; ``"projection"``: projection only, :math:`Px`;
+#: ``"none"``: the identity.
+NORMS = ("layernorm", "rmsnorm", "projection", "none")
+
+
+def normalise(x, kind: str = "layernorm", *, eps: float = 0.0, radius: float | None = None):
+    r"""The normalisation ``kind`` of each row of a torch tensor ``x: (..., d)``; differentiable.
+
+    * ``"layernorm"``: :math:`r\,P x / \sqrt{\lVert P x\rVert^2 + d\,\varepsilon}`, i.e.
+      ``F.layer_norm(x, eps=eps)`` scaled by :math:`r/\sqrt d` -- with ``eps = 0``
+      the map :math:`S \circ P` of eq. ``eq-ln-decomposition`` onto the sphere of
+      radius ``r`` in the hyperplane :math:`H`;
+    * ``"rmsnorm"``: :math:`r\,x / \sqrt{\lVert x\rVert^2 + d\,\varepsilon}` (scaling only);
+    * ``"projection"``: :math:`P x` (projection only; ``eps`` and ``radius`` unused);
+    * ``"none"``: ``x``.
+
+    ``radius`` :math:`r` defaults to :math:`\sqrt d` (the book's LayerNorm); a
+    deliberately different radius is named where it is used: ``radius=1`` is the
+    unit-sphere normalisation of Wu et al.'s dynamics (chapter 5), and
+    ``radius=1/sqrt(d)`` the ``normalize(x)/dim**0.5`` of Brody et al.'s code
+    (chapter 2). No affine map: a model applies its own :math:`\gamma, \beta`.
+
+    This is the fast torch form; :func:`layer_norm` and :func:`rms_norm` are
+    the overflow-safe NumPy forms that chapter 1 checks against PyTorch, and the
+    tests check that the two agree for every ``kind``.
+    """
+    import torch
+    import torch.nn.functional as F
+
+    check_choice("kind", kind, NORMS)
+    eps = check_float("eps", eps, low=0.0)
+    if kind == "none":
+        return x
+    if kind == "projection":
+        return x - x.mean(-1, keepdim=True)
+    d = x.shape[-1]
+    fn = F.layer_norm if kind == "layernorm" else F.rms_norm
+    out = fn(x, (d,), eps=eps)
+    if radius is not None:
+        out = out * (float(radius) / math.sqrt(d))
+    return out

@@ -30,11 +30,13 @@ import numpy as np
 import torch
 from scipy.optimize import brentq
 
-from .collapse import _tensor, masked_softmax, mu
-from .attention import causal_mask, check_mask
+from ._checks import as_float_tensor, check_float, check_int, fail
+from .attention import causal_mask, check_mask, masked_softmax
+from .collapse import mu
+from .layernorm import normalise
 
 __all__ = [
-    "normalise_rows",
+    "to_unit_sphere",
     "ln_step",
     "iterate_ln",
     "check_orthogonal",
@@ -51,30 +53,38 @@ __all__ = [
 ]
 
 
-def normalise_rows(Y: torch.Tensor) -> torch.Tensor:
-    """Each row scaled to unit norm. ``Y: (..., N, d)``; a zero row is an error (LN is undefined)."""
-    n = torch.linalg.vector_norm(Y, dim=-1, keepdim=True)
-    if (n == 0).any():
-        raise ValueError("a token is exactly zero before the normalisation: LayerNorm is undefined there")
-    return Y / n
+def to_unit_sphere(Y: torch.Tensor) -> torch.Tensor:
+    """Each row scaled to norm 1: the unit-sphere normalisation of Wu et al.'s dynamics.
+
+    ``normalise(Y, "rmsnorm", radius=1)`` (no centring: the centring of a real
+    LayerNorm is absorbed into :math:`W_V`, see the chapter). ``Y: (..., N, d)``;
+    a zero row is an error (LayerNorm is undefined there).
+    """
+    if (torch.linalg.vector_norm(Y, dim=-1) == 0).any():
+        raise fail("Y", "a tensor with a zero row", "rows of non-zero norm (LayerNorm is undefined at 0)")
+    return normalise(Y, "rmsnorm", radius=1.0)
+
+
+def _tensor(x, name, dtype=None, device=None):
+    return as_float_tensor(name, x, dtype, device)
 
 
 def ln_step(X, W_V, mask, W_QK=None) -> torch.Tensor:
     """One layer :math:`D A X W_V`. ``X: (batch, N, d)``, ``W_V, W_QK: (d, d)`` or ``(batch, d, d)``."""
     X = _tensor(X, "X")
     if X.ndim != 3:
-        raise ValueError(f"X must have shape (batch, N, d), got {tuple(X.shape)}")
+        raise fail("X", f"a tensor of shape {tuple(X.shape)}", "shape (batch, N, d)")
     W_V = _tensor(W_V, "W_V", X.dtype, X.device)
     d = X.shape[-1]
     if W_V.shape[-2:] != (d, d):
-        raise ValueError(f"W_V must have shape (d, d) = ({d}, {d}), got {tuple(W_V.shape)}")
+        raise fail("W_V", f"a tensor of shape {tuple(W_V.shape)}", f"shape (d, d) = ({d}, {d})")
     if W_QK is None:
         scores = torch.zeros(X.shape[:-1] + (X.shape[-2],), dtype=X.dtype, device=X.device)
     else:
         W_QK = _tensor(W_QK, "W_QK", X.dtype, X.device)
         scores = (X @ W_QK) @ X.transpose(-1, -2)
     A = masked_softmax(scores, mask)
-    return normalise_rows(A @ X @ W_V)
+    return to_unit_sphere(A @ X @ W_V)
 
 
 def iterate_ln(X0, W_V, mask, n_steps: int, W_QK=None, every: int = 1):
@@ -82,9 +92,8 @@ def iterate_ln(X0, W_V, mask, n_steps: int, W_QK=None, every: int = 1):
 
     ``W_V`` may also be a callable ``t -> (d, d)`` (a different value matrix per layer).
     """
-    if not isinstance(n_steps, int) or n_steps < 0:
-        raise ValueError(f"n_steps = {n_steps!r} must be an integer >= 0")
-    X = normalise_rows(_tensor(X0, "X0"))
+    check_int("n_steps", n_steps, low=0)
+    X = to_unit_sphere(_tensor(X0, "X0"))
     mask = check_mask(mask)
     mus = [mu(X)]
     with torch.no_grad():
@@ -100,17 +109,16 @@ def check_orthogonal(W, tol: float = 1e-6, name: str = "W_V") -> np.ndarray:
     """Raise ``ValueError`` unless ``W: (d, d)`` satisfies ``max|W W^T - I| <= tol``."""
     W = np.asarray(W.detach().cpu() if hasattr(W, "detach") else W, dtype=np.float64)
     if W.ndim != 2 or W.shape[0] != W.shape[1]:
-        raise ValueError(f"{name} must be a square matrix, got shape {W.shape}")
+        raise fail(name, f"a matrix of shape {W.shape}", "a square (d, d) matrix")
     err = np.abs(W @ W.T - np.eye(W.shape[0])).max()
     if err > tol:
-        raise ValueError(f"{name} is not orthogonal: max|W W^T - I| = {err:.3g} > tol = {tol:g}")
+        raise fail(name, f"a matrix with max|W W^T - I| = {err:.3g}", f"an orthogonal matrix (max|W W^T - I| <= tol = {tol:g})", "is not orthogonal")
     return W
 
 
 def random_orthogonal(d: int, generator: torch.Generator, dtype=torch.float64) -> torch.Tensor:
     """A Haar-random orthogonal ``(d, d)`` matrix (QR of a Gaussian matrix with the sign fix)."""
-    if not isinstance(d, int) or d < 1:
-        raise ValueError(f"d = {d!r} must be an integer >= 1")
+    check_int("d", d, low=1)
     G = torch.randn((d, d), generator=generator, dtype=torch.float64)
     Q, R = torch.linalg.qr(G)
     Q = Q * torch.sign(torch.diagonal(R))[None, :]
@@ -125,11 +133,11 @@ def hemisphere_inputs(batch: int, n: int, d: int, generator: torch.Generator, sp
     :math:`g` of norm about ``spread * sqrt(d)``, redrawn until
     :math:`\langle x, v\rangle > 0`. Returns ``(batch, n, d)``.
     """
-    v = normalise_rows(torch.randn((batch, 1, d), generator=generator, dtype=torch.float64))
+    v = to_unit_sphere(torch.randn((batch, 1, d), generator=generator, dtype=torch.float64))
     X = torch.empty((batch, n, d), dtype=torch.float64)
     todo = torch.ones((batch, n), dtype=torch.bool)
     while todo.any():
-        cand = normalise_rows(v + spread * torch.randn((batch, n, d), generator=generator, dtype=torch.float64))
+        cand = to_unit_sphere(v + spread * torch.randn((batch, n, d), generator=generator, dtype=torch.float64))
         ok = todo & ((cand * v).sum(-1) > 0)
         X[ok] = cand[ok]
         todo &= ~ok
@@ -172,7 +180,7 @@ def equilibria_2x2(W_V=None, n_grid: int = 4000) -> np.ndarray:
     """
     W = counterexample_wv() if W_V is None else np.asarray(W_V, dtype=np.float64)
     if W.shape != (2, 2):
-        raise ValueError(f"W_V must be 2 x 2 here, got shape {W.shape}")
+        raise fail("W_V", f"a matrix of shape {W.shape}", "a 2 x 2 matrix")
     vals, vecs = np.linalg.eig(W.T)  # left eigenvectors of W: columns of eig(W^T)
     t1 = []
     for lam, v in zip(vals, vecs.T):
@@ -232,8 +240,7 @@ def rank_construction_wv(n: int, d: int) -> np.ndarray:
     :math:`\gamma = 2 + (N-1)\sqrt{\min(N, d)}`: large enough that every
     sign pattern of :func:`rank_k_equilibria` exists (see the chapter)."""
     for name, v, hi in (("N", n, 64), ("d", d, 16)):
-        if not isinstance(v, int) or isinstance(v, bool) or not 1 <= v <= hi:
-            raise ValueError(f"{name} = {v!r} must be an integer in [1, {hi}]")
+        check_int(name, v, low=1, high=hi)
     gamma = 2.0 + (n - 1) * math.sqrt(min(n, d))
     return np.diag(gamma ** np.arange(d, dtype=np.float64))
 
@@ -276,9 +283,8 @@ def rank_k_equilibria(W_V: np.ndarray, n: int, k: int) -> np.ndarray:
     lam = np.diag(W)
     d = lam.size
     if not np.allclose(W, np.diag(lam)) or np.any(np.diff(lam) <= 0) or lam[0] <= 0:
-        raise ValueError("W_V must be diagonal with positive increasing entries")
-    if not isinstance(k, int) or not 1 <= k <= min(n, d):
-        raise ValueError(f"k = {k!r} must be an integer in [1, min(N, d)] = [1, {min(n, d)}]")
+        raise fail("W_V", f"a matrix with diagonal {lam.tolist()}", "a diagonal matrix with positive increasing entries")
+    check_int("k", k, low=1, high=min(n, d))
     out = []
     for signs in itertools.product((1.0, -1.0), repeat=k):
         X = np.zeros((n, d))
@@ -293,8 +299,7 @@ def rank_k_equilibria(W_V: np.ndarray, n: int, k: int) -> np.ndarray:
 def numerical_rank(X, rtol: float = 1e-6) -> np.ndarray:
     """Number of singular values above ``rtol * sigma_max``. ``X: (..., N, d)`` -> ``(...)``."""
     X = _tensor(X, "X")
-    if not (0 < rtol < 1):
-        raise ValueError(f"rtol = {rtol!r} must be in (0, 1)")
+    check_float("rtol", rtol, low=0.0, high=1.0, low_open=True, high_open=True)
     s = torch.linalg.svdvals(X.double())
     return (s > rtol * s[..., :1]).sum(-1).cpu().numpy()
 
@@ -310,9 +315,9 @@ def token_geometry(X, rtol: float = 1e-4) -> dict:
     """
     X = _tensor(X, "X").double()
     if X.ndim != 3:
-        raise ValueError(f"X must have shape (batch, N, d), got {tuple(X.shape)}")
+        raise fail("X", f"a tensor of shape {tuple(X.shape)}", "shape (batch, N, d)")
     n, d = X.shape[-2:]
-    U = normalise_rows(X)
+    U = to_unit_sphere(X)
     C = (U @ U.transpose(-1, -2)).abs()
     off = (C.sum((-2, -1)) - torch.diagonal(C, dim1=-2, dim2=-1).sum(-1)) / (n * (n - 1))
     return {

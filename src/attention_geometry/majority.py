@@ -26,11 +26,11 @@ attention sees); no norm has learned gain or bias:
 
 - ``"layernorm"``: :math:`N(x) = \sqrt d\, Px/\|Px\|` with
   :math:`P = I - \mathbf 1\mathbf 1^\top/d` -- projection and scaling;
-- ``"scale_only"``: :math:`N(x) = \sqrt d\, x/\|x\|` -- scaling to the same
+- ``"rmsnorm"``: :math:`N(x) = \sqrt d\, x/\|x\|` -- scaling to the same
   norm without projection (the fair control);
-- ``"paper_code"``: :math:`N(x) = x/(\sqrt d\, \|x\|)` -- divides by
-  :math:`\sqrt d` where ``"scale_only"`` multiplies, so every attention logit
-  is :math:`d^2` times smaller than with ``"scale_only"``.
+- ``"original_code"``: :math:`N(x) = x/(\sqrt d\, \|x\|)` -- divides by
+  :math:`\sqrt d` where ``"rmsnorm"`` multiplies, so every attention logit
+  is :math:`d^2` times smaller than with ``"rmsnorm"``.
 
 :math:`u_i = W_K^\top W_Q n_i` is the *effective query*: the scores of
 position :math:`i` are :math:`u_i \cdot n_j / \sqrt d`. After LayerNorm every
@@ -59,6 +59,9 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
+from ._checks import check_choice, check_int, fail, torch_threads
+from .layernorm import normalise
+
 __all__ = [
     "NORM_VARIANTS",
     "MajorityRun",
@@ -77,21 +80,16 @@ __all__ = [
     "steps_to_reach",
 ]
 
-NORM_VARIANTS = ("layernorm", "scale_only", "paper_code")
+NORM_VARIANTS = ("layernorm", "rmsnorm", "original_code")
 _EPS = 1e-6
 
 
 def _check_int(name, value, low, high=None):
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
-        raise ValueError(f"{name} = {value!r} must be an integer")
-    if value < low or (high is not None and value > high):
-        hi = "inf" if high is None else high
-        raise ValueError(f"{name} = {value!r} is out of range; allowed: an integer in [{low}, {hi}]")
+    return check_int(name, value, low=low, high=high)
 
 
 def _check_variant(norm):
-    if norm not in NORM_VARIANTS:
-        raise ValueError(f"norm = {norm!r} is not a known variant; allowed: one of {NORM_VARIANTS}")
+    return check_choice("norm", norm, NORM_VARIANTS)
 
 
 # --------------------------------------------------------------------- data
@@ -156,20 +154,19 @@ def majority_data(
 def attention_norm(x: torch.Tensor, norm: str) -> torch.Tensor:
     """The norm in front of attention. ``x: (..., d)`` -> ``(..., d)``.
 
-    ``"layernorm"``: norm sqrt(d), orthogonal to 1; ``"scale_only"``: norm
-    sqrt(d); ``"paper_code"``: norm 1/sqrt(d) (see the module docstring).
-    Computed with PyTorch's fused kernels, epsilon 1e-6 inside the square root.
+    ``"layernorm"``: norm sqrt(d), orthogonal to 1; ``"rmsnorm"``: norm
+    sqrt(d); ``"original_code"``: norm 1/sqrt(d) (see the module docstring):
+    :func:`~attention_geometry.layernorm.normalise` with epsilon 1e-6, as in
+    PyTorch's fused kernels.
     """
     _check_variant(norm)
-    d = x.shape[-1]
-    if norm == "layernorm":
-        return F.layer_norm(x, (d,), eps=_EPS)
-    rms = F.rms_norm(x, (d,), eps=_EPS)  # sqrt(d) x / ||x||
-    return rms if norm == "scale_only" else rms / d
+    if norm == "original_code":  # the original code's normalize(x) / dim**0.5
+        return normalise(x, "rmsnorm", eps=_EPS, radius=1.0 / math.sqrt(x.shape[-1]))
+    return normalise(x, norm, eps=_EPS)
 
 
 def _layernorm(x):
-    return F.layer_norm(x, (x.shape[-1],), eps=_EPS)
+    return normalise(x, "layernorm", eps=_EPS)
 
 
 def init_majority_params(
@@ -405,14 +402,9 @@ def train_majority(
     threads waiting for each other cost far more than they gain.
     """
     _validate(norm, seeds, n_classes, length, d, min_margin, batch, n_train, n_test, steps, lr, eval_every)
-    _check_int("threads", threads, 1, 1024)
-    before = torch.get_num_threads()
-    torch.set_num_threads(threads)
-    try:
+    with torch_threads(threads):
         return _train(norm, seeds, n_classes, length, d, min_margin, batch, n_train, n_test, steps, lr,
                       eval_every, progress)
-    finally:
-        torch.set_num_threads(before)
 
 
 def _train(norm, seeds, n_classes, length, d, min_margin, batch, n_train, n_test, steps, lr, eval_every,

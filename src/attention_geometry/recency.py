@@ -8,7 +8,7 @@ Definitions (chapter 6 of the book, after Kim et al. 2025).
   (:func:`inputs`). The cosine between two tokens concentrates at :math:`\alpha`.
 * **Normalisation** ``norm``: ``"layernorm"`` is LayerNorm without :math:`\varepsilon`
   and affine part, :math:`\mathrm{LN}(x) = \sqrt d\, Px/\lVert Px\rVert` with
-  :math:`P = I - \mathbf 1\mathbf 1^\top/d`; ``"rms"`` is the scaling
+  :math:`P = I - \mathbf 1\mathbf 1^\top/d`; ``"rmsnorm"`` is the scaling
   :math:`\sqrt d\, x/\lVert x\rVert` alone (the paper's approximation of LN);
   ``"none"`` is the identity (:func:`normalise`).
 * **Layer** (:func:`decoder_layer`): :math:`Y = \mathrm{norm}(X)`,
@@ -49,12 +49,14 @@ from itertools import combinations
 import numpy as np
 import torch
 
+from ._checks import check_choice, check_float, check_int, fail, torch_threads
+from .attention import causal_softmax, mask_tensor, masked_softmax
+from .layernorm import NORMS as _ALL_NORMS
+from .layernorm import normalise
+
 __all__ = [
-    "NORMS",
     "check_model",
     "inputs",
-    "normalise",
-    "causal_softmax",
     "decoder_layer",
     "gram_of",
     "input_gram",
@@ -65,14 +67,12 @@ __all__ = [
     "simulate_recency",
 ]
 
-NORMS = ("layernorm", "rms", "none")
+#: The normalisations the recency model is defined for (the book's vocabulary,
+#: :data:`attention_geometry.layernorm.NORMS`, without the projection alone).
+NORMS = tuple(k for k in _ALL_NORMS if k != "projection")
 
 
 # ---------------------------------------------------------------- validation
-
-
-def _fail(name, value, allowed):
-    return ValueError(f"{name} = {value!r} is not allowed; allowed: {allowed}")
 
 
 def check_model(d, n, alpha, gamma=0.0, norm="layernorm", n_layers=1):
@@ -82,22 +82,12 @@ def check_model(d, n, alpha, gamma=0.0, norm="layernorm", n_layers=1):
     integer >= 3 (a triple of query and two earlier keys), ``alpha`` in [0, 1),
     ``gamma`` a finite number >= 0, ``norm`` one of :data:`NORMS`, ``n_layers`` >= 1.
     """
-    def integer(name, value, low):
-        if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < low:
-            raise _fail(name, value, f"an integer >= {low}")
-        return int(value)
-
-    d = integer("d", d, 2)
-    n = integer("n", n, 3)
-    n_layers = integer("n_layers", n_layers, 1)
-    if isinstance(alpha, bool) or not isinstance(alpha, (int, float, np.floating, np.integer)) \
-            or not 0.0 <= float(alpha) < 1.0:
-        raise _fail("alpha", alpha, "a number in [0, 1)")
-    if isinstance(gamma, bool) or not isinstance(gamma, (int, float, np.floating, np.integer)) \
-            or not (math.isfinite(float(gamma)) and float(gamma) >= 0.0):
-        raise _fail("gamma", gamma, "a finite number >= 0")
-    if norm not in NORMS:
-        raise _fail("norm", norm, "one of " + ", ".join(map(repr, NORMS)))
+    d = check_int("d", d, low=2)
+    n = check_int("n", n, low=3)
+    n_layers = check_int("n_layers", n_layers, low=1)
+    alpha = check_float("alpha", alpha, low=0.0, high=1.0, high_open=True)
+    gamma = check_float("gamma", gamma, low=0.0)
+    check_choice("norm", norm, NORMS)
     return d, n, float(alpha), float(gamma), norm, n_layers
 
 
@@ -121,22 +111,6 @@ def inputs(n_samples, n, d, alpha, *, generator, dtype=torch.float32, device="cp
     return (eps + _shared_scale(alpha) * v) / math.sqrt(d)
 
 
-def normalise(X, norm="layernorm"):
-    r"""``Y: (batch, n, d)``: :math:`\sqrt d\,Px/\lVert Px\rVert`, :math:`\sqrt d\,x/\lVert x\rVert` or ``X`` per row."""
-    if norm == "none":
-        return X
-    d = X.shape[-1]
-    Y = X - X.mean(-1, keepdim=True) if norm == "layernorm" else X
-    return Y * (math.sqrt(d) / torch.linalg.vector_norm(Y, dim=-1, keepdim=True))
-
-
-def causal_softmax(S):
-    """``A: (batch, n, n)``: row-wise softmax over keys ``j <= i``; zeros above the diagonal."""
-    n = S.shape[-1]
-    future = torch.ones(n, n, dtype=torch.bool, device=S.device).triu(1)
-    return torch.softmax(S.masked_fill(future, -math.inf), dim=-1)
-
-
 def decoder_layer(X, *, norm="layernorm", gamma=0.0):
     r"""One layer in token space: ``X: (batch, n, d) -> (X_next, S, A)``.
 
@@ -155,7 +129,7 @@ def decoder_layer(X, *, norm="layernorm", gamma=0.0):
 
 def gram_of(X, norm="layernorm"):
     """``K: (batch, n, n)``, the Gram matrix LN sees: ``XP X^T`` for LayerNorm, ``X X^T`` otherwise."""
-    Xc = X - X.mean(-1, keepdim=True) if norm == "layernorm" else X
+    Xc = normalise(X, "projection") if norm == "layernorm" else X
     return Xc @ Xc.transpose(-1, -2)
 
 
@@ -198,17 +172,16 @@ def gram_layer(K, *, d, norm="layernorm", gamma=0.0):
     """
     n = K.shape[-1]
     diag = torch.diagonal(K, dim1=-2, dim2=-1)
+    causal = mask_tensor("causal", n, device=K.device)
     if norm == "none":
         scale = torch.ones_like(diag)
         S = K / math.sqrt(d)
-        shift = torch.diagonal(S, dim1=-2, dim2=-1)[..., None]
+        A = masked_softmax(S, causal)
     else:
         scale = torch.rsqrt(diag) * math.sqrt(d)
         S = K * (scale[..., :, None] * scale[..., None, :]) * (1.0 / math.sqrt(d))
-        shift = math.sqrt(d)  # S_ii = sqrt(d) >= |S_ij| (Cauchy-Schwarz): the row maximum
-    lower = torch.ones(n, n, dtype=K.dtype, device=K.device).tril()
-    E = (S - shift).exp_().mul_(lower)
-    A = E.div_(E @ torch.ones(n, 1, dtype=K.dtype, device=K.device))
+        # S_ii = sqrt(d) >= |S_ij| (Cauchy-Schwarz): a known row maximum
+        A = masked_softmax(S, causal, row_max=math.sqrt(d))
     M = A * scale[..., None, :]
     if gamma:
         M = M + gamma * torch.eye(n, dtype=K.dtype, device=K.device)
@@ -221,8 +194,7 @@ def gram_layer(K, *, d, norm="layernorm", gamma=0.0):
 
 def triples(n):
     """Index arrays ``(i, k, j)``, each ``(n_triples,)``, of every query i > key k > key j (0-based)."""
-    if n < 3:
-        raise _fail("n", n, "an integer >= 3 (a query and two earlier keys)")
+    check_int("n", n, low=3)  # a query and two earlier keys
     ijk = [(i, k, j) for j, k, i in combinations(range(n), 3)]
     return tuple(torch.tensor(col, dtype=torch.long) for col in zip(*ijk))
 
@@ -391,22 +363,14 @@ def simulate_recency(
     :class:`RecencyStats`.
     """
     d, n, alpha, gamma, norm, n_layers = check_model(d, n, alpha, gamma, norm, n_layers)
-    if isinstance(n_samples, bool) or not isinstance(n_samples, (int, np.integer)) or n_samples < 2:
-        raise _fail("n_samples", n_samples, "an integer >= 2 (a standard error needs two)")
-    if method not in ("gram", "tokens"):
-        raise _fail("method", method, "'gram' or 'tokens'")
-    if isinstance(chunk_size, bool) or not isinstance(chunk_size, (int, np.integer)) or chunk_size < 2:
-        raise _fail("chunk_size", chunk_size, "an integer >= 2")
+    check_int("n_samples", n_samples, low=2)  # a standard error needs two
+    check_choice("method", method, ("gram", "tokens"))
+    check_int("chunk_size", chunk_size, low=2)
     device = torch.device(device)
     index = tuple(t.to(device) for t in triples(n))
-    saved = torch.get_num_threads()
-    if threads is not None and device.type == "cpu":
-        torch.set_num_threads(threads)
-    try:
+    with torch_threads(threads if device.type == "cpu" else None):
         mom_s, mom_rp = _run_chunks(d, n, alpha, gamma, norm, n_layers, n_samples, method, device,
                                     dtype, chunk_size, seed, index)
-    finally:
-        torch.set_num_threads(saved)
     count = mom_s[0].count
     mean = torch.stack([m.mean for m in mom_s]).cpu().numpy()
     cov = torch.stack([m.m2 for m in mom_s]).cpu().numpy() / (count - 1)

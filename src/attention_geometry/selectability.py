@@ -58,10 +58,11 @@ decided by the first stage that produces one:
 :func:`unselectable_mask_lp` is the plain reference: stage 3 for every key.
 """
 
-import numbers
 
 import numpy as np
 from scipy.optimize import linprog, nnls
+
+from ._checks import check_float, check_int, fail
 
 __all__ = [
     "SELECTABILITY_TOL",
@@ -89,9 +90,7 @@ _HIGHS = {"primal_feasibility_tolerance": 1e-10, "dual_feasibility_tolerance": 1
 
 
 def _check_tol(tol):
-    if isinstance(tol, bool) or not isinstance(tol, numbers.Real) or not (0 < tol < 1):
-        raise ValueError(f"tol = {tol!r} is not allowed; allowed: a number in (0, 1)")
-    return float(tol)
+    return check_float("tol", tol, low=0.0, high=1.0, low_open=True, high_open=True)
 
 
 def _as_keys(keys, ndim: int, name: str = "keys") -> np.ndarray:
@@ -287,8 +286,7 @@ def classify_keys(key_sets, tol: float = SELECTABILITY_TOL, n_gilbert: int = 12,
     the keys lie on); like every certificate it is verified, never trusted.
     """
     tol = _check_tol(tol)
-    if isinstance(n_gilbert, bool) or not isinstance(n_gilbert, numbers.Integral) or n_gilbert < 0:
-        raise ValueError(f"n_gilbert = {n_gilbert!r} is not allowed; allowed: an integer >= 0")
+    check_int("n_gilbert", n_gilbert, low=0)
     k, origin = normalise_keys(_as_keys(key_sets, 3, "key_sets"), return_origin=True)
     S, n, d = k.shape
     unsel = np.zeros((S, n), dtype=bool)
@@ -348,8 +346,7 @@ def gaussian_key_sets(n_sets: int, n: int, d: int, rng: np.random.Generator, lay
     entries: ``(n_sets, n, d)``; with ``layer_norm`` each key is replaced by
     :math:`\mathrm{LN}(k)` (no affine map, :math:`\varepsilon = 0`)."""
     for name, v, lo in [("n_sets", n_sets, 1), ("n", n, 1), ("d", d, 1 + bool(layer_norm))]:
-        if isinstance(v, bool) or not isinstance(v, numbers.Integral) or v < lo:
-            raise ValueError(f"{name} = {v!r} is not allowed; allowed: an integer >= {lo}")
+        check_int(name, v, low=lo)
     if not isinstance(rng, np.random.Generator):
         raise ValueError(f"rng = {rng!r} is not allowed; allowed: a numpy.random.Generator")
     k = rng.standard_normal((n_sets, n, d))

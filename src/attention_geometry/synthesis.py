@@ -15,22 +15,24 @@ from dataclasses import dataclass, replace
 
 import torch
 
+from ._checks import check_bool, check_choice, check_float, check_int, fail
+from .attention import make_mask, masked_softmax
 from .collapse import mu
+from .layernorm import normalise
 from .recency import recency_fraction, triples
 
-__all__ = ["SynthConfig", "NORMS", "init_weights", "decoder_forward", "synth_inputs",
+__all__ = ["SynthConfig", "init_weights", "decoder_forward", "synth_inputs",
            "influence_profile", "measure_variant", "default_variants", "synthesis_experiment"]
 
+#: The normalisations the switchable decoder offers (the book's vocabulary).
 NORMS = ("layernorm", "rmsnorm", "none")
-
-
-def _fail(name, value, allowed):
-    raise ValueError(f"{name} = {value!r} is not allowed: {allowed}")
 
 
 @dataclass(frozen=True)
 class SynthConfig:
-    """The switches. ``window``: keys ``i - window < j <= i`` only (``None``: full causal)."""
+    """The switches. ``window``: the one-sided window of width ``w`` of
+    :mod:`~attention_geometry.attention` (keys ``i - w <= j <= i``, ``w + 1`` keys;
+    ``None``: the full causal mask)."""
 
     causal: bool = True
     window: int | None = None
@@ -41,38 +43,26 @@ class SynthConfig:
     alpha: float = 0.5  # anisotropy of the inputs: a shared direction of weight alpha
 
     def check(self):
-        if self.norm not in NORMS:
-            _fail("norm", self.norm, f"one of {NORMS}")
-        if not isinstance(self.n_layers, int) or self.n_layers < 1:
-            _fail("n_layers", self.n_layers, "an int >= 1")
-        if self.window is not None and (not isinstance(self.window, int) or self.window < 1):
-            _fail("window", self.window, "None or an int >= 1")
-        if self.window is not None and not self.causal:
-            _fail("window", self.window, "None when causal is False")
-        if not 0.0 <= self.alpha < 1.0:
-            _fail("alpha", self.alpha, "0 <= alpha < 1")
+        check_bool("causal", self.causal)
+        check_choice("norm", self.norm, NORMS)
+        check_int("n_layers", self.n_layers, low=1)
+        if self.window is not None:
+            check_int("window", self.window, low=1)
+            if not self.causal:
+                raise fail("window", self.window, "None when causal is False")
+        check_float("alpha", self.alpha, low=0.0, high=1.0, high_open=True)
         return self
 
 
 def init_weights(d, n_layers, *, generator, scale=1.0, dtype=torch.float64):
     """Per layer ``(W_Q, W_K, W_V, W_O)``, each ``(d, d)``, entries N(0, scale^2 / d)."""
-    if not isinstance(d, int) or d < 2 or d % 2:
-        _fail("d", d, "an even int >= 2")
-    if not isinstance(n_layers, int) or n_layers < 1:
-        _fail("n_layers", n_layers, "an int >= 1")
-    if not scale > 0:
-        _fail("scale", scale, "scale > 0")
+    if check_int("d", d, low=2) % 2:
+        raise fail("d", d, "an even integer >= 2 (RoPE rotates pairs)")
+    check_int("n_layers", n_layers, low=1)
+    check_float("scale", scale, low=0.0, low_open=True)
     std = scale / d**0.5
     return [tuple(torch.randn(d, d, generator=generator, dtype=dtype) * std for _ in range(4))
             for _ in range(n_layers)]
-
-
-def _norm(X, kind):
-    if kind == "none":
-        return X
-    if kind == "layernorm":
-        X = X - X.mean(-1, keepdim=True)
-    return X / X.pow(2).mean(-1, keepdim=True).sqrt()
 
 
 def _rope(X):
@@ -89,13 +79,9 @@ def _rope(X):
 
 
 def _mask(n, cfg, device):
-    i = torch.arange(n, device=device)
-    allowed = torch.ones(n, n, dtype=torch.bool, device=device)
-    if cfg.causal:
-        allowed = i[None, :] <= i[:, None]
-        if cfg.window is not None:
-            allowed &= i[None, :] > i[:, None] - cfg.window
-    return allowed
+    """The configuration's mask as a torch bool tensor ``(n, n)``."""
+    kind = "complete" if not cfg.causal else "causal" if cfg.window is None else "one_sided"
+    return torch.as_tensor(make_mask(kind, n, cfg.window), device=device)
 
 
 def decoder_forward(X, weights, cfg: SynthConfig = SynthConfig()):
@@ -105,31 +91,31 @@ def decoder_forward(X, weights, cfg: SynthConfig = SynthConfig()):
     Masked scores are ``-inf``."""
     cfg.check()
     if X.ndim != 3:
-        raise ValueError(f"X must have shape (batch, n, d), got {tuple(X.shape)}")
+        raise fail("X", f"a tensor of shape {tuple(X.shape)}", "shape (batch, n, d)")
     if len(weights) < cfg.n_layers:
-        _fail("weights", f"{len(weights)} layers", f">= n_layers = {cfg.n_layers}")
+        raise fail("weights", f"{len(weights)} layers", f"at least n_layers = {cfg.n_layers} layers")
     if weights[0][0].shape[0] != X.shape[-1]:
-        _fail("X", f"width {X.shape[-1]}", f"the weights' width {weights[0][0].shape[0]}")
+        raise fail("X", f"width {X.shape[-1]}", f"the weights' width {weights[0][0].shape[0]}")
     d = X.shape[-1]
     allowed = _mask(X.shape[-2], cfg, X.device)
     scores = []
     for Wq, Wk, Wv, Wo in weights[: cfg.n_layers]:
-        Z = _norm(X, cfg.norm)
+        Z = normalise(X, cfg.norm)
         Q, K = Z @ Wq, Z @ Wk
         if cfg.rope:
             Q, K = _rope(Q), _rope(K)
         S = (Q @ K.transpose(-1, -2)) / d**0.5
-        S = S.masked_fill(~allowed, float("-inf"))
-        scores.append(S)
-        out = torch.softmax(S, dim=-1) @ (Z @ Wv @ Wo)
+        A = masked_softmax(S, allowed)
+        scores.append(S.masked_fill(~allowed, float("-inf")))
+        out = A @ (Z @ Wv @ Wo)
         X = X + out if cfg.residual else out
     return X, torch.stack(scores, dim=1)
 
 
 def synth_inputs(batch, n, d, alpha, *, generator, dtype=torch.float64):
     """``(batch, n, d)``: ``sqrt(alpha) u + sqrt(1 - alpha) z_i``, one shared Gaussian ``u`` per sequence."""
-    if batch < 1 or n < 3:
-        _fail("batch, n", (batch, n), "batch >= 1, n >= 3")
+    check_int("batch", batch, low=1)
+    check_int("n", n, low=3)
     u = torch.randn(batch, 1, d, generator=generator, dtype=dtype)
     z = torch.randn(batch, n, d, generator=generator, dtype=dtype)
     return alpha**0.5 * u + (1 - alpha) ** 0.5 * z
@@ -188,14 +174,12 @@ def default_variants(n_layers=4, window=4, alpha=0.5):
 
 
 def synthesis_experiment(variants, **kwargs):
-    """A table (pandas DataFrame, one row per variant) of :func:`measure_variant`, plus the
-    profiles ``{name: (n,)}``; every variant uses the same weights and inputs."""
-    import pandas as pd
-
+    """The rows (one dict per variant, with its ``"variant"`` name) of :func:`measure_variant`,
+    plus the profiles ``{name: (n,)}``; every variant uses the same weights and inputs."""
     max_layers = max(c.n_layers for c in variants.values())
     rows, profiles = [], {}
     for name, cfg in variants.items():
         m = measure_variant(cfg, max_layers=max_layers, **kwargs)
         profiles[name] = m.pop("profile")
         rows.append({"variant": name, **m})
-    return pd.DataFrame(rows).set_index("variant"), profiles
+    return rows, profiles

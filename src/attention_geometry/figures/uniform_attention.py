@@ -10,8 +10,8 @@ __all__ = ["plot_majority_curves", "plot_uniform_query_check"]
 
 _LABELS = {
     "layernorm": r"LayerNorm (projection + scaling, norm $\sqrt{d}$)",
-    "scale_only": r"scaling only, norm $\sqrt{d}$ (fair control)",
-    "paper_code": r"scaling only, norm $1/\sqrt{d}$ (original code)",
+    "rmsnorm": r"scaling only, norm $\sqrt{d}$ (fair control)",
+    "original_code": r"scaling only, norm $1/\sqrt{d}$ (original code)",
 }
 
 _PANELS = [

@@ -98,20 +98,18 @@ def _load(name: str):
     if not os.path.exists(os.path.join(folder, gguf_file)):
         raise _missing(module, package, NODEPS_PINS[package], nodeps=True)
 
-    os.environ["HF_HUB_OFFLINE"] = "1"
-    os.environ["TRANSFORMERS_OFFLINE"] = "1"
-    import huggingface_hub.constants
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
-    huggingface_hub.constants.HF_HUB_OFFLINE = True  # in case it was imported earlier
+    # local folders only: nothing is looked up on a hub (and no environment variable is set)
     cached = _cache_dir(name, package)
     if (cached / "model.safetensors").exists():
-        model = AutoModelForCausalLM.from_pretrained(cached, dtype=torch.float32)
-        tokenizer = AutoTokenizer.from_pretrained(cached)
+        model = AutoModelForCausalLM.from_pretrained(cached, dtype=torch.float32, local_files_only=True)
+        tokenizer = AutoTokenizer.from_pretrained(cached, local_files_only=True)
     else:
         try:
-            tokenizer = AutoTokenizer.from_pretrained(folder, gguf_file=gguf_file)
-            model = AutoModelForCausalLM.from_pretrained(folder, gguf_file=gguf_file, dtype=torch.float32)
+            tokenizer = AutoTokenizer.from_pretrained(folder, gguf_file=gguf_file, local_files_only=True)
+            model = AutoModelForCausalLM.from_pretrained(folder, gguf_file=gguf_file, dtype=torch.float32,
+                                                         local_files_only=True)
         except Exception as err:  # name what to install, keep the cause
             raise PretrainedUnavailable(
                 f"cannot load {name!r} from {os.path.join(folder, gguf_file)}: {err}\n"

@@ -11,7 +11,7 @@ the byte embedding. The norm :math:`N` is one of
 * ``"layernorm"``: :math:`\gamma \odot \sqrt d\,Px/\lVert Px\rVert + \beta`
   (projection onto :math:`H \perp \mathbf 1`, then scaling; ``torch``'s
   ``layer_norm`` with its default :math:`\varepsilon = 10^{-5}`);
-* ``"projection_only"``: :math:`\gamma \odot Px + \beta`, the centring without
+* ``"projection"``: :math:`\gamma \odot Px + \beta`, the centring without
   the scaling (the paper's "no scaling" variant).
 
 The affine map :math:`(\gamma, \beta)` is kept in both, so the variants differ
@@ -24,15 +24,17 @@ per-head keys ``(batch, heads, seq, d_head)``.
 """
 
 import math
-import numbers
 from dataclasses import dataclass
 
 import torch
 import torch.nn.functional as F
 from torch import nn
 
+from .._checks import check_choice, check_int, fail, torch_threads
+from ..attention import causal_softmax
+from ..layernorm import normalise
+
 __all__ = [
-    "NORMS",
     "TinyDecoderConfig",
     "TinyDecoder",
     "attention_inputs",
@@ -40,7 +42,8 @@ __all__ = [
     "layer_selectability",
 ]
 
-NORMS = ("layernorm", "projection_only")
+#: The norms the tiny decoder is trained with (the book's vocabulary).
+NORMS = ("layernorm", "projection")
 
 
 @dataclass(frozen=True)
@@ -53,17 +56,14 @@ class TinyDecoderConfig:
     max_len: int = 128  # learned positions up to this length
     mlp_ratio: int = 4  # the usual 4d hidden units
     vocab: int = 256  # bytes
-    norm: str = "layernorm"  # or "projection_only"
+    norm: str = "layernorm"  # or "projection"
 
     def __post_init__(self):
         for name in ("d", "n_layers", "n_heads", "max_len", "mlp_ratio", "vocab"):
-            v = getattr(self, name)
-            if isinstance(v, bool) or not isinstance(v, numbers.Integral) or v < 1:
-                raise ValueError(f"{name} = {v!r} is not allowed; allowed: an integer >= 1")
+            check_int(name, getattr(self, name), low=1)
         if self.d % self.n_heads:
-            raise ValueError(f"d = {self.d} is not allowed; allowed: a multiple of n_heads = {self.n_heads}")
-        if self.norm not in NORMS:
-            raise ValueError(f"norm = {self.norm!r} is not allowed; allowed: one of {NORMS}")
+            raise fail("d", self.d, f"a multiple of n_heads = {self.n_heads}")
+        check_choice("norm", self.norm, NORMS)
 
 
 class Norm(nn.Module):
@@ -76,9 +76,8 @@ class Norm(nn.Module):
         self.beta = nn.Parameter(torch.zeros(d))
 
     def forward(self, x):
-        if self.kind == "layernorm":
-            return F.layer_norm(x, x.shape[-1:], self.gamma, self.beta)
-        return (x - x.mean(-1, keepdim=True)) * self.gamma + self.beta
+        eps = 1e-5 if self.kind == "layernorm" else 0.0  # nn.LayerNorm's default
+        return normalise(x, self.kind, eps=eps) * self.gamma + self.beta
 
 
 class Block(nn.Module):
@@ -116,10 +115,6 @@ class TinyDecoder(nn.Module):
         h = self.config.n_heads
         return t.view(b, s, h, d // h).transpose(1, 2)
 
-    @staticmethod
-    def _causal(seq: int, device):  # (seq, seq) True above the diagonal: future keys
-        return torch.ones(seq, seq, dtype=torch.bool, device=device).triu(1)
-
     def run(self, ids):
         """``(logits (batch, seq, vocab), per-layer [(residual, normed, keys)])``."""
         if ids.ndim != 2 or ids.shape[1] > self.config.max_len:
@@ -132,7 +127,7 @@ class TinyDecoder(nn.Module):
             # explicit softmax(q k^T / sqrt(d_head)) v: at d_head = 2 this is ~10x
             # faster on a CPU than scaled_dot_product_attention's flash kernel
             scores = (q @ k.transpose(-1, -2)) / math.sqrt(q.shape[-1])
-            a = torch.softmax(scores.masked_fill(self._causal(ids.shape[1], ids.device), -math.inf), -1) @ v
+            a = causal_softmax(scores) @ v
             record.append((x, u, k))
             x = x + blk.W_O(a.transpose(1, 2).reshape(x.shape))
             x = x + blk.mlp(blk.norm2(x))
@@ -162,17 +157,12 @@ def train_tiny_decoder(config: TinyDecoderConfig, data, n_steps: int, batch_size
     Bit-for-bit reproducible for a given seed on the same machine.
     """
     for name, v, lo in [("n_steps", n_steps, 1), ("batch_size", batch_size, 1), ("seed", seed, 0)]:
-        if isinstance(v, bool) or not isinstance(v, numbers.Integral) or v < lo:
-            raise ValueError(f"{name} = {v!r} is not allowed; allowed: an integer >= {lo}")
+        check_int(name, v, low=lo)
     data = torch.as_tensor(data, dtype=torch.long)
     if data.ndim != 2 or data.shape[1] < 2 or data.shape[1] > config.max_len:
         raise ValueError(f"data has shape {tuple(data.shape)}; allowed: (N, seq) with 2 <= seq <= {config.max_len}")
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)  # ops this small run fastest (and reproducibly) on one thread
-    try:
+    with torch_threads(1):  # ops this small run fastest (and reproducibly) on one thread
         return _train(config, data, n_steps, batch_size, seed, lr, progress)
-    finally:
-        torch.set_num_threads(threads)
 
 
 def _train(config, data, n_steps, batch_size, seed, lr, progress):

@@ -1,0 +1,123 @@
+"""A chapter's "Paper vs. this book" table, generated from its claims.
+
+A chapter builds one :class:`~attention_geometry.verdicts.Claim` per row (the
+paper's words, our measurement, a verdict returned by a rule) and calls
+:func:`show_claims`. That glues
+
+* ``<prefix>claims``: the table, as MyST Markdown, shown in the chapter with ::
+
+      ```{glue:md} <prefix>claims
+      :format: myst
+      ```
+
+  Its columns: the claim and where the paper makes it; what the paper says;
+  this book's measurement and settings; the measurement **at the paper's
+  settings**, read from the chapter's stored paper-scale run
+  (``results/<chapter>/paper/``, :func:`~attention_geometry.book.paper.load_paper_run`)
+  or "not run at the paper's settings"; and the verdict that stands
+  (:func:`~attention_geometry.verdicts.settle`: the paper-settings verdict when
+  there is one), worded for its source (:func:`~attention_geometry.verdicts.phrase`).
+* ``<prefix>paper-run``: one line of provenance of the stored run (commit,
+  device, date, wall time), or a line saying there is none.
+* ``claims_json``: the records, for the claims ledger and for the stored
+  paper-scale run of this chapter.
+
+No verdict is typed into a chapter: every one comes from a rule.
+"""
+
+import json
+import os
+from typing import Sequence
+
+from ..verdicts import Claim, Verdict, phrase, settle
+from .glue import glue
+
+__all__ = ["show_claims", "claims_markdown", "provenance_line", "CLAIMS_KEY"]
+
+#: The glue name under which a chapter's claim records are stored.
+CLAIMS_KEY = "claims_json"
+
+_NOT_RUN = "not run at the paper's settings"
+
+
+def _cell(text: str) -> str:
+    """Text safe inside a Markdown table cell."""
+    return " ".join(str(text).split()).replace("|", "\\|")
+
+
+def _stored_claims(run) -> dict[str, dict]:
+    if run is None:
+        return {}
+    return {c["id"]: c for c in (run.claims or [])}
+
+
+def _paper_cell(claim: Claim, stored: dict | None, has_run: bool, this_is_the_run: bool) -> str:
+    if this_is_the_run:
+        return "(this is the paper-scale run)"
+    if claim.at_paper_settings:
+        return "the same: these are the paper's settings"
+    if stored is None:
+        return _NOT_RUN
+    label = phrase(Verdict(**stored["verdict"]), claim.source)
+    return f"{stored['measured']} ({stored['settings']}): *{label}*"
+
+
+def claims_markdown(claims: Sequence[Claim], run=None, *, this_is_the_run: bool = False) -> tuple[str, list[dict]]:
+    """The table as MyST Markdown, and the records (each with its settled verdict)."""
+    stored = _stored_claims(run)
+    lines = [
+        "| Claim | The paper says | This book | At the paper's settings | Verdict |",
+        "|---|---|---|---|---|",
+    ]
+    records = []
+    ids = set()
+    for c in claims:
+        if c.id in ids:
+            raise ValueError(f"claim id {c.id!r} appears twice in one table; ids must be unique")
+        ids.add(c.id)
+        at_paper = stored.get(c.id)
+        paper_verdict = Verdict(**at_paper["verdict"]) if at_paper and not this_is_the_run else None
+        final = settle(c.verdict, paper_verdict, defaults_are_paper=c.at_paper_settings or this_is_the_run)
+        where = f"{{cite:t}}`{c.paper}`, {c.where} ({c.source})"
+        lines.append("| " + " | ".join(_cell(x) for x in (
+            where,
+            c.statement,
+            f"{c.measured} ({c.settings})",
+            _paper_cell(c, at_paper, run is not None, this_is_the_run),
+            f"**{phrase(final, c.source)}**: {final.reason}",
+        )) + " |")
+        record = c.record()
+        record["final_verdict"] = {"label": final.label, "reason": final.reason, "phrase": phrase(final, c.source)}
+        record["at_paper_settings_record"] = at_paper
+        records.append(record)
+    return "\n".join(lines), records
+
+
+def provenance_line(run) -> str:
+    """One line on the stored paper-scale run, or a line saying there is none."""
+    if run is None:
+        return ("*At the paper's settings:* no stored run of this chapter; every verdict above was "
+                "measured at the book's default settings.")
+    p = run.provenance or {}
+    dirty = " (uncommitted changes)" if p.get("dirty") else ""
+    note = f" {p['note']}" if p.get("note") else ""
+    wall = p.get("wall_seconds", p.get("wall_time_s", float("nan")))
+    return (f"*At the paper's settings:* stored run of commit `{str(p.get('commit', '?'))[:10]}`{dirty}, "
+            f"on {p.get('device', '?')}, {p.get('date', '?')}, wall time {float(wall) / 60:.1f} min "
+            f"(`make paper CHAPTER={run.chapter}` regenerates it).{note}")
+
+
+def show_claims(chapter: str, claims: Sequence[Claim], *, prefix: str = "") -> list[dict]:
+    """Glue the chapter's verdict table, its provenance line and its records; return the records."""
+    from IPython.display import Markdown
+
+    from .paper import load_paper_run
+
+    this_is_the_run = os.environ.get("AG_RUN_KIND") == "paper"
+    run = None if this_is_the_run else load_paper_run(chapter)
+    table, records = claims_markdown(claims, run, this_is_the_run=this_is_the_run)
+    glue(f"{prefix}claims", Markdown(table))
+    glue(f"{prefix}paper-run", Markdown(provenance_line(run) if not this_is_the_run else
+                                        "*This is the chapter's paper-scale run.*"))
+    glue(CLAIMS_KEY, json.dumps(records, default=str))
+    return records

@@ -1,0 +1,229 @@
+r"""Verdicts: the rules that turn a measurement and its uncertainty into a word.
+
+Every row of a "Paper vs. this book" table is a :class:`Claim`: what a paper
+says (in its own words, with where it says it and what kind of source that
+is), what this book measured (with its uncertainty and the settings), and a
+:class:`Verdict` returned by one of the rules below -- never a word typed into
+a table. Each rule can return every one of its verdicts; the tests show it.
+
+The vocabulary (:data:`VERDICTS`):
+
+``reproduced``
+    the measurement agrees with the claim, beyond its uncertainty;
+``differs``
+    a claimed *value* lies outside the measurement's interval (the effect may
+    exist, its size is another);
+``refuted``
+    a claimed *direction* or *property* is contradicted beyond the uncertainty;
+``not decided``
+    the interval contains both outcomes: the evidence does not decide;
+``not tested``
+    nothing here measures the claim (the reason says why).
+
+Rules:
+
+* :func:`value_verdict` -- a claimed value, with a tolerance band;
+* :func:`sign_verdict` -- a claimed direction of an effect (a difference, a
+  contrast, a slope);
+* :func:`bound_verdict` -- a claimed bound (``at most``/``at least``);
+* :func:`property_verdict` -- a claimed exact property checked by a
+  computation that either holds or fails (a proof-checking computation: exact
+  arithmetic, an identity to rounding);
+* :func:`not_tested`.
+
+Two helpers turn a verdict into what a reader sees: :func:`phrase` words it
+for the claim's source (a row resting on an AI-written *summary* agrees or
+disagrees "with the summary's reading"), and :func:`settle` combines the
+verdict at the book's default settings with the one at the paper's settings
+(a stored paper-scale run): the latter decides when it exists.
+"""
+
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from ._checks import ArgumentTypeError, check_choice, check_float, fail
+from .stats import Estimate
+
+__all__ = [
+    "VERDICTS",
+    "SOURCES",
+    "Verdict",
+    "Claim",
+    "value_verdict",
+    "sign_verdict",
+    "bound_verdict",
+    "property_verdict",
+    "not_tested",
+    "phrase",
+    "settle",
+]
+
+VERDICTS = ("reproduced", "differs", "refuted", "not decided", "not tested")
+
+#: Where a claim is read. ``full text``: the paper itself; ``abstract`` and
+#: ``figure caption``: the paper's own words, quoted; ``repository``: the
+#: authors' code (scripts, README); ``summary``: the AI-written summary, which
+#: warns that its numbers and claims can be wrong.
+SOURCES = ("full text", "abstract", "figure caption", "repository", "summary")
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """A verdict word from :data:`VERDICTS` and the one-line reason the rule gives."""
+
+    label: str
+    reason: str
+
+    def __post_init__(self):
+        check_choice("label", self.label, VERDICTS)
+
+    def __str__(self) -> str:
+        return f"{self.label}: {self.reason}"
+
+
+def _interval_text(est: Estimate, level: float) -> str:
+    lo, hi = est.interval(level)
+    return f"{level:.0%} interval [{lo:.3g}, {hi:.3g}]"
+
+
+def value_verdict(est: Estimate, claimed: float, *, rtol: float = 0.0, atol: float = 0.0,
+                  level: float = 0.95) -> Verdict:
+    """A claimed value against a measured one.
+
+    The claim is the band ``claimed ± tol`` with ``tol = atol + rtol * |claimed|``
+    (a figure read by eye deserves a tolerance; an exact number none). The
+    measurement is its ``level`` interval. Interval inside the band:
+    ``reproduced``; interval and band disjoint: ``differs``; otherwise ``not
+    decided``.
+    """
+    rtol = check_float("rtol", rtol, low=0.0)
+    atol = check_float("atol", atol, low=0.0)
+    tol = atol + rtol * abs(claimed)
+    lo, hi = est.interval(level)
+    band = (claimed - tol, claimed + tol)
+    where = f"{_interval_text(est, level)} against the claim {claimed:.3g} ± {tol:.2g}"
+    if band[0] <= lo and hi <= band[1]:
+        return Verdict("reproduced", f"{where}: inside")
+    if hi < band[0] or lo > band[1]:
+        return Verdict("differs", f"{where}: outside")
+    return Verdict("not decided", f"{where}: overlapping")
+
+
+def sign_verdict(est: Estimate, claimed_sign: int, *, level: float = 0.95, what: str = "the effect") -> Verdict:
+    """A claimed direction (``+1``: positive, ``-1``: negative) of an effect ``est``.
+
+    ``reproduced`` when the whole ``level`` interval has the claimed sign,
+    ``refuted`` when it has the opposite sign, ``not decided`` when it contains 0.
+    """
+    if claimed_sign not in (1, -1):
+        raise fail("claimed_sign", claimed_sign, "+1 or -1")
+    lo, hi = est.interval(level)
+    sign = "positive" if claimed_sign > 0 else "negative"
+    text = f"{what} = {est.format()}, {_interval_text(est, level)}; claimed {sign}"
+    if (lo > 0 and claimed_sign > 0) or (hi < 0 and claimed_sign < 0):
+        return Verdict("reproduced", text)
+    if (hi < 0 and claimed_sign > 0) or (lo > 0 and claimed_sign < 0):
+        return Verdict("refuted", text)
+    return Verdict("not decided", f"{text}; the interval contains 0")
+
+
+def bound_verdict(est: Estimate, bound: float, *, at_most: bool, level: float = 0.95,
+                  what: str = "the measurement") -> Verdict:
+    """A claimed bound: ``est <= bound`` (``at_most=True``) or ``est >= bound``.
+
+    ``reproduced`` when the whole interval satisfies it, ``refuted`` when none of
+    it does, ``not decided`` otherwise.
+    """
+    lo, hi = est.interval(level)
+    rel = "at most" if at_most else "at least"
+    text = f"{what} = {est.format()}, {_interval_text(est, level)}; claimed {rel} {bound:.3g}"
+    holds = hi <= bound if at_most else lo >= bound
+    fails = lo > bound if at_most else hi < bound
+    if holds:
+        return Verdict("reproduced", text)
+    if fails:
+        return Verdict("refuted", text)
+    return Verdict("not decided", f"{text}; the interval straddles the bound")
+
+
+def property_verdict(holds: bool, evidence: str) -> Verdict:
+    """An exact property checked by a computation (exact arithmetic, an identity to rounding).
+
+    ``reproduced`` if it holds, ``refuted`` if the computation found a counterexample.
+    """
+    if not isinstance(holds, bool):
+        holds = bool(holds)
+    return Verdict("reproduced" if holds else "refuted", evidence)
+
+
+def not_tested(reason: str) -> Verdict:
+    """Nothing here measures the claim; ``reason`` says why and what it would take."""
+    if not reason:
+        raise fail("reason", reason, "a non-empty explanation")
+    return Verdict("not tested", reason)
+
+
+@dataclass(frozen=True)
+class Claim:
+    """One row of a "Paper vs. this book" table and one record of the claims ledger.
+
+    ``paper``: the bibliography key; ``where``: section, equation, figure or
+    table; ``source``: one of :data:`SOURCES`; ``statement``: the claim as the
+    source states it (MyST markup allowed); ``measured``: this book's number(s)
+    with their uncertainty; ``settings``: what they were measured at;
+    ``at_paper_settings``: True when those *are* the paper's settings (no
+    stored paper-scale run is needed then); ``section``: the label of the
+    chapter section that shows it.
+    """
+
+    id: str
+    paper: str
+    where: str
+    source: str
+    statement: str
+    measured: str
+    settings: str
+    verdict: Verdict
+    at_paper_settings: bool = False
+    section: str = ""
+    extra: dict = field(default_factory=dict)
+
+    def __post_init__(self):
+        check_choice("source", self.source, SOURCES)
+        if not self.id or any(c.isspace() for c in self.id):
+            raise fail("id", self.id, "a non-empty identifier without spaces")
+        if not isinstance(self.verdict, Verdict):
+            raise fail("verdict", self.verdict, "a Verdict returned by a rule of attention_geometry.verdicts",
+                       "has the wrong type", kind=ArgumentTypeError)
+
+    def record(self) -> dict[str, Any]:
+        """A JSON-able dict (the verdict as ``{"label", "reason"}``)."""
+        return asdict(self)
+
+
+def phrase(verdict: Verdict, source: str) -> str:
+    """The verdict as a reader sees it: for a row resting on the AI-written summary,
+    agreement or disagreement *with the summary's reading*."""
+    check_choice("source", source, SOURCES)
+    if source != "summary":
+        return verdict.label
+    return {
+        "reproduced": "agrees with the summary's reading",
+        "differs": "disagrees with the summary's reading",
+        "refuted": "disagrees with the summary's reading",
+    }.get(verdict.label, verdict.label)
+
+
+def settle(at_defaults: Verdict, at_paper: Verdict | None, *, defaults_are_paper: bool = False) -> Verdict:
+    """The verdict that stands: at the paper's settings when measured there.
+
+    ``at_paper``: the verdict of the stored paper-scale run (``None``: not run);
+    ``defaults_are_paper``: the default settings already are the paper's. A
+    ``reproduced``/``refuted``/``differs`` measured only at smaller settings is
+    kept, with a reason that says so.
+    """
+    if at_paper is not None:
+        return Verdict(at_paper.label, f"at the paper's settings: {at_paper.reason}")
+    if defaults_are_paper or at_defaults.label in ("not decided", "not tested"):
+        return at_defaults
+    return Verdict(at_defaults.label, f"at the book's smaller settings only: {at_defaults.reason}")

@@ -1,0 +1,59 @@
+"""The generated "Paper vs. this book" tables: every verdict from a rule, the paper column filled."""
+
+import json
+from pathlib import Path
+
+import pytest
+
+from attention_geometry.book.claims import claims_markdown, provenance_line
+from attention_geometry.book.paper import load_paper_run
+from attention_geometry.stats import Estimate
+from attention_geometry.verdicts import Claim, sign_verdict, value_verdict
+
+
+def _claims():
+    return [
+        Claim(id="toy-sign", paper="kim2025layernorm", where="Theorem 1", source="full text",
+              statement="the contrast is positive", measured="0.1 ± 0.01", settings="d = 16",
+              verdict=sign_verdict(Estimate(0.1, 0.01), 1)),
+        Claim(id="toy-value", paper="wu2024masks", where="Fig. 2", source="summary",
+              statement="a |pipe| in the text", measured="0.9 ± 0.01", settings="N = 8",
+              verdict=value_verdict(Estimate(0.9, 0.01), 0.5, atol=0.1)),
+    ]
+
+
+def test_table_without_a_stored_run_says_so_and_qualifies_the_verdicts():
+    table, records = claims_markdown(_claims())
+    rows = table.splitlines()[2:]
+    assert len(rows) == 2 and all(r.count(" | ") == 4 for r in rows)  # the escaped pipe stays in its cell
+    assert all("not run at the paper's settings" in r for r in rows)
+    assert "smaller settings only" in rows[0]
+    assert "disagrees with the summary's reading" in rows[1]
+    assert [r["final_verdict"]["label"] for r in records] == ["reproduced", "differs"]
+    assert "no stored run" in provenance_line(None)
+
+
+def test_a_stored_run_decides_the_verdict(tmp_path):
+    (tmp_path / "_toc.yml").write_text("root: x\n")
+    folder = tmp_path / "results" / "toy" / "paper"
+    folder.mkdir(parents=True)
+    at_paper = _claims()[0].record()
+    at_paper.update(measured="-0.2 ± 0.01", settings="d = 1024",
+                    verdict={"label": "refuted", "reason": "negative at d = 1024"})
+    (folder / "values.json").write_text(json.dumps({"x": 1.0, "claims": [at_paper]}))
+    (folder / "parameters.json").write_text("{}")
+    (folder / "provenance.json").write_text(json.dumps(
+        {"commit": "abcdef1234", "dirty": False, "date": "2026-12-01", "device": "cpu", "wall_seconds": 600}))
+    run = load_paper_run("toy", tmp_path)
+    table, records = claims_markdown(_claims(), run)
+    first, second = table.splitlines()[2:]
+    assert "-0.2 ± 0.01 (d = 1024)" in first and "**refuted**" in first and "paper's settings" in first
+    assert "not run at the paper's settings" in second  # no stored record for this claim
+    assert records[0]["final_verdict"]["label"] == "refuted"
+    assert "abcdef1234" in provenance_line(run) and "10.0 min" in provenance_line(run)
+
+
+def test_duplicate_ids_are_refused():
+    c = _claims()[0]
+    with pytest.raises(ValueError, match="appears twice"):
+        claims_markdown([c, c])

@@ -1,0 +1,107 @@
+"""The verdict rules: each can return every one of its verdicts, and says why."""
+
+import math
+
+import numpy as np
+import pytest
+
+from attention_geometry.stats import Estimate
+from attention_geometry.verdicts import (
+    SOURCES,
+    VERDICTS,
+    Claim,
+    Verdict,
+    bound_verdict,
+    not_tested,
+    phrase,
+    property_verdict,
+    settle,
+    sign_verdict,
+    value_verdict,
+)
+
+
+@pytest.mark.parametrize("est, claimed, tol, label", [
+    (Estimate(0.50, 0.01), 0.5, 0.05, "reproduced"),   # interval inside the band
+    (Estimate(0.80, 0.01), 0.5, 0.05, "differs"),      # disjoint
+    (Estimate(0.54, 0.02), 0.5, 0.05, "not decided"),  # straddles the band's edge
+    (Estimate(0.5, 0.0), 0.5, 0.0, "reproduced"),      # exact agreement
+])
+def test_value_verdict_returns_each_label(est, claimed, tol, label):
+    v = value_verdict(est, claimed, atol=tol)
+    assert v.label == label and "interval" in v.reason
+
+
+def test_value_verdict_uses_t_intervals_for_few_seeds():
+    normal, three = Estimate(1.0, 0.3), Estimate(1.0, 0.3, df=2)  # t(2) is much wider
+    assert value_verdict(normal, 0.3, atol=0.05).label == "differs"
+    assert value_verdict(three, 0.3, atol=0.05).label == "not decided"
+
+
+@pytest.mark.parametrize("value, sign, label", [
+    (0.5, +1, "reproduced"), (-0.5, +1, "refuted"), (0.01, +1, "not decided"),
+    (-0.5, -1, "reproduced"), (0.5, -1, "refuted"),
+])
+def test_sign_verdict_returns_each_label(value, sign, label):
+    assert sign_verdict(Estimate(value, 0.1), sign).label == label
+
+
+@pytest.mark.parametrize("value, at_most, label", [
+    (0.1, True, "reproduced"), (2.0, True, "refuted"), (0.95, True, "not decided"),
+    (2.0, False, "reproduced"), (0.1, False, "refuted"),
+])
+def test_bound_verdict_returns_each_label(value, at_most, label):
+    assert bound_verdict(Estimate(value, 0.05), 1.0, at_most=at_most).label == label
+
+
+def test_property_and_not_tested():
+    assert property_verdict(True, "exact").label == "reproduced"
+    assert property_verdict(False, "counterexample").label == "refuted"
+    assert not_tested("needs a GPU").label == "not tested"
+    with pytest.raises(ValueError, match="reason"):
+        not_tested("")
+
+
+def test_every_label_is_reachable_by_some_rule():
+    reached = {
+        value_verdict(Estimate(0.5, 0.01), 0.5, atol=0.1).label,
+        value_verdict(Estimate(0.9, 0.01), 0.5, atol=0.1).label,
+        sign_verdict(Estimate(-1, 0.1), 1).label,
+        sign_verdict(Estimate(0, 0.1), 1).label,
+        not_tested("x").label,
+    }
+    assert reached == set(VERDICTS)
+
+
+def test_verdict_label_is_checked():
+    with pytest.raises(ValueError, match="label = 'holds'"):
+        Verdict("holds", "typed by hand")
+
+
+def test_phrase_words_summary_rows_as_agreement():
+    ok, bad = Verdict("reproduced", "r"), Verdict("refuted", "r")
+    assert phrase(ok, "full text") == "reproduced"
+    assert phrase(ok, "summary") == "agrees with the summary's reading"
+    assert phrase(bad, "summary") == "disagrees with the summary's reading"
+    assert phrase(Verdict("not decided", "r"), "summary") == "not decided"
+
+
+def test_settle_prefers_the_paper_settings_and_says_when_it_cannot():
+    small, big = Verdict("reproduced", "small"), Verdict("refuted", "big")
+    assert settle(small, big).label == "refuted" and "paper's settings" in settle(small, big).reason
+    only_small = settle(small, None)
+    assert only_small.label == "reproduced" and "smaller settings only" in only_small.reason
+    assert settle(small, None, defaults_are_paper=True) == small
+
+
+def test_claim_records_and_checks():
+    v = sign_verdict(Estimate(1.0, 0.1), 1)
+    c = Claim(id="kim-thm1", paper="kim2025layernorm", where="Theorem 1", source="full text",
+              statement="LN induces recency", measured="1.0 ± 0.1", settings="defaults", verdict=v)
+    rec = c.record()
+    assert rec["verdict"]["label"] == "reproduced" and rec["source"] in SOURCES
+    with pytest.raises(ValueError, match="source = 'blog'"):
+        Claim(id="x", paper="p", where="w", source="blog", statement="s", measured="m", settings="s", verdict=v)
+    with pytest.raises(TypeError):
+        Claim(id="x", paper="p", where="w", source="summary", statement="s", measured="m", settings="s",
+              verdict="reproduced")
