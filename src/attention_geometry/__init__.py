@@ -12,6 +12,7 @@ mathematics imports neither.
 module                    object
 ========================  =====================================================
 :mod:`.layernorm`         LayerNorm as projection and scaling, its variants (ch. 1)
+:mod:`.layernorm_checks`  PyTorch's LayerNorm measured against the geometry (ch. 1)
 :mod:`.attention`         masks as graphs, their radius, the masked softmax (ch. 4)
 :mod:`.majority`          the majority task and its one-layer model (ch. 2)
 :mod:`.selectability`     unselectable keys: convex-hull test, heat maps (ch. 3)
@@ -36,6 +37,7 @@ from . import (
     collapse,
     jacobians,
     layernorm,
+    layernorm_checks,
     ln_dynamics,
     majority,
     recency,
@@ -52,6 +54,7 @@ from .checkpoint import *  # noqa: F401,F403
 from .collapse import *  # noqa: F401,F403
 from .jacobians import *  # noqa: F401,F403
 from .layernorm import *  # noqa: F401,F403
+from .layernorm_checks import *  # noqa: F401,F403
 from .ln_dynamics import *  # noqa: F401,F403
 from .majority import *  # noqa: F401,F403
 from .models.corpus import *  # noqa: F401,F403
@@ -65,7 +68,7 @@ from .synthesis import *  # noqa: F401,F403
 from .verdicts import *  # noqa: F401,F403
 
 #: The modules whose ``__all__`` make up the package's public names.
-MODULES = (layernorm, attention, majority, selectability, collapse, ln_dynamics, recency,
+MODULES = (layernorm, layernorm_checks, attention, majority, selectability, collapse, ln_dynamics, recency,
            recency_theory, cesaro, jacobians, synthesis, stats, verdicts, checkpoint, corpus, pretrained,
            tiny_decoder)
 

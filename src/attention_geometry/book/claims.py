@@ -78,7 +78,7 @@ def claims_markdown(claims: Sequence[Claim], run=None, *, this_is_the_run: bool 
         at_paper = stored.get(c.id)
         paper_verdict = Verdict(**at_paper["verdict"]) if at_paper and not this_is_the_run else None
         final = settle(c.verdict, paper_verdict, defaults_are_paper=c.at_paper_settings or this_is_the_run)
-        where = f"{{cite:t}}`{c.paper}`, {c.where} ({c.source})"
+        where = f"{{cite:t}}`{c.paper}`, {c.where}" + ("" if c.where == c.source else f" ({c.source})")
         lines.append("| " + " | ".join(_cell(x) for x in (
             where,
             c.statement,

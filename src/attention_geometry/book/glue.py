@@ -10,7 +10,8 @@ hence a build error). :func:`glue` therefore
 * glues a whole mapping in one call: ``glue({"rp_l2": rp, "rp_se": se})``,
   optionally with a common ``prefix``.
 
-It returns what it glued (the value, or the mapping of plain values).
+It returns what it glued: the value, or the mapping of plain values under
+the mapping's own keys (without the prefix).
 """
 
 from typing import Any, Mapping
@@ -43,8 +44,8 @@ def glue(name: str | Mapping[str, Any], value: Any = None, *, display: bool = Fa
             raise TypeError("glue(mapping) takes no value: glue({'name': value, ...})")
         out = {}
         for key, val in name.items():
-            out[prefix + key] = plain(val)
-            _glue(prefix + key, out[prefix + key], display=display)
+            out[key] = plain(val)
+            _glue(prefix + key, out[key], display=display)
         return out
     value = plain(value)
     _glue(prefix + name, value, display=display)
