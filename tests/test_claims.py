@@ -13,7 +13,7 @@ from attention_geometry.verdicts import Claim, sign_verdict, value_verdict
 
 def _claims():
     return [
-        Claim(id="toy-sign", paper="kim2025layernorm", where="Theorem 1", source="full text",
+        Claim(id="toy-sign", paper="kim2025recency", where="Theorem 1", source="full text",
               statement="the contrast is positive", measured="0.1 ± 0.01", settings="d = 16",
               verdict=sign_verdict(Estimate(0.1, 0.01), 1)),
         Claim(id="toy-value", paper="wu2024masks", where="Fig. 2", source="summary",

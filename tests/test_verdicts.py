@@ -96,7 +96,7 @@ def test_settle_prefers_the_paper_settings_and_says_when_it_cannot():
 
 def test_claim_records_and_checks():
     v = sign_verdict(Estimate(1.0, 0.1), 1)
-    c = Claim(id="kim-thm1", paper="kim2025layernorm", where="Theorem 1", source="full text",
+    c = Claim(id="kim-thm1", paper="kim2025recency", where="Theorem 1", source="full text",
               statement="LN induces recency", measured="1.0 ± 0.1", settings="defaults", verdict=v)
     rec = c.record()
     assert rec["verdict"]["label"] == "reproduced" and rec["source"] in SOURCES

@@ -1,0 +1,213 @@
+"""The claims ledger: every claim of the four papers, in one place, built with the book.
+
+Each chapter's "Paper vs. this book" table is generated from its claims
+(:func:`attention_geometry.book.claims.show_claims`), which also glues the
+records under ``claims_json``. This module collects them from the executed
+chapters, in the order of the book, into
+
+* ``claims.json`` and ``claims.csv`` beside the HTML book (:func:`write_ledger_files`);
+* the appendix page "The claims ledger" (:func:`ledger_page`): one sortable,
+  filterable table (plain JavaScript, no network), with counts per paper and
+  per verdict.
+
+A record holds: ``id``, ``paper`` (the bibliography key), ``where`` in the
+paper, ``statement`` (as the source states it), ``source`` (its kind),
+``settings`` (what we measured at: the defaults or the stored paper-scale
+run), ``measured`` (with its uncertainty), ``verdict`` (the one that stands,
+worded for its source), ``reason`` and the chapter section that shows it.
+No record is typed by hand: the ledger has no input other than the chapters.
+"""
+
+import csv
+import html
+import io
+import json
+import re
+from pathlib import Path
+from typing import Iterable
+
+from .claims import CLAIMS_KEY
+
+__all__ = ["LEDGER_FIELDS", "PAPERS", "chapter_claims", "collect_ledger", "ledger_page", "write_ledger_files"]
+
+#: Bibliography key -> how the ledger names the paper.
+PAPERS = {
+    "brody2023expressivity": "Brody et al. 2023",
+    "wu2024masks": "Wu et al. 2024",
+    "kim2025recency": "Kim et al. 2025",
+    "chowdhury2026lost": "Chowdhury 2026",
+}
+
+LEDGER_FIELDS = ("id", "paper", "where", "source", "statement", "settings", "measured", "verdict", "reason",
+                 "chapter", "link")
+
+
+def chapter_claims(notebook: dict | Path) -> list[dict]:
+    """The claim records glued by one executed notebook (``[]`` if it has none)."""
+    import ast
+
+    nb = json.loads(Path(notebook).read_text()) if not isinstance(notebook, dict) else notebook
+    for cell in nb.get("cells", []):
+        for output in cell.get("outputs", []):
+            scrap = output.get("metadata", {}).get("scrapbook", {})
+            if scrap.get("name") != CLAIMS_KEY:
+                continue
+            text = output.get("data", {}).get(f"{scrap.get('mime_prefix', '')}text/plain", "")
+            text = "".join(text) if isinstance(text, list) else text
+            return json.loads(ast.literal_eval(text))  # glue stores the repr of the JSON string
+    return []
+
+
+def _anchor(section: str) -> str:
+    return re.sub(r"[^a-z0-9]+", "-", section.lower()).strip("-") if section else "paper-vs-this-book"
+
+
+def collect_ledger(executed: Iterable[tuple[str, str, Path]]) -> list[dict]:
+    """Ledger rows from ``(chapter name, html page stem, executed notebook)`` triples, in order.
+
+    Raises ``ValueError`` if two chapters use one claim id.
+    """
+    rows, seen = [], {}
+    for chapter, stem, notebook in executed:
+        for r in chapter_claims(notebook):
+            if r["id"] in seen:
+                raise ValueError(f"claim id {r['id']!r} is used by chapters {seen[r['id']]!r} and {chapter!r}")
+            seen[r["id"]] = chapter
+            final = r.get("final_verdict") or {"phrase": r["verdict"]["label"], "reason": r["verdict"]["reason"]}
+            stored = r.get("at_paper_settings_record")
+            rows.append({
+                "id": r["id"],
+                "paper": PAPERS.get(r["paper"], r["paper"]),
+                "where": r["where"],
+                "source": r["source"],
+                "statement": r["statement"],
+                "settings": (f"stored paper-scale run: {stored['settings']}" if stored
+                             else ("the paper's settings" if r.get("at_paper_settings") else "book defaults: ")
+                             + ("" if r.get("at_paper_settings") else r["settings"])),
+                "measured": stored["measured"] if stored else r["measured"],
+                "verdict": final["phrase"] if "phrase" in final else final["label"],
+                "reason": final["reason"],
+                "chapter": chapter,
+                "link": f"{stem}.html#{_anchor(r.get('section', ''))}",
+            })
+    return rows
+
+
+def write_ledger_files(rows: list[dict], folder: Path) -> tuple[Path, Path]:
+    """``claims.json`` and ``claims.csv`` in ``folder`` (the built HTML book's root)."""
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    js, cs = folder / "claims.json", folder / "claims.csv"
+    js.write_text(json.dumps(rows, indent=1, ensure_ascii=False) + "\n")
+    buf = io.StringIO()
+    writer = csv.DictWriter(buf, fieldnames=LEDGER_FIELDS)
+    writer.writeheader()
+    writer.writerows(rows)
+    cs.write_text(buf.getvalue())
+    return js, cs
+
+
+def _math(text: str) -> str:
+    """HTML-escape, with ``$...$`` turned into ``\\(...\\)`` for MathJax."""
+    parts = re.split(r"(\$[^$]+\$)", text)
+    out = []
+    for p in parts:
+        if len(p) > 1 and p.startswith("$") and p.endswith("$"):
+            out.append("\\(" + html.escape(p[1:-1], quote=False) + "\\)")
+        else:
+            out.append(html.escape(re.sub(r"\{\w+(:\w+)?\}`([^`]*)`", r"\2", p), quote=False))
+    return "".join(out)
+
+
+def _counts(rows: list[dict], key: str) -> dict[str, int]:
+    out: dict[str, int] = {}
+    for r in rows:
+        out[r[key]] = out.get(r[key], 0) + 1
+    return dict(sorted(out.items()))
+
+
+_SCRIPT = """
+<script>
+(function () {
+  const table = document.getElementById("ag-ledger");
+  if (!table) return;
+  const body = table.tBodies[0];
+  const paper = document.getElementById("ag-ledger-paper");
+  const verdict = document.getElementById("ag-ledger-verdict");
+  const shown = document.getElementById("ag-ledger-shown");
+  function filter() {
+    let n = 0;
+    for (const row of body.rows) {
+      const ok = (!paper.value || row.dataset.paper === paper.value) &&
+                 (!verdict.value || row.dataset.verdict === verdict.value);
+      row.style.display = ok ? "" : "none";
+      n += ok ? 1 : 0;
+    }
+    shown.textContent = n;
+  }
+  paper.addEventListener("change", filter);
+  verdict.addEventListener("change", filter);
+  table.querySelectorAll("th").forEach(function (th, col) {
+    th.style.cursor = "pointer";
+    th.title = "sort";
+    th.addEventListener("click", function () {
+      const up = th.dataset.sort !== "up";
+      table.querySelectorAll("th").forEach(function (h) { delete h.dataset.sort; });
+      th.dataset.sort = up ? "up" : "down";
+      const rows = Array.from(body.rows);
+      rows.sort(function (a, b) {
+        const x = a.cells[col].textContent.trim(), y = b.cells[col].textContent.trim();
+        return up ? x.localeCompare(y) : y.localeCompare(x);
+      });
+      rows.forEach(function (r) { body.appendChild(r); });
+    });
+  });
+  filter();
+})();
+</script>
+"""
+
+
+def ledger_page(rows: list[dict]) -> str:
+    """The appendix page: counts, filters and the table (MyST with raw HTML)."""
+    papers, verdicts = _counts(rows, "paper"), _counts(rows, "verdict")
+    lines = [
+        "(appendix-claims)=",
+        "# Appendix: the claims ledger",
+        "",
+        "Every claim of the four papers that a chapter tests, in one table, generated when the",
+        "book is built from the chapters' own verdict tables: no row is typed by hand. Each row",
+        "names where the paper makes the claim and what kind of source states it (the paper's",
+        "full text, its abstract, a figure caption, the authors' repository, or the AI-written",
+        "summary that stands in for a paper whose text is not here), the settings at which the",
+        "book tested it, the measurement with its uncertainty and the verdict that stands.",
+        "The same records are in [`claims.json`](claims.json) and [`claims.csv`](claims.csv)",
+        "beside the book. Click a column heading to sort; choose a paper or a verdict to filter.",
+        "",
+        f"{len(rows)} claims. Per paper: " + ", ".join(f"{k} {v}" for k, v in papers.items()) + ".",
+        "Per verdict: " + ", ".join(f"{k} {v}" for k, v in verdicts.items()) + ".",
+        "",
+        "```{raw} html",
+        '<div class="mathjax_process ag-ledger">',
+        '<p><label>Paper <select id="ag-ledger-paper"><option value="">all</option>'
+        + "".join(f'<option value="{html.escape(p)}">{html.escape(p)} ({n})</option>' for p, n in papers.items())
+        + '</select></label> <label>Verdict <select id="ag-ledger-verdict"><option value="">all</option>'
+        + "".join(f'<option value="{html.escape(v)}">{html.escape(v)} ({n})</option>' for v, n in verdicts.items())
+        + '</select></label> <span id="ag-ledger-shown"></span> shown</p>',
+        '<table id="ag-ledger" class="table"><thead><tr>'
+        + "".join(f"<th>{h}</th>" for h in ("paper", "where", "source", "claim", "settings", "measured",
+                                           "verdict", "chapter"))
+        + "</tr></thead><tbody>",
+    ]
+    for r in rows:
+        lines.append(
+            f'<tr data-paper="{html.escape(r["paper"])}" data-verdict="{html.escape(r["verdict"])}" '
+            f'id="claim-{html.escape(r["id"])}">'
+            + "".join(f"<td>{cell}</td>" for cell in (
+                html.escape(r["paper"]), _math(r["where"]), html.escape(r["source"]), _math(r["statement"]),
+                _math(r["settings"]), _math(r["measured"]),
+                f'<strong>{html.escape(r["verdict"])}</strong><br><small>{_math(r["reason"])}</small>',
+                f'<a href="{html.escape(r["link"])}">{html.escape(r["chapter"])}</a>'))
+            + "</tr>")
+    lines += ["</tbody></table>", "</div>", _SCRIPT.strip(), "```", ""]
+    return "\n".join(lines)

@@ -1,0 +1,48 @@
+"""The claims ledger is built from the chapters' glued records, never typed by hand."""
+
+import json
+
+import pytest
+
+from attention_geometry.book.claims import CLAIMS_KEY, claims_markdown
+from attention_geometry.book.ledger import chapter_claims, collect_ledger, ledger_page, write_ledger_files
+from attention_geometry.stats import Estimate
+from attention_geometry.verdicts import Claim, sign_verdict, value_verdict
+
+
+def _notebook(records):
+    """An executed notebook as myst_nb.glue leaves it: the JSON string's repr under text/plain."""
+    prefix = "application/papermill.record/"
+    out = {"output_type": "display_data", "metadata": {"scrapbook": {"name": CLAIMS_KEY, "mime_prefix": prefix}},
+           "data": {f"{prefix}text/plain": repr(json.dumps(records))}}
+    return {"cells": [{"cell_type": "code", "source": "", "outputs": [out]}]}
+
+
+def _records(ids):
+    claims = [Claim(id=i, paper="kim2025recency", where="Theorem 1", source="full text",
+                    statement="$S_{n,n-1} > S_{n,1}$ & <b>", measured="0.1 ± 0.01", settings="d = 16",
+                    verdict=sign_verdict(Estimate(0.1, 0.01), 1), section="sec-thm1") for i in ids]
+    return claims_markdown(claims)[1]
+
+
+def test_ledger_rows_come_from_the_glued_records(tmp_path):
+    nb1, nb2 = tmp_path / "a.ipynb", tmp_path / "b.ipynb"
+    nb1.write_text(json.dumps(_notebook(_records(["k-1", "k-2"]))))
+    nb2.write_text(json.dumps(_notebook(_records(["k-3"]))))
+    assert [r["id"] for r in chapter_claims(nb1)] == ["k-1", "k-2"]
+    rows = collect_ledger([("recency", "06_recency", nb1), ("other", "07_other", nb2)])
+    assert [r["id"] for r in rows] == ["k-1", "k-2", "k-3"]
+    assert rows[0]["paper"] == "Kim et al. 2025" and rows[0]["link"] == "06_recency.html#sec-thm1"
+    assert rows[0]["verdict"] == "reproduced" and "smaller settings" in rows[0]["reason"]
+    js, cs = write_ledger_files(rows, tmp_path / "html")
+    assert json.loads(js.read_text()) == rows and cs.read_text().count("\n") == 4
+    page = ledger_page(rows)
+    assert "3 claims" in page and "\\(S_{n,n-1} &gt; S_{n,1}\\)" in page and "&lt;b&gt;" in page
+    assert page.count("<tr data-paper") == 3
+
+
+def test_one_id_in_two_chapters_is_an_error(tmp_path):
+    nb = tmp_path / "a.ipynb"
+    nb.write_text(json.dumps(_notebook(_records(["k-1"]))))
+    with pytest.raises(ValueError, match="k-1"):
+        collect_ledger([("a", "a", nb), ("b", "b", nb)])
