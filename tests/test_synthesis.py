@@ -1,11 +1,13 @@
-"""The switched-component decoder of chapter 9: each switch does what it says."""
+"""The switchable decoder of chapter 9: each switch does what it says, each measurement is what it claims."""
 
+import numpy as np
 import pytest
 import torch
 
+import attention_geometry as ag
 from attention_geometry.synthesis import (
-    SynthConfig, decoder_forward, default_variants, influence_profile, init_weights,
-    measure_variant, synth_inputs)
+    SynthConfig, cesaro_collapse_rate, decoder_forward, default_variants, influence_profile, init_weights,
+    measure, rope, synth_inputs)
 
 D, N = 8, 6
 
@@ -20,77 +22,80 @@ def test_causal_mask_makes_outputs_independent_of_later_inputs():
     w, X = _setup()
     Y = X.clone()
     Y[:, 3:] += torch.randn(Y[:, 3:].shape, generator=torch.Generator().manual_seed(5), dtype=Y.dtype)
-    cfg = SynthConfig(n_layers=3)
+    cfg = SynthConfig(n_layers=3, n_heads=2)
     a, b = decoder_forward(X, w, cfg)[0], decoder_forward(Y, w, cfg)[0]
     torch.testing.assert_close(a[:, :3], b[:, :3])
     assert not torch.allclose(a[:, 3:], b[:, 3:])
-    bidir = SynthConfig(n_layers=3, causal=False)
+    bidir = SynthConfig(n_layers=3, n_heads=2, mask="complete")
     assert not torch.allclose(decoder_forward(X, w, bidir)[0][:, :3], decoder_forward(Y, w, bidir)[0][:, :3])
 
 
-def test_window_masks_scores():
+def test_window_masks_scores_with_the_book_convention():
     w, X = _setup()
-    S = decoder_forward(X, w, SynthConfig(n_layers=1, window=2))[1][:, 0]
+    S = decoder_forward(X, w, SynthConfig(n_layers=1, n_heads=2, mask="one_sided", window=2))[1][:, 0]
     i, j = torch.meshgrid(torch.arange(N), torch.arange(N), indexing="ij")
     allowed = (j <= i) & (j >= i - 2)  # a window of width 2: keys i-2, i-1, i
-    assert torch.isinf(S[:, ~allowed]).all() and torch.isfinite(S[:, allowed]).all()
+    assert torch.isinf(S[..., ~allowed]).all() and torch.isfinite(S[..., allowed]).all()
 
 
-def test_residual_off_changes_outputs():
+def test_residual_weight_one_removes_the_skip_path():
     w, X = _setup()
-    a = decoder_forward(X, w, SynthConfig(n_layers=2))[0]
-    b = decoder_forward(X, w, SynthConfig(n_layers=2, residual=False))[0]
-    assert not torch.allclose(a, b)
+    cfg = SynthConfig(n_layers=1, n_heads=2, alpha=1.0)
+    H = decoder_forward(X, w, cfg)[0]
+    p = influence_profile(X[:1], w, cfg)
+    assert p.shape == (1, N) and abs(float(p.sum()) - 1) < 1e-12
+    H_half = decoder_forward(X, w, SynthConfig(n_layers=1, n_heads=2, alpha=0.5))[0]
+    torch.testing.assert_close(H_half, 0.5 * X + 0.5 * H)  # (1 - alpha) X + alpha * attention
 
 
-def test_rope_changes_scores_but_not_at_position_zero_pair():
+def test_rope_rotates_pairs_and_keeps_norms():
+    X = torch.randn(2, 5, 4, dtype=torch.float64)
+    R = rope(X)
+    torch.testing.assert_close(R.norm(dim=-1), X.norm(dim=-1))
+    torch.testing.assert_close(R[:, 0], X[:, 0])  # position 0: no rotation
+    q, k = rope(X[:1]), rope(X[1:])
+    # relative: scores depend on the offset only (shift both by one position)
+    Xs = torch.cat([torch.zeros(2, 1, 4, dtype=X.dtype), X], dim=1)
+    torch.testing.assert_close(q @ k.transpose(-1, -2), rope(Xs[:1])[:, 1:] @ rope(Xs[1:])[:, 1:].transpose(-1, -2))
+
+
+def test_influence_profile_respects_the_receptive_field():
     w, X = _setup()
-    a = decoder_forward(X, w, SynthConfig(n_layers=1))[1]
-    b = decoder_forward(X, w, SynthConfig(n_layers=1, rope=True))[1]
-    torch.testing.assert_close(a[..., 0, 0], b[..., 0, 0])  # both at position 0: no rotation
-    assert not torch.allclose(a[..., 1:, :1], b[..., 1:, :1])
+    p = influence_profile(X[:1], w, SynthConfig(n_layers=2, n_heads=2, mask="one_sided", window=2))[0]
+    assert float(p[: N - 5].max()) == 0.0 and float(p[N - 5]) > 0.0  # 2 layers of window 2 reach back 4
 
 
-def test_influence_profile_sums_to_one_and_respects_the_mask():
-    w, X = _setup()
-    p = influence_profile(X[:1], w, SynthConfig(n_layers=2, window=2))
-    assert p.shape == (N,) and abs(float(p.sum()) - 1) < 1e-12
-    assert float(p[: N - 5].max()) == 0.0  # 2 layers of window 2 reach back 4 positions
-    assert float(p[N - 5]) > 0.0
-
-
-def test_determinism():
-    m1 = measure_variant(SynthConfig(n_layers=2), d=D, n=N, batch=4, jac_batch=1, seed=3)
-    m2 = measure_variant(SynthConfig(n_layers=2), d=D, n=N, batch=4, jac_batch=1, seed=3)
-    assert {k: v for k, v in m1.items() if k != "profile"} == {k: v for k, v in m2.items() if k != "profile"}
-    assert set(default_variants()) and len(default_variants()) == 9
-
-
-@pytest.mark.parametrize("kwargs", [dict(norm="batchnorm"), dict(n_layers=0), dict(window=0),
-                                    dict(window=2, causal=False), dict(alpha=1.0)])
-def test_bad_config_raises(kwargs):
-    w, X = _setup()
+@pytest.mark.parametrize("kwargs", [dict(norm="batchnorm"), dict(n_layers=0), dict(mask="one_sided"),
+                                    dict(window=2), dict(alpha=0.0), dict(alpha=1.5), dict(n_heads=0)])
+def test_bad_configs_are_refused(kwargs):
     with pytest.raises(ValueError):
-        decoder_forward(X, w, SynthConfig(**kwargs))
+        SynthConfig(**kwargs).check()
 
 
-def test_bad_weights_and_inputs_raise():
-    with pytest.raises(ValueError, match="d = 7"):
-        init_weights(7, 1, generator=torch.Generator())
-    with pytest.raises(ValueError, match="scale"):
-        init_weights(8, 1, generator=torch.Generator(), scale=0.0)
-    w, X = _setup(layers=1)
-    with pytest.raises(ValueError, match="n_layers"):
-        decoder_forward(X, w, SynthConfig(n_layers=2))
-    with pytest.raises(ValueError, match="width"):
-        decoder_forward(X[..., :4], w, SynthConfig(n_layers=1))
-    with pytest.raises(ValueError, match="shape"):
-        decoder_forward(X[0], w, SynthConfig(n_layers=1))
+def test_measure_returns_estimates_and_is_deterministic():
+    kw = dict(d=D, n=10, batch=6, jac_batch=2, seed=3)
+    m1, m2 = measure(SynthConfig(n_layers=2, n_heads=2), **kw), measure(SynthConfig(n_layers=2, n_heads=2), **kw)
+    for key in ("rp", "mu_rel", "unselectable", "first_mid", "last_mid", "entropy"):
+        assert isinstance(m1[key], ag.Estimate) and m1[key] == m2[key]
+    assert 0 <= m1["rp"].value <= 1 and 0 <= m1["unselectable"].value <= 1 and m1["entropy"].value <= 1 + 1e-12
+    win = measure(SynthConfig(n_layers=2, n_heads=2, mask="one_sided", window=2), **kw)
+    assert win["first_mid"].value == 0.0  # beyond the receptive field: no influence at all
 
 
-def test_rp_inside_differs_from_rp_only_with_a_window():
-    kw = dict(d=D, n=N, batch=8, jac_batch=1, seed=1)
-    m = measure_variant(SynthConfig(n_layers=2), **kw)
-    assert m["rp"] == pytest.approx(m["rp_inside"])
-    w = measure_variant(SynthConfig(n_layers=2, window=3), **kw)
-    assert w["rp"] > w["rp_inside"]  # masked far keys count as wins for the near key
+@pytest.mark.parametrize("alpha, H", [(0.1, 300), (0.5, 40), (1.0, 25)])
+def test_cesaro_rate_is_the_second_eigenvalue_and_predicts_collapse(alpha, H):
+    L = 12
+    Nmat = ag.residual_cesaro_matrix(L, alpha)
+    assert sorted(np.linalg.eigvals(Nmat).real)[-2] == pytest.approx(cesaro_collapse_rate(alpha))
+    limit = np.outer(np.ones(L), np.eye(L)[0])  # every row e_1: collapse onto the first token
+    gap = np.abs(np.linalg.matrix_power(Nmat, H) - limit).max()
+    later = np.abs(np.linalg.matrix_power(Nmat, H + 10) - limit).max()
+    assert later / gap == pytest.approx(cesaro_collapse_rate(alpha) ** 10, rel=0.05)
+
+
+def test_default_variants_change_one_switch_each():
+    v = default_variants()
+    base = v.pop("baseline")
+    for name, cfg in v.items():
+        diff = [f for f in base.__dataclass_fields__ if getattr(cfg, f) != getattr(base, f)]
+        assert diff and (len(diff) == 1 or set(diff) == {"mask", "window"}), name

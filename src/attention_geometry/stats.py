@@ -37,6 +37,7 @@ __all__ = [
     "bootstrap_interval",
     "spearman",
     "noise_ceiling",
+    "log_linear_rate",
 ]
 
 
@@ -164,3 +165,17 @@ def noise_ceiling(first, second) -> float:
     ``first, second: (L,)``, from disjoint samples (e.g. two halves of the sequences).
     """
     return spearman(first, second)
+
+
+def log_linear_rate(x, y) -> Estimate:
+    r"""The slope of :math:`\log y` against ``x`` by least squares, with its standard error
+    (``n - 2`` degrees of freedom): :math:`y \approx C e^{\text{slope}\,x}`. ``x, y: (n,)``, ``y > 0``."""
+    x = np.asarray(x, dtype=np.float64).ravel()
+    y = np.asarray(y, dtype=np.float64).ravel()
+    if x.shape != y.shape or x.size < 3:
+        raise fail("y", f"an array of shape {y.shape}", f"the shape of x, {x.shape}, with at least 3 points")
+    if np.any(~np.isfinite(y)) or np.any(y <= 0):
+        raise fail("y", "an array with non-positive or non-finite entries", "positive finite numbers")
+    fit = _sps.linregress(x, np.log(y))
+    return Estimate(float(fit.slope), float(fit.stderr), df=x.size - 2)
+

@@ -29,7 +29,8 @@ Rules:
 * :func:`property_verdict` -- a claimed exact property checked by a
   computation that either holds or fails (a proof-checking computation: exact
   arithmetic, an identity to rounding);
-* :func:`not_tested`.
+* :func:`not_tested`;
+* :func:`joint_verdict` -- a claim made of several parts, each with its verdict.
 
 Two helpers turn a verdict into what a reader sees: :func:`phrase` words it
 for the claim's source (a row resting on an AI-written *summary* agrees or
@@ -54,6 +55,7 @@ __all__ = [
     "bound_verdict",
     "property_verdict",
     "not_tested",
+    "joint_verdict",
     "phrase",
     "settle",
 ]
@@ -161,6 +163,24 @@ def not_tested(reason: str) -> Verdict:
     if not reason:
         raise fail("reason", reason, "a non-empty explanation")
     return Verdict("not tested", reason)
+
+
+def joint_verdict(parts: dict[str, Verdict]) -> Verdict:
+    """A claim that holds only if every part does: ``refuted`` if a part is refuted,
+    ``differs`` if a part differs, ``reproduced`` if every part is, else ``not decided``
+    (or ``not tested`` if every part is)."""
+    if not parts:
+        raise fail("parts", parts, "at least one named Verdict")
+    labels = {p.label for p in parts.values()}
+    reason = "; ".join(f"{name}: {v}" for name, v in parts.items())
+    for label in ("refuted", "differs"):
+        if label in labels:
+            return Verdict(label, reason)
+    if labels == {"reproduced"}:
+        return Verdict("reproduced", reason)
+    if labels == {"not tested"}:
+        return Verdict("not tested", reason)
+    return Verdict("not decided", reason)
 
 
 @dataclass(frozen=True)

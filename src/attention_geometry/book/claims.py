@@ -31,6 +31,7 @@ from typing import Sequence
 
 from ..verdicts import Claim, Verdict, phrase, settle
 from .glue import glue
+from .tables import markdown_table
 
 __all__ = ["show_claims", "claims_markdown", "provenance_line", "CLAIMS_KEY"]
 
@@ -38,11 +39,6 @@ __all__ = ["show_claims", "claims_markdown", "provenance_line", "CLAIMS_KEY"]
 CLAIMS_KEY = "claims_json"
 
 _NOT_RUN = "not run at the paper's settings"
-
-
-def _cell(text: str) -> str:
-    """Text safe inside a Markdown table cell."""
-    return " ".join(str(text).split()).replace("|", "\\|")
 
 
 def _stored_claims(run) -> dict[str, dict]:
@@ -65,10 +61,7 @@ def _paper_cell(claim: Claim, stored: dict | None, has_run: bool, this_is_the_ru
 def claims_markdown(claims: Sequence[Claim], run=None, *, this_is_the_run: bool = False) -> tuple[str, list[dict]]:
     """The table as MyST Markdown, and the records (each with its settled verdict)."""
     stored = _stored_claims(run)
-    lines = [
-        "| Claim | The paper says | This book | At the paper's settings | Verdict |",
-        "|---|---|---|---|---|",
-    ]
+    rows = []
     records = []
     ids = set()
     for c in claims:
@@ -79,18 +72,19 @@ def claims_markdown(claims: Sequence[Claim], run=None, *, this_is_the_run: bool 
         paper_verdict = Verdict(**at_paper["verdict"]) if at_paper and not this_is_the_run else None
         final = settle(c.verdict, paper_verdict, defaults_are_paper=c.at_paper_settings or this_is_the_run)
         where = f"{{cite:t}}`{c.paper}`, {c.where}" + ("" if c.where == c.source else f" ({c.source})")
-        lines.append("| " + " | ".join(_cell(x) for x in (
+        rows.append((
             where,
             c.statement,
             f"{c.measured} ({c.settings})",
             _paper_cell(c, at_paper, run is not None, this_is_the_run),
             f"**{phrase(final, c.source)}**: {final.reason}",
-        )) + " |")
+        ))
         record = c.record()
         record["final_verdict"] = {"label": final.label, "reason": final.reason, "phrase": phrase(final, c.source)}
         record["at_paper_settings_record"] = at_paper
         records.append(record)
-    return "\n".join(lines), records
+    header = ("Claim", "The paper says", "This book", "At the paper's settings", "Verdict")
+    return markdown_table(header, rows), records
 
 
 def provenance_line(run) -> str:

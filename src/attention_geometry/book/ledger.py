@@ -28,7 +28,8 @@ from typing import Iterable
 
 from .claims import CLAIMS_KEY
 
-__all__ = ["LEDGER_FIELDS", "PAPERS", "chapter_claims", "collect_ledger", "ledger_page", "write_ledger_files"]
+__all__ = ["LEDGER_FIELDS", "PAPERS", "book_ledger", "ledger_verdicts", "chapter_claims", "collect_ledger", "ledger_page",
+           "write_ledger_files"]
 
 #: Bibliography key -> how the ledger names the paper.
 PAPERS = {
@@ -211,3 +212,35 @@ def ledger_page(rows: list[dict]) -> str:
             + "</tr>")
     lines += ["</tbody></table>", "</div>", _SCRIPT.strip(), "```", ""]
     return "\n".join(lines)
+
+
+def book_ledger(exclude: tuple[str, ...] = ()) -> list[dict] | None:
+    """The ledger of the book's executed chapters (``_build/executed``), in reading order,
+    or ``None`` if some chapter has not been executed yet. ``exclude``: chapter names left out
+    (a chapter reading the ledger leaves itself out)."""
+    from .build import EXECUTED, book_chapters
+
+    found = []
+    for chapter in book_chapters():
+        if chapter.name in exclude:
+            continue
+        notebook = EXECUTED / f"{chapter.stem}.ipynb"
+        if not notebook.exists():
+            return None
+        found.append((chapter.name, chapter.stem, notebook))
+    return collect_ledger(found)
+
+
+def ledger_verdicts(ledger: list[dict] | None, ids: list[str]) -> str:
+    """How the chapters that prove an effect judged it: ``{doc}`stem`: verdict (id)`` per claim id,
+    for a cell of a MyST table. Says so when the ledger is not built or an id is not in it."""
+    if ledger is None:
+        return "ledger not built in this run"
+    by_id = {r["id"]: r for r in ledger}
+    parts = []
+    for i in ids:
+        r = by_id.get(i)
+        parts.append(f"{{doc}}`{r['link'].split('.html')[0]}`: {r['verdict']} (`{i}`)" if r
+                     else f"`{i}`: not in the ledger")
+    return "; ".join(parts) if parts else "no chapter tests this in its own model"
+

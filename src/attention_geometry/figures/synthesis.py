@@ -1,43 +1,117 @@
-"""Figures of chapter 9 (synthesis): the switched-component decoder and the sweep."""
+"""Figures of chapter 9 (synthesis): one function per figure, on the shared theme."""
 
-from .theme import set_theme  # noqa: F401  (the shared theme; the chapter calls it)
-
-import matplotlib.pyplot as plt
 import numpy as np
+import seaborn as sns
+
+from .theme import new_figure as _new_figure
+from .theme import set_theme  # noqa: F401  (the shared theme; the chapter calls it once)
+
+__all__ = ["plot_variants", "plot_position_axis", "plot_scale_entropy", "plot_cesaro_collapse", "plot_sweep"]
+
+#: The four quantities, one per paper, as the chapter names them.
+QUANTITIES = {
+    "rp": "recency probability (Kim)",
+    "mu_rel": r"relative collapse $\mu(X_L)/\|X_L\|_F$ (Wu)",
+    "unselectable": "sets with an unselectable key (Brody)",
+    "last_mid": "last / middle influence (Chowdhury)",
+}
 
 
-def variants_figure(table, profiles):
-    """Left: recency probability and relative mu per variant; right: influence profiles."""
-    fig, (ax0, ax1) = plt.subplots(1, 2, figsize=(12, 4.8), constrained_layout=True)
-    y = np.arange(len(table))
-    ax0.barh(y - 0.2, table["rp"], height=0.4, label="recency probability (last layer)")
-    ax0.barh(y + 0.2, table["mu_rel"], height=0.4, label=r"$\mu(X_L)/\|X_L\|_F$")
-    ax0.axvline(0.5, color="grey", ls=":", lw=1)
-    ax0.set_yticks(y, table.index)
-    ax0.invert_yaxis()
-    ax0.set_xlabel("value")
-    ax0.set_title("Geometry of the last layer, one change at a time")
-    ax0.legend(loc="lower right", fontsize=8)
-    for name, p in profiles.items():
-        x = np.arange(1, len(p) + 1)
-        ax1.semilogy(x, p, marker=".", label=name, lw=1)
-    ax1.set_xlabel("input position j")
-    ax1.set_ylabel(r"share of $\|\partial y_n/\partial x_j\|_F^2$")
-    ax1.set_title("Influence of each input on the last output")
-    ax1.legend(fontsize=7, ncol=2)
+def plot_variants(results: dict, quantities: dict = QUANTITIES):
+    """One panel per quantity: each variant's value with its 95 % interval (``results[name][key]``
+    an :class:`~attention_geometry.stats.Estimate`); the baseline's value dotted."""
+    names = list(results)
+    fig = _new_figure(figsize=(12, 0.45 * len(names) + 1.6), layout="constrained")
+    axes = fig.subplots(1, len(quantities), sharey=True)
+    y = np.arange(len(names))
+    for ax, (key, label), colour in zip(axes, quantities.items(), sns.color_palette(n_colors=len(quantities))):
+        est = [results[n][key] for n in names]
+        vals = np.array([e.value for e in est])
+        lo_hi = np.array([e.interval() for e in est])
+        err = np.abs(np.stack([vals - lo_hi[:, 0], lo_hi[:, 1] - vals]))
+        ax.errorbar(vals, y, xerr=err, fmt="o", color=colour, capsize=3)
+        ax.axvline(vals[0], color="grey", ls=":", lw=1)
+        if key == "last_mid":
+            ax.set_xscale("log")
+        ax.set_title(label, fontsize=9)
+    axes[0].set_yticks(y, names)
+    axes[0].invert_yaxis()
     return fig
 
 
-def sweep_figure(wide, x, hue, ylabel):
-    """``wide``: DataFrame with columns ``x``, ``hue``, ``value``; one line per ``hue``."""
-    fig, ax = plt.subplots(figsize=(6, 4), constrained_layout=True)
-    for h, g in wide.groupby(hue):
-        g = g.sort_values(x)
-        ax.plot(g[x], g["value"], marker="o", label=f"{hue} = {h}")
-    ax.axhline(0.5, color="grey", ls=":", lw=1)
-    ax.set_xscale("log", base=2)
-    ax.set_xlabel(x)
-    ax.set_ylabel(ylabel)
-    ax.set_title("A sweep of the recency chapter")
-    ax.legend()
+def plot_position_axis(results: dict, names: list[str]):
+    """Four effects on one position axis for the variants ``names``: the Jacobian influence of each
+    input on the last output, the last query's centred score by key position, each token's distance
+    to the mean token, and how often each key is unselectable."""
+    panels = [("profile", r"influence $\|\partial y_n/\partial x_j\|_F^2$ (share)", "log"),
+              ("score_profile", r"last query's score $S_{n,j}$ (centred)", "linear"),
+              ("spread_profile", r"$\|x_j - \bar x\|$ / rms, last layer", "linear"),
+              ("unselectable_profile", "key $j$ unselectable (fraction of sets)", "linear")]
+    fig = _new_figure(figsize=(11, 8.5), layout="constrained")
+    axes = fig.subplots(2, 2, sharex=True).ravel()
+    colours = dict(zip(names, sns.color_palette(n_colors=len(names))))
+    for ax, (key, label, scale) in zip(axes, panels):
+        for name in names:
+            v = np.asarray(results[name][key], dtype=float)
+            j = np.arange(1, len(v) + 1)
+            ok = np.isfinite(v) & ((v > 0) if scale == "log" else True)
+            ax.plot(j[ok], v[ok], marker=".", ms=3, lw=1, color=colours[name], label=name)
+        ax.set_yscale(scale)
+        ax.set_title(label, fontsize=10)
+        ax.set_xlabel("position $j$")
+    axes[0].legend(fontsize=7)
+    return fig
+
+
+def plot_scale_entropy(scales, curves: dict, score_sd: dict):
+    """Left: the last layer's attention entropy (1 = uniform) against the weight scale, one line per
+    norm; right: the first layer's score spread against the same scale."""
+    fig = _new_figure(figsize=(10, 3.8), layout="constrained")
+    ax0, ax1 = fig.subplots(1, 2)
+    for (name, est), colour in zip(curves.items(), sns.color_palette(n_colors=len(curves))):
+        v = np.array([e.value for e in est])
+        se = np.array([e.se for e in est])
+        ax0.errorbar(scales, v, yerr=1.96 * se, marker="o", capsize=3, color=colour, label=name)
+        s = np.array([e.value for e in score_sd[name]])
+        ax1.plot(scales, s, marker="o", color=colour, label=name)
+    for ax in (ax0, ax1):
+        ax.set_xscale("log", base=2)
+        ax.set_xlabel("weight scale (entries of variance scale$^2/d$)")
+    ax0.set_ylabel("normalised attention entropy")
+    ax1.set_ylabel("score standard deviation, layer 1")
+    ax1.set_yscale("log")
+    ax0.legend(fontsize=8)
+    return fig
+
+
+def plot_cesaro_collapse(depths, measured: dict, predicted: dict):
+    """Relative collapse of :math:`N^H X` against the depth, measured (markers) and the rate
+    :math:`(1 - \\alpha/2)^H` (lines), one colour per residual weight."""
+    fig = _new_figure(figsize=(6.2, 4.2), layout="constrained")
+    ax = fig.subplots()
+    for (alpha, v), colour in zip(measured.items(), sns.color_palette(n_colors=len(measured))):
+        ax.plot(depths, v, "o", color=colour, ms=4, label=rf"$\alpha = {alpha:g}$")
+        ax.plot(depths, predicted[alpha], "-", color=colour, lw=1)
+    ax.set_yscale("log")
+    ax.set_xlabel("depth $H$")
+    ax.set_ylabel(r"$\mu(N^H X)/\|N^H X\|_F$")
+    ax.legend(fontsize=8)
+    return fig
+
+
+def plot_sweep(table, x: str, hue: str, quantities: dict = QUANTITIES):
+    """The stored sweep: one panel per quantity against ``x``, one line per value of ``hue``
+    (``table``: columns ``x``, ``hue``, ``key``, ``value``)."""
+    fig = _new_figure(figsize=(12, 3.4), layout="constrained")
+    axes = fig.subplots(1, len(quantities))
+    for ax, (key, label) in zip(axes, quantities.items()):
+        part = table[table["key"] == key]
+        for (h, g), colour in zip(part.groupby(hue), sns.color_palette(n_colors=part[hue].nunique())):
+            g = g.sort_values(x)
+            ax.plot(g[x], g["value"], marker="o", color=colour, label=f"{hue} = {h}")
+        ax.set_title(label, fontsize=9)
+        ax.set_xlabel(x)
+        if key == "last_mid":
+            ax.set_yscale("log")
+    axes[0].legend(fontsize=7)
     return fig

@@ -1,0 +1,34 @@
+"""Stored sweep results: a sweep run once with ``make sweep`` and committed under ``results/``.
+
+A chapter that shows a sweep does not run it at build time (a sweep is many
+chapter executions); it reads ``results/<chapter>/sweeps/<name>/results.csv``
+(the sweep's tidy table) and its ``provenance.json``.
+"""
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+from .paper import project_root
+
+__all__ = ["StoredSweep", "load_sweep_results"]
+
+
+@dataclass(frozen=True)
+class StoredSweep:
+    name: str
+    folder: Path
+    table: object  # pandas.DataFrame: run, parameters..., status, error, key, value
+    provenance: dict
+
+
+def load_sweep_results(chapter: str, name: str, root: Path | None = None) -> StoredSweep | None:
+    """The stored sweep ``name`` of ``chapter``, or ``None`` if it has not been stored."""
+    import pandas as pd
+
+    folder = (root or project_root()) / "results" / chapter / "sweeps" / name
+    if not (folder / "results.csv").exists():
+        return None
+    prov = folder / "provenance.json"
+    return StoredSweep(name=name, folder=folder, table=pd.read_csv(folder / "results.csv"),
+                       provenance=json.loads(prov.read_text()) if prov.exists() else {})
