@@ -1,8 +1,9 @@
-# Attention Geometry — thin wrapper; the logic is in src/attention_geometry/build.py.
-#   make book    virtual environment + execute chapters (cached) + HTML
+# Attention Geometry — thin wrapper; the logic is in src/attention_geometry/book/ (cli.py).
+#   make book    virtual environment + execute chapters (cached, in parallel) + HTML
 #   make test    the whole test suite (builds the book first if needed)
 #   make run CHAPTER=layernorm PARAMS="d_max=128 seed=3"
 #   make sweep CHAPTER=recency GRID=sweeps/recency-d-alpha.yaml [SCHEDULER=tcp://host:8786]
+#   make paper CHAPTER=jacobians [DEVICE=cpu|cuda] [RESTART=1]   (into results/<chapter>/paper/)
 #   make serve   serve _build/html on http://localhost:$(PORT)
 PYTHON ?= python3
 VENV   := .venv
@@ -14,8 +15,11 @@ PARAMS  ?=
 PRESET  ?=
 GRID    ?=
 SCHEDULER ?=
+DEVICE  ?=
+RESTART ?=
+JOBS    ?=
 
-.PHONY: book test run sweep chapters serve bench clean help
+.PHONY: book test run sweep paper chapters serve bench clean help
 
 help:
 	@sed -n '2,7p' Makefile
@@ -32,7 +36,7 @@ $(STAMP): requirements.txt requirements-nodeps.txt pyproject.toml
 	@touch $@
 
 book: $(STAMP)
-	$(BIN)/attention-geometry book
+	$(BIN)/attention-geometry book $(if $(JOBS),--jobs $(JOBS))
 
 test: book
 	$(BIN)/python -m pytest
@@ -46,6 +50,11 @@ sweep: $(STAMP)
 	@if [ -z "$(CHAPTER)" ] || [ -z "$(GRID)" ]; then \
 	  echo 'usage: make sweep CHAPTER=<name> GRID=<file.yaml> [SCHEDULER=tcp://host:port]'; exit 2; fi
 	$(BIN)/attention-geometry sweep $(CHAPTER) $(GRID) $(if $(SCHEDULER),--scheduler $(SCHEDULER))
+
+paper: $(STAMP)
+	@if [ -z "$(CHAPTER)" ]; then \
+	  echo 'usage: make paper CHAPTER=<name> [DEVICE=cpu|cuda] [RESTART=1]'; exit 2; fi
+	$(BIN)/attention-geometry paper $(CHAPTER) $(if $(DEVICE),--device $(DEVICE)) $(if $(RESTART),--restart)
 
 chapters: $(STAMP)
 	$(BIN)/attention-geometry list

@@ -11,7 +11,7 @@ import time
 import numpy as np
 
 import attention_geometry as ag
-from attention_geometry.book.build import parameters_cell
+from attention_geometry.book.toc import parameters_cell
 from attention_geometry.book import CHAPTERS
 
 K = 16

@@ -1,7 +1,11 @@
 import os
+import textwrap
 from pathlib import Path
 
 import pytest
+
+from attention_geometry.book.project import Project
+from attention_geometry.book.registry import Chapter
 
 ROOT = Path(__file__).resolve().parents[1]
 HTML = ROOT / "_build" / "html"
@@ -32,3 +36,53 @@ kernelspec:
   name: python3
 ---
 """
+
+TOY_CONFIG = """\
+title: Toy
+author: Tests
+only_build_toc_files: true
+execute:
+  execute_notebooks: "off"
+html:
+  use_repository_button: false
+launch_buttons:
+  thebe: false
+sphinx:
+  config:
+    intersphinx_mapping: {}
+"""
+
+
+def make_project(root: Path, chapters: dict[str, tuple[str, Chapter]], *, library: dict[str, str] | None = None,
+                 pages: dict[str, str] | None = None) -> Project:
+    """A toy book project in ``root``: ``chapters`` maps a stem to (cells, spec),
+    ``library`` a file under src/ to its text, ``pages`` a prose page's stem to its text.
+    The toc lists the prose pages (the first is the root) then the chapters."""
+    pages = pages or {"intro": "# Intro\n\nA toy book.\n"}
+    (root / "book").mkdir(parents=True, exist_ok=True)
+    (root / "src").mkdir(exist_ok=True)
+    (root / "requirements.txt").write_text("numpy\n")
+    (root / "_config.yml").write_text(TOY_CONFIG)
+    for rel, text in (library or {}).items():
+        (root / "src" / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / "src" / rel).write_text(textwrap.dedent(text))
+    for stem, text in pages.items():
+        (root / "book" / f"{stem}.md").write_text(text)
+    for stem, (body, _) in chapters.items():
+        (root / "book" / f"{stem}.md").write_text(CHAPTER_HEADER + textwrap.dedent(body))
+    write_toc(root, [*pages, *chapters])
+    return Project(root, chapters={spec.name: spec for _, spec in chapters.values()})
+
+
+def write_toc(root: Path, stems: list[str]) -> None:
+    lines = ["format: jb-book", f"root: book/{stems[0]}", "chapters:"]
+    lines += [f"  - file: book/{stem}" for stem in stems[1:]]
+    (root / "_toc.yml").write_text("\n".join(lines) + "\n")
+
+
+def toy_chapter(name: str, stem: str | None = None, **kwargs) -> Chapter:
+    from attention_geometry.book.params import Int
+
+    params = kwargs.pop("params", {"n": Int("n", low=0, high=100)})
+    return Chapter(name=name, source=f"book/{stem or name}.md", params=params, smoke=kwargs.pop("smoke", {}),
+                   **kwargs)

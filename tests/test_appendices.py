@@ -4,9 +4,10 @@ import html
 import json
 import re
 
-from attention_geometry.book import CHAPTERS
+import pytest
+
 from attention_geometry.book.appendices import _errata_section, _relocate, chapter_title
-from attention_geometry.book.build import book_chapters, parameters_cell
+from attention_geometry.book.toc import book_chapters, parameters_cell
 
 
 def _text(path):
@@ -16,6 +17,7 @@ def _text(path):
     return re.sub(r"\s+", " ", text)
 
 
+@pytest.mark.book
 def test_parameters_appendix_matches_every_chapter(built_book):
     text = _text(built_book / "book" / "appendix_parameters.html")
     for chapter in book_chapters():
@@ -28,16 +30,21 @@ def test_parameters_appendix_matches_every_chapter(built_book):
             assert param.doc in text, (chapter.name, name)
 
 
+@pytest.mark.book
 def test_reproducibility_appendix_lists_every_chapter_and_the_environment(built_book):
     text = _text(built_book / "book" / "appendix_reproducibility.html")
     for chapter in book_chapters():
         meta = json.loads((built_book.parent / "executed" / f"{chapter.stem}.ipynb").read_text())
         key = meta["metadata"]["attention_geometry"]["cache_key"][:16]
         assert key in text, chapter.name
+        assert f"make run CHAPTER={chapter.name}" in text
+    assert "papermill book/" not in text  # commands a reader can run as they are
+    assert "Runs at the papers' settings" in text
     for package in ("numpy", "torch", "jupyter-book", "papermill"):
         assert package in text
 
 
+@pytest.mark.book
 def test_errata_appendix_collects_each_chapter(built_book):
     text = _text(built_book / "book" / "appendix_errata.html")
     for chapter in book_chapters():
@@ -55,7 +62,3 @@ def test_errata_section_extraction_and_relocation():
     assert "{glue:text}`ch.ipynb::k:.2f`" in moved and "{glue:text}`ch.ipynb::n:s`" in moved
     assert "(lbl)=" not in moved and "code-cell" not in moved
     assert _errata_section("# T\n\nno such section\n") is None
-
-
-def test_every_registered_chapter_is_in_the_book():
-    assert {c.name for c in book_chapters()} == set(CHAPTERS)

@@ -3,9 +3,10 @@
 import re
 from pathlib import Path
 
+import pytest
 
 import attention_geometry as ag
-from attention_geometry.book.build import book_chapters, toc_pages
+from attention_geometry.book.toc import book_chapters, toc_pages
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -17,11 +18,13 @@ def pages(html: Path) -> list[Path]:
     return [html / f"{page}.html" for page in toc_pages()]
 
 
+@pytest.mark.book
 def test_every_toc_entry_has_a_page(built_book):
     missing = [p for p in pages(built_book) if not p.exists()]
     assert not missing
 
 
+@pytest.mark.book
 def test_no_page_shows_an_error_or_traceback(built_book):
     for page in pages(built_book):
         text = page.read_text()
@@ -30,6 +33,7 @@ def test_no_page_shows_an_error_or_traceback(built_book):
         assert "ParameterError" not in text, page
 
 
+@pytest.mark.book
 def test_no_page_loads_anything_from_the_network(built_book):
     for page in built_book.rglob("*.html"):
         text = page.read_text()
@@ -38,11 +42,13 @@ def test_no_page_loads_anything_from_the_network(built_book):
     assert (built_book / "_static" / "mathjax" / "tex-chtml.js").exists()
 
 
+@pytest.mark.book
 def test_mathjax_is_the_local_copy(built_book):
     text = (built_book / "book" / "01_layernorm.html").read_text()
     assert re.search(r'<script[^>]+src="[^"]*_static/mathjax/tex-chtml\.js', text)
 
 
+@pytest.mark.book
 def test_theorems_and_figures_are_numbered(built_book):
     text = (built_book / "book" / "01_layernorm.html").read_text()
     assert re.search(r"Proposition\s*\d", text)
@@ -50,6 +56,7 @@ def test_theorems_and_figures_are_numbered(built_book):
     assert 'class="caption-number"' in text
 
 
+@pytest.mark.book
 def test_each_chapter_has_a_download_of_its_executed_notebook(built_book):
     for chapter in book_chapters():
         page = built_book / f"{chapter.source.removesuffix('.md')}.html"
@@ -59,6 +66,7 @@ def test_each_chapter_has_a_download_of_its_executed_notebook(built_book):
         assert (built_book / link).exists()
 
 
+@pytest.mark.book
 def test_glued_numbers_were_inserted(built_book):
     """A missing glue key is a Sphinx warning (a build error); here check that
     the glue role rendered numbers into the chapter's prose."""

@@ -10,8 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from attention_geometry.book.build import toc_pages
+from attention_geometry.book.toc import toc_pages
 from conftest import require_browser
+
+pytestmark = [pytest.mark.browser, pytest.mark.book]
 
 ROOT = Path(__file__).resolve().parents[1]
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")

@@ -1,5 +1,8 @@
-"""The build pipeline: cache keys, atomic execution, failure reports, runs."""
+"""The build pipeline on toy projects: atomic execution, failure reports, the
+full book build (parallel, dependency order, failures), staging and the HTML."""
 
+import json
+import re
 import signal
 import subprocess
 import sys
@@ -9,23 +12,13 @@ from pathlib import Path
 
 import pytest
 
-from attention_geometry.book import build
-from attention_geometry.book.registry import Chapter
-from attention_geometry.book.params import Int
+from attention_geometry.book import cli, run
+from attention_geometry.book.execute import ChapterFailed, execute_chapter
+from attention_geometry.book.params import ParameterError
+from attention_geometry.book.project import Project, ProjectNotFound
+from attention_geometry.book.schedule import execute_book
 
-from conftest import CHAPTER_HEADER as HEADER
-
-
-def make_root(tmp_path: Path, body: str) -> tuple[Path, Chapter]:
-    """A tiny repository with one chapter whose cells are `body`."""
-    (tmp_path / "book").mkdir()
-    (tmp_path / "src" / "pkg").mkdir(parents=True)
-    (tmp_path / "src" / "pkg" / "lib.py").write_text("X = 1\n")
-    (tmp_path / "requirements.txt").write_text("numpy\n")
-    (tmp_path / "book" / "toy.md").write_text(HEADER + textwrap.dedent(body))
-    chapter = Chapter(name="toy", source="book/toy.md", params={"n": Int("n", low=0, high=100)}, smoke={"n": 1})
-    return tmp_path, chapter
-
+from conftest import make_project, toy_chapter, write_toc
 
 TOY = """
 # Toy
@@ -42,55 +35,59 @@ value = n * 2
 """
 
 
-def test_cache_key_tracks_source_parameters_library_and_requirements(tmp_path):
-    root, chapter = make_root(tmp_path, TOY)
-    key = build.cache_key(chapter, {}, root)
-    assert build.cache_key(chapter, {}, root) == key
-    assert build.cache_key(chapter, {"n": 4}, root) != key
-    for path, text in [
-        (root / "src" / "pkg" / "lib.py", "X = 2\n"),
-        (root / "requirements.txt", "numpy\nscipy\n"),
-        (root / "book" / "toy.md", (root / "book" / "toy.md").read_text() + "\nmore prose\n"),
-    ]:
-        old = path.read_text()
-        path.write_text(text)
-        assert build.cache_key(chapter, {}, root) != key, path
-        path.write_text(old)
-        assert build.cache_key(chapter, {}, root) == key
-    (root / "src" / "pkg" / "build.py").write_text("# build tooling")
-    assert build.cache_key(chapter, {}, root) == key  # the tooling is not the library
-    (root / "src" / "pkg" / "new.py").write_text("")
-    assert build.cache_key(chapter, {}, root) != key
+@pytest.fixture
+def toy(tmp_path) -> Project:
+    return make_project(tmp_path, {"toy": (TOY, toy_chapter("toy"))})
 
 
-def test_failure_names_chapter_and_cell_and_keeps_previous_good(tmp_path):
-    root, chapter = make_root(tmp_path, TOY)
-    out = tmp_path / "out" / "toy.ipynb"
-    build.execute_chapter(chapter, out, {}, root=root, progress=False)
+def test_project_is_found_from_the_working_directory(tmp_path, monkeypatch):
+    project = make_project(tmp_path, {"toy": (TOY, toy_chapter("toy"))})
+    monkeypatch.delenv("AG_ROOT", raising=False)
+    assert Project.find(tmp_path / "book").root == tmp_path.resolve()
+    monkeypatch.chdir(tmp_path / "book")
+    assert Project.find().root == tmp_path.resolve()
+    assert project.executed == tmp_path.resolve() / "_build" / "executed"
+    monkeypatch.setenv("AG_ROOT", str(tmp_path))
+    monkeypatch.chdir("/")
+    assert Project.find().root == tmp_path.resolve()
+    monkeypatch.delenv("AG_ROOT")
+    with pytest.raises(ProjectNotFound, match="no _toc.yml in / or any folder above"):
+        Project.find()
+
+
+def test_failure_names_chapter_and_cell_and_keeps_previous_good(toy):
+    chapter = toy.chapter("toy")
+    out = toy.root / "out" / "toy.ipynb"
+    execute_chapter(toy, chapter, out, {})
     good = out.read_bytes()
-    with pytest.raises(build.ChapterFailed) as err:
-        build.execute_chapter(chapter, out, {"n": 60}, root=root, progress=False)
+    assert out.stat().st_mode & 0o777 == 0o644
+    with pytest.raises(ChapterFailed) as err:
+        execute_chapter(toy, chapter, out, {"n": 60})
     msg = str(err.value)
-    assert "'toy'" in msg and "In [" in msg and "AssertionError: n too large" in msg
+    assert "'toy'" in msg and "In [3]" in msg and "AssertionError: n too large" in msg
     assert out.read_bytes() == good  # the previous good notebook is untouched
     assert out.with_suffix(".failed.ipynb").exists()
-    assert not list(out.parent.glob(".*partial*"))
+    assert not list(out.parent.glob(".*"))
+    execute_chapter(toy, chapter, out, {"n": 4})
+    assert not out.with_suffix(".failed.ipynb").exists()  # a success removes the stale failure
 
 
 def test_sigterm_mid_chapter_leaves_no_partial_notebook(tmp_path):
     slow = TOY + "\n```{code-cell} ipython3\nimport time\ntime.sleep(60)\n```\n"
-    root, _ = make_root(tmp_path, slow)
+    project = make_project(tmp_path, {"toy": (slow, toy_chapter("toy"))})
     out = tmp_path / "out" / "toy.ipynb"
     script = textwrap.dedent(f"""
         import sys
-        from attention_geometry.book import build
-        from attention_geometry.book.registry import Chapter
-        from attention_geometry.book.params import Int
-        build.interrupt_on_sigterm()
-        ch = Chapter(name="toy", source="book/toy.md", params={{"n": Int("n", low=0, high=100)}}, smoke={{}})
+        sys.path.insert(0, {str(Path(__file__).parent)!r})
+        from conftest import toy_chapter
+        from attention_geometry.book.cli import interrupt_on_sigterm
+        from attention_geometry.book.execute import execute_chapter
+        from attention_geometry.book.project import Project
+        interrupt_on_sigterm()
+        project = Project({str(tmp_path)!r}, chapters={{"toy": toy_chapter("toy")}})
         print("started", flush=True)
         try:
-            build.execute_chapter(ch, {str(out)!r}, {{}}, root=build.Path({str(root)!r}), progress=False)
+            execute_chapter(project, project.chapter("toy"), {str(out)!r}, {{}})
         except KeyboardInterrupt:
             sys.exit(130)
     """)
@@ -106,40 +103,134 @@ def test_sigterm_mid_chapter_leaves_no_partial_notebook(tmp_path):
     assert not list(out.parent.glob(".*")), list(out.parent.iterdir())
 
 
+def timed(name: str, seconds: int, extra: str = "") -> str:
+    """A toy chapter that glues when it started and ended, sleeping in between."""
+    return f"""
+# {name}
+
+```{{code-cell}} ipython3
+:tags: [parameters]
+n = 1
+```
+
+```{{code-cell}} ipython3
+import time
+from myst_nb import glue
+glue("start", time.time(), display=False)
+{extra}
+time.sleep({seconds})
+glue("end", time.time(), display=False)
+```
+"""
+
+
+def glued(project: Project, stem: str) -> dict:
+    from attention_geometry.book.notebooks import glued_data
+
+    return glued_data(project.executed / f"{stem}.ipynb")
+
+
+def test_book_build_parallel_in_dependency_order_with_a_failing_chapter(tmp_path, capsys):
+    """Two kernels: independent chapters overlap, a dependant waits for its dependency,
+    a failing chapter names its cell while the others still execute, its dependant is
+    skipped, and no HTML is announced."""
+    failing = timed("bad", 0, extra='raise ValueError("broken on purpose")')
+    project = make_project(tmp_path, {
+        "a": (timed("a", 4), toy_chapter("a")),
+        "b": (timed("b", 4), toy_chapter("b")),
+        "c": (timed("c", 0), toy_chapter("c", depends_on=("a",))),
+        "bad": (failing, toy_chapter("bad")),
+        "d": (timed("d", 0), toy_chapter("d", depends_on=("bad",))),
+    })
+    assert cli.main(["book", "--jobs", "2"], project=project) == 1
+    out, err = capsys.readouterr()
+    assert "FAILED" in out and "'bad' (book/bad.md) failed in cell In [2]" in err
+    assert "ValueError: broken on purpose" in err and "skipped: depends on bad, which failed" in err
+    assert "book built" not in out and "no HTML was built" in err
+    assert not project.html.exists()
+    a, b, c = glued(project, "a"), glued(project, "b"), glued(project, "c")
+    assert a["start"] < b["end"] and b["start"] < a["end"], "a and b did not run in parallel"
+    assert c["start"] >= a["end"], "c ran before the chapter it depends on"
+    assert not (project.executed / "d.ipynb").exists()
+    assert (project.executed / "bad.failed.ipynb").exists()
+
+    # fixed: the failure's partial notebook goes, the dependant runs, the others are cached
+    (tmp_path / "book" / "bad.md").write_text((tmp_path / "book" / "bad.md").read_text().replace(
+        'raise ValueError("broken on purpose")', "pass"))
+    outcomes = {o.chapter: o.status for o in execute_book(project, jobs=1, report=lambda line: None)}
+    assert outcomes == {"a": "cached", "b": "cached", "c": "cached", "bad": "done", "d": "done"}
+    assert not (project.executed / "bad.failed.ipynb").exists()
+
+
+def test_stale_partial_notebooks_are_cleaned_up(toy):
+    toy.executed.mkdir(parents=True)
+    stale = [toy.executed / ".toy.abc123.partial.ipynb", toy.executed / ".toy.abc123.partial.source.ipynb"]
+    for path in stale:
+        path.write_text("{")
+    execute_book(toy, jobs=1, report=lambda line: None)
+    assert not any(p.exists() for p in stale)
+    assert (toy.executed / "toy.ipynb").exists()
+
+
+def test_html_holds_exactly_the_toc_pages_and_a_no_op_rebuild_is_fast(tmp_path, capsys):
+    chapter = TOY + "\nThe value is {glue:text}`twice`.\n\n```{code-cell} ipython3\n" \
+                    "from myst_nb import glue\nglue('twice', value, display=False)\n```\n"
+    project = make_project(tmp_path, {"toy": (chapter, toy_chapter("toy"))},
+                           pages={"intro": "# Intro\n\nHello.\n", "extra": "# Extra\n\nMore.\n"})
+    assert cli.main(["book", "--jobs", "1"], project=project) == 0
+    assert "book built" in capsys.readouterr().out
+    for page in ("book/intro", "book/extra", "book/toy"):
+        assert (project.html / f"{page}.html").exists(), page
+    text = re.sub(r"<[^>]+>", " ", (project.html / "book" / "toy.html").read_text())
+    assert re.search(r"The value is\s+6\s*\.", text)
+
+    start = time.perf_counter()
+    assert cli.main(["book", "--jobs", "1"], project=project) == 0
+    assert time.perf_counter() - start < 5
+    out = capsys.readouterr().out
+    assert "cached" in out and "book up to date" in out
+
+    write_toc(tmp_path, ["intro", "toy"])  # 'extra' leaves the book
+    assert cli.main(["book", "--jobs", "1"], project=project) == 0
+    assert not (project.html / "book" / "extra.html").exists()
+    assert not (project.stage / "book" / "extra.md").exists()
+    assert not list((project.html / "_sources" / "book").glob("extra.*"))
+    assert (project.html / "book" / "toy.html").exists()
+
+
 def test_run_name_is_derived_from_parameters():
-    assert build.run_name({}) == "defaults"
-    assert build.run_name({"seed": 3, "d_max": 128}) == "d_max-128_seed-3"
-    assert build.run_name({"eps_values": [1e-05, 0.1]}) == "eps_values-1e-05+0.1"
+    assert run.run_name({}) == "defaults"
+    assert run.run_name({"seed": 3, "d_max": 128}) == "d_max-128_seed-3"
+    assert run.run_name({"eps_values": [1e-05, 0.1]}) == "eps_values-1e-05+0.1"
 
 
 def test_parse_assignments_reads_yaml_values():
-    assert build.parse_assignments(["d=128", "xs=[1, 2.5]", "mode=paper", "flag=true"]) == {
+    assert run.parse_assignments(["d=128", "xs=[1, 2.5]", "mode=paper", "flag=true"]) == {
         "d": 128, "xs": [1, 2.5], "mode": "paper", "flag": True,
     }
-    with pytest.raises(build.ParameterError, match="NAME=VALUE"):
-        build.parse_assignments(["d128"])
+    with pytest.raises(ParameterError, match="NAME=VALUE"):
+        run.parse_assignments(["d128"])
 
 
 def test_run_unknown_chapter_lists_chapters(capsys):
-    assert build.main(["run", "no_such_chapter"]) == 2
+    assert cli.main(["run", "no_such_chapter"]) == 2
     err = capsys.readouterr().err
     assert "unknown chapter 'no_such_chapter'" in err and "layernorm" in err
 
 
-def test_run_bad_parameter_stops_before_executing(capsys, tmp_path, monkeypatch):
-    monkeypatch.setattr(build, "RUNS", tmp_path)
-    assert build.main(["run", "layernorm", "seed=-1"]) == 2
-    assert "parameter 'seed' = -1 is out of range" in capsys.readouterr().err
-    assert not list(tmp_path.iterdir())
+def test_run_bad_parameter_stops_before_executing(capsys, toy):
+    assert cli.main(["run", "toy", "n=-1"], project=toy) == 2
+    assert "parameter 'n' = -1 is out of range; allowed: an integer in [0, 100]" in capsys.readouterr().err
+    assert not toy.runs.exists()
 
 
-def test_run_writes_notebook_and_html(capsys, tmp_path, monkeypatch):
-    monkeypatch.setattr(build, "RUNS", tmp_path / "runs")
-    assert build.main(["run", "layernorm", "--preset", "smoke", "seed=3"]) == 0
+def test_run_writes_notebook_and_html(capsys, toy):
+    assert cli.main(["run", "toy", "n=4"], project=toy) == 0
     out = capsys.readouterr().out
-    nb = next((tmp_path / "runs" / "layernorm").glob("*.ipynb"))
+    nb = toy.runs / "toy" / "n-4.ipynb"
     html = nb.with_suffix(".html")
-    assert nb.name.startswith("smoke_") and "seed-3" in nb.name
     assert str(nb) in out and str(html) in out
+    meta = json.loads(nb.read_text())["metadata"]["attention_geometry"]
+    assert meta["parameters"] == {"n": 4} and meta["kind"] == "run"
     text = html.read_text()
     assert "cdn.jsdelivr" not in text and "mathjax" in text.lower()

@@ -5,7 +5,7 @@ import types
 import pytest
 
 from attention_geometry.book import CHAPTERS, ParameterError, validate_parameters
-from attention_geometry.book.build import parameters_cell
+from attention_geometry.book.toc import parameters_cell
 from attention_geometry.book.params import Bool, Choice, Float, FloatList, Int, IntList, check_value
 
 

@@ -1,15 +1,18 @@
-"""Sweeps on Dask: grid expansion and validation, a failing point, resume."""
+"""Sweeps on Dask: grid expansion and validation, failures recorded per point
+(a raising chapter, a killed worker, no worker left), keys covering every
+parameter, a corrupt status file, and no figure left open."""
 
-import textwrap
+import json
+import re
 
 import pandas as pd
 import pytest
 
-from attention_geometry.book.registry import Chapter
-from attention_geometry.book.params import Float, Int
-from attention_geometry.book.sweep import SweepError, load_grid, run_sweep, scalar
+from attention_geometry.book import cli
+from attention_geometry.book.params import Choice, Float, Int
+from attention_geometry.book.sweep import SweepError, load_grid, parameters_digest, point_id, run_sweep, scalar
 
-from conftest import CHAPTER_HEADER as HEADER
+from conftest import make_project, toy_chapter
 
 TOY = """
 # Toy
@@ -18,30 +21,32 @@ TOY = """
 :tags: [parameters]
 n = 3
 x = 0.5
+device = "cpu"
 ```
 
 ```{code-cell} ipython3
+import os, signal
 from myst_nb import glue
 assert n < 50, "n too large"
+if n == 13:  # the worker running this point dies
+    os.kill(os.getppid(), signal.SIGKILL)
 glue("double", 2 * n, display=False)
 glue("scaled", n * x, display=False)
 glue("label", "not a number", display=False)
 ```
 """
 
-CHAPTER = Chapter(
-    name="toy", source="book/toy.md",
-    params={"n": Int("n", low=0, high=100), "x": Float("x", low=0.0, high=1.0)}, smoke={"n": 1},
-)
+CHAPTER = toy_chapter("toy", params={"n": Int("n", low=0, high=100), "x": Float("x", low=0.0, high=1.0),
+                                     "device": Choice("device", choices=("cpu", "cuda"))})
 
 
 @pytest.fixture
-def root(tmp_path):
-    (tmp_path / "book").mkdir()
-    (tmp_path / "src").mkdir()
-    (tmp_path / "requirements.txt").write_text("")
-    (tmp_path / "book" / "toy.md").write_text(HEADER + textwrap.dedent(TOY))
-    return tmp_path
+def project(tmp_path):
+    return make_project(tmp_path / "p", {"toy": (TOY, CHAPTER)})
+
+
+def runs(table) -> pd.DataFrame:
+    return table.drop_duplicates("run").set_index("n")
 
 
 def test_grid_forms_expand_and_validate():
@@ -53,18 +58,21 @@ def test_grid_forms_expand_and_validate():
     assert len(load_grid({"grid": {"n": [1, 1]}}, CHAPTER).points) == 1  # duplicates once
 
 
-@pytest.mark.parametrize("grid, fragment", [
-    ({}, "empty"),
-    ({"grid": {"n": []}}, "empty list"),
-    ({"grid": {"m": [1]}}, "unknown parameter 'm'"),
-    ({"grid": {"n": [1, 500]}}, "parameter 'n' = 500 is out of range"),
-    ({"grid": {"x": ["a"]}}, "wrong type str"),
-    ({"runs": [3]}, "must be a mapping"),
-    ({"grid": {"n": [1]}, "extra": 1}, "unknown grid key"),
+@pytest.mark.parametrize("grid, message", [
+    ({}, "grid: the grid is empty: give a non-empty 'grid' and/or 'runs'"),
+    ({"grid": {"n": []}}, "grid: grid axis 'n' is an empty list"),
+    ({"grid": {"m": [1]}}, "grid: point 0 {'m': 1}: unknown parameter 'm' = 1; known parameters: device, n, x"),
+    ({"grid": {"n": [1, 500]}},
+     "grid: point 1 {'n': 500}: parameter 'n' = 500 is out of range; allowed: an integer in [0, 100]"),
+    ({"grid": {"x": ["a"]}},
+     "grid: point 0 {'x': 'a'}: parameter 'x' = 'a' has the wrong type str; allowed: a finite number in [0.0, 1.0]"),
+    ({"runs": [3]}, "grid: runs[0] must be a mapping of parameter: value, got 3"),
+    ({"grid": {"n": [1]}, "extra": 1}, "grid: unknown grid key(s) ['extra']; allowed: name, fixed, grid, runs"),
 ])
-def test_invalid_grids_are_rejected_before_running(grid, fragment):
-    with pytest.raises(SweepError, match=fragment):
+def test_invalid_grids_are_rejected_before_running(grid, message):
+    with pytest.raises(SweepError) as err:
         load_grid(grid, CHAPTER)
+    assert str(err.value) == message
 
 
 def test_grid_file(tmp_path):
@@ -74,39 +82,116 @@ def test_grid_file(tmp_path):
     assert sweep.name == "small" and len(sweep.points) == 2
 
 
+@pytest.mark.parametrize("text, message", [
+    ("grid:\n  n: [1, 2\n  x: 0.5\n", r"g\.yaml, line 3, column 4: not valid YAML: while parsing a flow sequence: expected ',' or '\]', but got ':'"),
+    ("grid:\n  n: [1]\n   x: 2\n", r"g\.yaml, line 3, column 4: not valid YAML: while parsing a block mapping: expected <block end>"),
+    ("", r"g\.yaml: must be a mapping with 'grid' and/or 'runs', got nothing"),
+    ("grid:\n  n: [1, 500]\n", r"g\.yaml: point 1 \{'n': 500\}: parameter 'n' = 500 is out of range"),
+])
+def test_bad_grid_file_exits_2_with_file_line_and_problem(project, tmp_path, capsys, text, message):
+    f = tmp_path / "g.yaml"
+    f.write_text(text)
+    assert cli.main(["sweep", "toy", str(f)], project=project) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"error: invalid grid: grid file {f}")
+    assert re.search(message, err), err
+    assert not project.runs.exists()
+
+
 def test_scalar_parses_glued_reprs():
     assert scalar("0.5") == 0.5 and scalar("np.float64(0.25)") == 0.25 and scalar("3") == 3.0
-    assert scalar("'text'") is None
+    assert scalar("'text'") is None and scalar("True") is None
 
 
-def test_sweep_on_a_two_worker_local_cluster_with_failure_and_resume(root, tmp_path):
-    sweep = load_grid({"name": "t", "fixed": {"x": 0.5}, "grid": {"n": [1, 2, 3, 60]}}, CHAPTER)
+def test_point_names_cover_every_parameter():
+    a = load_grid({"fixed": {"x": 0.25}, "grid": {"n": [1, 2]}}, CHAPTER)
+    b = load_grid({"fixed": {"x": 0.75}, "grid": {"n": [1, 2]}}, CHAPTER)
+    assert point_id(a, a.points[0]).startswith("n-1.")
+    assert point_id(a, a.points[0]) != point_id(b, b.points[0])
+
+
+def test_failure_killed_worker_resume_and_fixed_change(project, tmp_path):
+    """Two workers: a raising point and a point that kills its worker are recorded
+    as failed, the others finish; a rerun reuses the done points; a change of a
+    fixed value recomputes every point; no pyplot figure is left open."""
+    import matplotlib.pyplot as plt
+
     out = tmp_path / "out"
-    table = run_sweep(sweep, out, n_workers=2, root=root, progress=False)
-    runs = table.drop_duplicates("run").set_index("n")
-    assert set(runs.index) == {1, 2, 3, 60}
-    assert (runs.loc[[1, 2, 3], "status"] == "done").all()
-    assert runs.loc[60, "status"] == "failed" and "n too large" in runs.loc[60, "error"]
+    sweep = load_grid({"name": "t", "fixed": {"x": 0.5}, "grid": {"n": [1, 2, 13, 60]}}, CHAPTER)
+    table = run_sweep(sweep, out, n_workers=2, project=project, progress=False)
+    by_n = runs(table)
+    assert (by_n.loc[[1, 2], "status"] == "done").all()
+    assert by_n.loc[60, "status"] == "failed" and by_n.loc[60, "error"] == "AssertionError: n too large"
+    assert by_n.loc[13, "status"] == "failed" and "worker died" in by_n.loc[13, "error"]
     done = table[table["status"] == "done"]
-    assert set(done["key"]) == {"double", "scaled"}  # non-numeric glue is left out
-    assert len(done) == 3 * 2
-    assert done.set_index(["n", "key"]).loc[(3, "double"), "value"] == 6
+    assert set(done["key"]) == {"double", "scaled"}  # non-numeric glue is left out of the table
+    assert done.set_index(["n", "key"]).loc[(2, "scaled"), "value"] == 1.0
     assert (out / "results.csv").exists() and (out / "summary.png").exists()
+    assert (out / "summary.png").stat().st_mode & 0o777 == 0o644
     assert len(pd.read_csv(out / "results.csv")) == len(table)
+    status = json.loads((out / "status.json").read_text())
+    assert status[parameters_digest(sweep.points[0])]["values"] == {"double": 2, "scaled": 0.5, "label": "not a number"}
+    assert plt.get_fignums() == []
     mtimes = {p.name: p.stat().st_mtime_ns for p in out.glob("*.ipynb") if ".failed" not in p.name}
-    assert len(mtimes) == 3
+    assert len(mtimes) == 2
 
-    # resume: the three done points are skipped, the failed one is retried
-    table2 = run_sweep(sweep, out, n_workers=1, root=root, progress=False)
+    # resume: the done points are reused
+    again = load_grid({"name": "t", "fixed": {"x": 0.5}, "grid": {"n": [1, 2]}}, CHAPTER)
+    run_sweep(again, out, n_workers=1, project=project, progress=False)
     assert {p.name: p.stat().st_mtime_ns for p in out.glob("*.ipynb") if ".failed" not in p.name} == mtimes
-    assert table2.drop_duplicates("run")["status"].tolist() == table.drop_duplicates("run")["status"].tolist()
+
+    # a fixed value changed: every point is recomputed, the table shows the new numbers
+    changed = load_grid({"name": "t", "fixed": {"x": 0.25}, "grid": {"n": [1, 2]}}, CHAPTER)
+    table = run_sweep(changed, out, n_workers=1, project=project, progress=False)
+    csv = pd.read_csv(out / "results.csv")
+    assert set(csv["x"]) == {0.25}
+    assert csv.set_index(["n", "key"]).loc[(2, "scaled"), "value"] == 0.5
+    assert set(runs(table)["status"]) == {"done"}
 
 
-def test_sweep_against_a_scheduler_address(root, tmp_path):
+def test_corrupt_status_is_recovered(project, tmp_path, capsys):
+    out = tmp_path / "out"
+    sweep = load_grid({"runs": [{"n": 4, "x": 0.25}]}, CHAPTER, name="c")
+    out.mkdir()
+    (out / "status.json").write_text('{"n-4": {"status": "do')
+    messages = []
+    table = run_sweep(sweep, out, n_workers=1, project=project, progress=False, report=messages.append)
+    assert table.set_index("key").loc["scaled", "value"] == 1.0
+    assert any("is not valid JSON" in m and "status.json.corrupt" in m for m in messages), messages
+    assert (out / "status.json.corrupt").exists()
+    assert json.loads((out / "status.json").read_text())
+
+
+def test_gpu_points_need_a_gpu_worker_and_no_worker_means_a_bounded_wait(project, tmp_path):
+    """A point with device="cuda" asks for a GPU resource (none here: recorded as
+    failed, not left waiting). With every worker gone the sweep stops waiting
+    after the timeout, keeping the points already finished."""
+    from dask.distributed import LocalCluster
+
+    out = tmp_path / "out"
+    first = load_grid({"name": "w", "grid": {"n": [1]}}, CHAPTER)
+    run_sweep(first, out, n_workers=1, project=project, progress=False)
+    done_before = (out / f"{point_id(first, first.points[0])}.ipynb").stat().st_mtime_ns
+
+    grid = {"name": "w", "runs": [{"n": 1}, {"n": 2}, {"n": 3, "device": "cuda"}]}
+    sweep = load_grid(grid, CHAPTER)
+    messages = []
+    with LocalCluster(n_workers=0, dashboard_address=None) as cluster:
+        table = run_sweep(sweep, out, scheduler=cluster.scheduler_address, project=project, progress=False,
+                          no_worker_timeout=1.0, report=messages.append)
+    by_n = runs(table)
+    assert by_n.loc[1, "status"] == "done"  # finished before: kept, not recomputed
+    assert (out / f"{point_id(first, first.points[0])}.ipynb").stat().st_mtime_ns == done_before
+    assert by_n.loc[2, "status"] == "failed" and "no Dask worker for 1 s" in by_n.loc[2, "error"]
+    assert by_n.loc[3, "status"] == "failed" and "needs a worker with a GPU" in by_n.loc[3, "error"]
+    assert any("1 point(s) left" in m for m in messages), messages
+
+
+def test_sweep_against_a_scheduler_address(project, tmp_path):
     from dask.distributed import LocalCluster
 
     with LocalCluster(n_workers=1, threads_per_worker=1, dashboard_address=None) as cluster:
         sweep = load_grid({"runs": [{"n": 4, "x": 0.25}]}, CHAPTER, name="remote")
-        table = run_sweep(sweep, tmp_path / "r", scheduler=cluster.scheduler_address, root=root,
+        table = run_sweep(sweep, tmp_path / "r", scheduler=cluster.scheduler_address, project=project,
                           progress=False)
     assert table.set_index("key").loc["scaled", "value"] == 1.0

@@ -2,7 +2,7 @@
 parameter specifications, paper-scale runs, appendices and the Sphinx extension.
 
 This is the top layer: it may import the mathematics and the figures, and
-neither of them imports it. Chapters use two things from here, right after
+neither of them imports it. Chapters use a few things from here, right after
 their ``parameters`` cell::
 
     from attention_geometry.book import glue, run_context, show_claims, validate_parameters
@@ -10,6 +10,31 @@ their ``parameters`` cell::
     ctx = run_context()            # ctx.checkpoints: where long loops checkpoint
 
 and, for the "Paper vs. this book" table, ``show_claims(chapter, claims)``.
+
+One module per concern (none imports another in a circle):
+
+==================  ==========================================================
+``project``         the project root (the folder with ``_toc.yml``) and its paths
+``registry``        the chapters: sources, parameter specs, presets, dependencies
+``params``          parameter types and their checks
+``toc``             the table of contents, chapter discovery, parameters cells
+``cache``           cache keys (source, parameters, imported modules, deps)
+``files``           atomic writes, JSON read with recovery
+``notebooks``       glued values of executed notebooks, trimming for storage
+``context``         the run kind and checkpoint folder a chapter runs in
+``execute``         one chapter through papermill (the one execution path)
+``schedule``        the book's chapters: cached or executed in parallel
+``stage``           staging the book and building its HTML
+``appendices``      the generated appendices
+``run``             ``make run``: one chapter with other parameters
+``sweep``           ``make sweep``: a grid of runs on Dask
+``paper``           ``make paper``: stored paper-scale runs and their freshness
+``cli``             the ``attention-geometry`` command
+``glue``            the chapters' glue helper
+``claims``          a chapter's "Paper vs. this book" table
+``ledger``          the claims ledger of the whole book
+``sphinx_offline``  a Sphinx extension keeping the pages offline
+==================  ==========================================================
 """
 
 from .claims import show_claims

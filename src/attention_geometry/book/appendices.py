@@ -7,11 +7,12 @@
   the glued numbers still pointing at the chapter that computed them, and a
   link back.
 - **Reproducibility**: the environment (package versions of the running
-  virtual environment), and for each chapter the command that rebuilt it, its
-  run time and its cache key, read from the executed notebooks.
+  virtual environment); for each chapter the command that re-runs it, its run
+  time and its cache key, read from the executed notebooks; and every stored
+  paper-scale run with its provenance and cost.
 
-``build.stage_book`` writes these pages into the staged book; their sources
-do not exist in ``book/``.
+:func:`.stage.stage_book` writes these pages into the staged book; their
+sources do not exist in ``book/``.
 """
 
 import importlib.metadata
@@ -20,9 +21,12 @@ import platform
 import re
 from pathlib import Path
 
+from .cache import META_KEY
+from .paper import PRESET, load_paper_run, regenerate_command
+from .project import Project
 from .registry import Chapter
 
-__all__ = ["GENERATED_PAGES", "chapter_title", "parameters_page", "errata_page", "reproducibility_page"]
+__all__ = ["chapter_title", "parameters_page", "errata_page", "reproducibility_page"]
 
 
 def chapter_title(chapter: Chapter, root: Path) -> str:
@@ -42,7 +46,7 @@ def _escape(text: str) -> str:
     return text.replace("|", "\\|")
 
 
-def parameters_page(chapters: list[Chapter], defaults: dict[str, dict], root: Path) -> str:
+def parameters_page(chapters: list[Chapter], defaults: dict[str, dict], project: Project) -> str:
     lines = [
         "(appendix-parameters)=",
         "# Appendix: chapter parameters",
@@ -56,7 +60,7 @@ def parameters_page(chapters: list[Chapter], defaults: dict[str, dict], root: Pa
     ]
     for chapter in chapters:
         doc = Path(chapter.source).name.removesuffix(".md")
-        lines += [f"## {chapter_title(chapter, root)}", "",
+        lines += [f"## {chapter_title(chapter, project.root)}", "",
                   f"Chapter {{doc}}`{doc}`, name `{chapter.name}` for `make run` and `make sweep`.", ""]
         lines += ["| parameter | default | smoke | allowed | meaning |", "|---|---|---|---|---|"]
         for name, param in chapter.params.items():
@@ -66,7 +70,9 @@ def parameters_page(chapters: list[Chapter], defaults: dict[str, dict], root: Pa
                 f"{_escape(param.allowed())} | {_escape(param.doc)} |"
             )
         for preset, values in chapter.presets.items():
-            lines += ["", f"Preset `{preset}` (`make run CHAPTER={chapter.name} PRESET={preset}`): "
+            command = (regenerate_command(chapter.name) if preset == PRESET
+                       else f"make run CHAPTER={chapter.name} PRESET={preset}")
+            lines += ["", f"Preset `{preset}` (`{command}`): "
                       + ", ".join(f"`{k} = {json.dumps(v)}`" for k, v in values.items())]
         lines.append("")
     return "\n".join(lines)
@@ -109,7 +115,7 @@ def _relocate(body: str, notebook: str) -> str:
     return body.strip()
 
 
-def errata_page(chapters: list[Chapter], root: Path) -> str:
+def errata_page(chapters: list[Chapter], project: Project) -> str:
     lines = [
         "(appendix-errata)=",
         "# Appendix: errata and caveats, collected",
@@ -120,9 +126,9 @@ def errata_page(chapters: list[Chapter], root: Path) -> str:
         "",
     ]
     for chapter in chapters:
-        body = _errata_section((root / chapter.source).read_text())
+        body = _errata_section((project.root / chapter.source).read_text())
         doc = Path(chapter.source).name.removesuffix(".md")
-        lines += [f"## {chapter_title(chapter, root)}", "", f"From {{doc}}`{doc}`:", ""]
+        lines += [f"## {chapter_title(chapter, project.root)}", "", f"From {{doc}}`{doc}`:", ""]
         lines += [_relocate(body, f"{doc}.ipynb") if body else "*(This chapter has no errata section.)*", ""]
     return "\n".join(lines)
 
@@ -137,7 +143,39 @@ def _requirement_names(root: Path) -> list[str]:
     return names
 
 
-def reproducibility_page(chapters: list[Chapter], executed: Path, root: Path) -> str:
+def _stored_runs_section(chapters: list[Chapter], project: Project) -> list[str]:
+    lines = [
+        "## Runs at the papers' settings",
+        "",
+        "Paper-scale runs are computed once with `make paper CHAPTER=<name>` (the chapter's",
+        f"`{PRESET}` preset, on the best device present) and stored with their provenance in",
+        "`results/<chapter>/paper/`; the book reads them and never re-runs them. A stored run",
+        "whose parameters differ from the current preset fails the build.",
+        "",
+    ]
+    runs = [(c, load_paper_run(c.name, project)) for c in chapters]
+    stored = [(c, r) for c, r in runs if r is not None]
+    if not stored:
+        return lines + ["No chapter has a stored paper-scale run yet.", ""]
+    lines += ["| chapter | command | device | wall time (s) | CPU cores | date | commit | note |",
+              "|---|---|---|---|---|---|---|---|"]
+    for chapter, run in stored:
+        p = run.provenance
+        commit = (p.get("commit") or "?")[:10] + (" (dirty)" if p.get("dirty") else "")
+        wall = p.get("wall_seconds")
+        lines.append(
+            f"| {{doc}}`{chapter.stem}` | `{regenerate_command(chapter.name)}` | "
+            f"{_escape(str(p.get('device_name') or p.get('device') or '?'))} | "
+            f"{'?' if wall is None else f'{wall:.0f}'} | {p.get('cpu_cores', '?')} | {p.get('date', '?')} | "
+            f"`{commit}` | {_escape(str(p.get('note') or ''))} |"
+        )
+    missing = [c.name for c, r in runs if r is None and PRESET in c.presets]
+    if missing:
+        lines += ["", "Not run at the papers' settings yet: " + ", ".join(f"`{m}`" for m in missing) + "."]
+    return lines + [""]
+
+
+def reproducibility_page(chapters: list[Chapter], project: Project) -> str:
     lines = [
         "(appendix-reproducibility)=",
         "# Appendix: reproducibility",
@@ -151,7 +189,7 @@ def reproducibility_page(chapters: list[Chapter], executed: Path, root: Path) ->
         "| package | version |",
         "|---|---|",
     ]
-    for name in _requirement_names(root):
+    for name in _requirement_names(project.root):
         try:
             version = importlib.metadata.version(name)
         except importlib.metadata.PackageNotFoundError:
@@ -161,27 +199,22 @@ def reproducibility_page(chapters: list[Chapter], executed: Path, root: Path) ->
         "",
         "## Chapters",
         "",
-        "Each chapter was executed by papermill with its default parameters. It is",
+        "`make book` executed each chapter with papermill at its default parameters;",
+        "the command shown re-runs it alone (into `runs/<chapter>/`). A chapter is",
         "re-executed only when its cache key changes: a hash of its source, its",
-        "parameters, every file of the library in `src/` and the requirements.",
+        "parameters, the library modules its kernel imported, the chapters it depends",
+        "on, its stored paper-scale run and the requirements.",
         "",
         "| chapter | command | run time (s) | cache key |",
         "|---|---|---|---|",
     ]
     for chapter in chapters:
-        meta = json.loads((executed / f"{chapter.stem}.ipynb").read_text())["metadata"].get(
-            "attention_geometry", {}
-        )
+        notebook = project.executed / f"{chapter.stem}.ipynb"
+        meta = json.loads(notebook.read_text())["metadata"].get(META_KEY, {}) if notebook.exists() else {}
+        seconds = meta.get("seconds")
         lines.append(
-            f"| {{doc}}`{chapter.stem}` | `{_escape(meta.get('command', '?'))}` | "
-            f"{meta.get('seconds', float('nan')):.1f} | `{meta.get('cache_key', '?')[:16]}` |"
+            f"| {{doc}}`{chapter.stem}` | `make run CHAPTER={chapter.name}` | "
+            f"{'not executed' if seconds is None else f'{seconds:.1f}'} | `{meta.get('cache_key', '?')[:16]}` |"
         )
     lines.append("")
-    return "\n".join(lines)
-
-
-GENERATED_PAGES = {
-    "book/appendix_parameters": "parameters",
-    "book/appendix_errata": "errata",
-    "book/appendix_reproducibility": "reproducibility",
-}
+    return "\n".join(lines + _stored_runs_section(chapters, project))

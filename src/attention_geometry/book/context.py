@@ -1,30 +1,62 @@
-"""What kind of run a chapter is executing in, and where its checkpoints go.
+"""What kind of run a chapter is executing in, read from the kernel's environment.
 
-The runners export ``AG_RUN_KIND`` (``book``, ``run``, ``paper``, ``sweep``,
-``test``) and, for paper-scale runs, ``AG_CHECKPOINT_DIR``. A chapter reads
-them through :func:`run_context` and passes ``ctx.checkpoints`` to its heavy
-loops, which then resume after an interruption.
+The tooling starts every chapter's kernel with these variables:
+
+``AG_RUN_KIND``
+    ``book`` (``make book``), ``run`` (``make run``), ``sweep`` (a point of
+    ``make sweep``), ``paper`` (``make paper``) or ``test``.
+``AG_CHECKPOINT_DIR``
+    paper runs only: ``results/<chapter>/paper/checkpoints``, where the heavy
+    loops checkpoint so that a killed run resumes.
+``AG_TORCH_THREADS``
+    the number of torch threads of the kernel (set at kernel start-up, with
+    ``OMP_NUM_THREADS`` and friends), so that parallel kernels do not
+    oversubscribe the cores.
+
+A chapter asks through :func:`run_context`::
+
+    from attention_geometry.book import run_context
+    ctx = run_context()
+    results = resumable_map(step, items, store=ctx.checkpoints, name="mc", key={...})
 """
 
 import os
 from dataclasses import dataclass
+from typing import Mapping
 
 from ..checkpoint import CheckpointStore
 
-__all__ = ["RunContext", "run_context"]
+__all__ = ["RUN_KIND_ENV", "CHECKPOINT_ENV", "TORCH_THREADS_ENV", "RUN_KINDS", "RunContext", "run_context",
+           "thread_env"]
+
+RUN_KIND_ENV = "AG_RUN_KIND"
+CHECKPOINT_ENV = "AG_CHECKPOINT_DIR"
+TORCH_THREADS_ENV = "AG_TORCH_THREADS"
+RUN_KINDS = ("book", "run", "paper", "sweep", "test")
 
 
 @dataclass(frozen=True)
 class RunContext:
-    kind: str
-    checkpoints: CheckpointStore
+    kind: str  # one of RUN_KINDS
+    checkpoints: CheckpointStore  # keeps nothing unless this is a paper run
 
     @property
     def is_paper_run(self) -> bool:
         return self.kind == "paper"
 
 
-def run_context() -> RunContext:
-    """The current run's kind and checkpoint store (an empty store outside paper runs)."""
-    return RunContext(kind=os.environ.get("AG_RUN_KIND", "book"),
-                      checkpoints=CheckpointStore(os.environ.get("AG_CHECKPOINT_DIR") or None))
+def run_context(environ: Mapping[str, str] | None = None) -> RunContext:
+    """The context of the running chapter (``book`` when started by hand, e.g. in Jupyter)."""
+    environ = os.environ if environ is None else environ
+    kind = environ.get(RUN_KIND_ENV) or "book"
+    if kind not in RUN_KINDS:
+        raise ValueError(f"{RUN_KIND_ENV}={kind!r} is not a run kind; allowed: {', '.join(RUN_KINDS)}")
+    folder = environ.get(CHECKPOINT_ENV) if kind == "paper" else None
+    return RunContext(kind=kind, checkpoints=CheckpointStore(folder or None))
+
+
+def thread_env(threads: int) -> dict[str, str]:
+    """Environment capping a kernel at ``threads`` BLAS/OpenMP/torch threads."""
+    n = str(int(threads))
+    return {"OMP_NUM_THREADS": n, "MKL_NUM_THREADS": n, "OPENBLAS_NUM_THREADS": n,
+            "NUMEXPR_NUM_THREADS": n, "VECLIB_MAXIMUM_THREADS": n, TORCH_THREADS_ENV: n}

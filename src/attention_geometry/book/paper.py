@@ -1,15 +1,73 @@
-"""Stored paper-scale runs: reading them (the runner comes with the tooling rewrite).
+"""Paper-scale runs: a chapter at its ``paper`` preset, stored with its provenance.
 
-A chapter's run at its paper's settings lives in ``results/<chapter>/paper/``:
-``values.json`` (every glued value, and the claim records under ``"claims"``),
-``parameters.json`` and ``provenance.json``.
+``make paper CHAPTER=<name> [DEVICE=cpu|cuda] [RESTART=1]`` (or
+``attention-geometry paper <name> [--device ...] [--restart]``) executes the
+chapter through the same papermill path as the book, with progress on stderr,
+and stores in ``results/<chapter>/paper/`` (committed to the repository):
+
+- ``<stem>.ipynb``: the executed notebook, figures as PNG (widget views and
+  HTML duplicates stripped);
+- ``values.json``: every glued value (numbers as numbers, strings as strings);
+  the chapter's claim records, glued as the JSON string ``claims_json``, are
+  stored parsed under ``"claims"``;
+- ``parameters.json``: the parameters it ran with;
+- ``provenance.json``: commit, dirty flag, date, device, CPU model and cores,
+  torch and numpy versions, wall time, and the chapter's ``paper_note``.
+
+The device is CUDA when torch sees one, else the CPU; ``device`` overrides it
+and becomes the chapter's ``device`` parameter if it has one. The ``device``
+entry is ignored when a stored run is compared with the current preset.
+
+Interruption: the kernel gets ``AG_RUN_KIND=paper`` and
+``AG_CHECKPOINT_DIR=results/<chapter>/paper/checkpoints`` (not committed), where
+the chapter's heavy loops checkpoint (:func:`.context.run_context`). The
+in-progress run's parameters are written there first; starting the run again
+resumes from the checkpoints, and starting it with other parameters is refused
+(``--restart`` discards the checkpoints). The stored files are written, each
+atomically, only when the run has finished.
+
+The book never re-runs a paper run: it reads the stored one
+(:func:`load_paper_run`), and its build fails if a stored run was made with
+other parameters than the current preset (:func:`check_paper_run_fresh`).
 """
 
+import importlib.metadata
 import json
+import os
+import platform
+import shutil
+import subprocess
+import sys
+import time
 from dataclasses import dataclass
+from datetime import datetime, timezone
 from pathlib import Path
+from typing import Any, Callable
 
-__all__ = ["PaperRun", "load_paper_run", "project_root"]
+from .context import CHECKPOINT_ENV
+from .execute import execute_chapter
+from .files import read_json_or_recover, write_bytes_atomic, write_json_atomic
+from .notebooks import glued_data, slim_notebook
+from .params import ParameterError, check_parameters
+from .project import Project
+from .registry import Chapter
+
+__all__ = ["PRESET", "DEVICES", "PaperRun", "PaperRunError", "StalePaperRun", "chapters_with_paper_preset",
+           "choose_device", "paper_parameters", "run_paper", "load_paper_run", "check_paper_run_fresh",
+           "stale_paper_runs", "regenerate_command"]
+
+PRESET = "paper"
+DEVICES = ("cpu", "cuda")
+CLAIMS_GLUE = "claims_json"  # the chapter glues its claim records as this JSON string
+NOTE_GLUE = "paper_note"  # free text the chapter glues for the provenance
+
+
+class PaperRunError(ValueError):
+    """Bad input to a paper run (chapter, device, parameters): nothing was run."""
+
+
+class StalePaperRun(RuntimeError):
+    """A stored paper run was made with other parameters than the current preset."""
 
 
 @dataclass(frozen=True)
@@ -17,31 +75,231 @@ class PaperRun:
     chapter: str
     folder: Path
     parameters: dict
-    values: dict
-    claims: list
+    values: dict  # glued values, "claims" left out
+    claims: Any  # the parsed claim records, or None
     provenance: dict
 
 
-def project_root(start: Path | None = None) -> Path:
-    """The folder holding ``_toc.yml``, walking up from ``start`` (default: the working directory)."""
-    here = Path(start or Path.cwd()).resolve()
-    for folder in (here, *here.parents):
-        if (folder / "_toc.yml").exists():
-            return folder
-    raise FileNotFoundError(f"no _toc.yml in {here} or above: not inside the book's repository")
+def regenerate_command(name: str) -> str:
+    return f"make paper CHAPTER={name}"
 
 
-def load_paper_run(chapter: str, root: Path | None = None) -> PaperRun | None:
-    """The stored paper-scale run of ``chapter``, or ``None`` if there is none."""
-    folder = (root or project_root()) / "results" / chapter / "paper"
-    if not (folder / "values.json").exists():
+def chapters_with_paper_preset(project: Project) -> list[str]:
+    return [name for name, c in project.chapters.items() if PRESET in c.presets]
+
+
+def _preset(project: Project, chapter: Chapter) -> dict:
+    if PRESET not in chapter.presets:
+        have = chapters_with_paper_preset(project)
+        raise PaperRunError(
+            f"chapter {chapter.name!r} has no {PRESET!r} preset; chapters with one: "
+            + (", ".join(have) or "none")
+        )
+    return check_parameters(chapter.params, chapter.presets[PRESET])
+
+
+def cuda_available() -> bool:
+    import torch
+
+    return torch.cuda.is_available()
+
+
+def choose_device(requested: str | None) -> str:
+    """``requested`` if it is usable, else the best device present (CUDA, else the CPU)."""
+    if requested is None or requested == "":
+        return "cuda" if cuda_available() else "cpu"
+    if requested not in DEVICES:
+        raise PaperRunError(f"device {requested!r} is unknown; allowed: {', '.join(DEVICES)}")
+    if requested == "cuda" and not cuda_available():
+        raise PaperRunError("device 'cuda' was asked for but torch sees no CUDA device here; "
+                            "allowed here: cpu")
+    return requested
+
+
+def paper_parameters(project: Project, chapter: Chapter, device: str) -> dict:
+    """The ``paper`` preset, with the chapter's ``device`` parameter (if any) set to ``device``."""
+    parameters = _preset(project, chapter)
+    if "device" in chapter.params:
+        parameters["device"] = device
+    try:
+        return check_parameters(chapter.params, parameters)
+    except ParameterError as err:
+        raise PaperRunError(f"chapter {chapter.name!r}, {PRESET!r} preset: {err}") from None
+
+
+def _comparable(parameters: dict) -> dict:
+    return {k: v for k, v in parameters.items() if k != "device"}
+
+
+def _git(project: Project, *args: str) -> str | None:
+    try:
+        done = subprocess.run(["git", *args], cwd=project.root, capture_output=True, text=True, timeout=30)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return done.stdout.strip() if done.returncode == 0 else None
+
+
+def _cpu_model() -> str:
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.lower().startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
+def _version(package: str) -> str | None:
+    try:
+        return importlib.metadata.version(package)
+    except importlib.metadata.PackageNotFoundError:
+        return None
+
+
+def _device_name(device: str) -> str:
+    if device == "cuda":
+        import torch
+
+        return torch.cuda.get_device_name()
+    return _cpu_model()
+
+
+def _stderr(message: str) -> None:
+    print(message, file=sys.stderr, flush=True)
+
+
+def run_paper(
+    project: Project,
+    chapter: Chapter,
+    *,
+    device: str | None = None,
+    restart: bool = False,
+    progress: bool = True,
+    report: Callable[[str], None] = _stderr,
+) -> PaperRun:
+    """Run ``chapter`` at its ``paper`` preset into ``results/<chapter>/paper/`` (see the module)."""
+    import nbformat
+
+    parameters = paper_parameters(project, chapter, "cpu")  # bad preset: before looking for a device
+    device = choose_device(device)
+    parameters = paper_parameters(project, chapter, device)
+    folder = project.paper_folder(chapter)
+    checkpoints = folder / "checkpoints"
+    in_progress = checkpoints / "parameters.json"
+    if restart and checkpoints.exists():
+        shutil.rmtree(checkpoints)
+        report(f"--restart: discarded the checkpoints in {checkpoints}")
+    previous, warning = read_json_or_recover(in_progress, "the in-progress paper run's parameters")
+    if warning:
+        report(warning)
+    if previous and previous != parameters:
+        raise PaperRunError(
+            f"an unfinished paper run of {chapter.name!r} with parameters {json.dumps(previous, sort_keys=True)} "
+            f"has checkpoints in {checkpoints}; this run's parameters are {json.dumps(parameters, sort_keys=True)}. "
+            f"Run it with the same parameters to resume it, or pass --restart "
+            f"(make paper CHAPTER={chapter.name} RESTART=1) to discard its checkpoints"
+        )
+    resumed = bool(previous)
+    write_json_atomic(in_progress, parameters)
+    started = datetime.now(timezone.utc)
+    commit = _git(project, "rev-parse", "HEAD")
+    status = _git(project, "status", "--porcelain", "--untracked-files=no", "--", ".", ":(exclude)results")
+    report(f"paper run of {chapter.name} on {device} ({_device_name(device)})"
+           f"{', resuming from its checkpoints' if resumed else ''}: {json.dumps(parameters, sort_keys=True)}")
+    start = time.perf_counter()
+    scratch = checkpoints / f"{chapter.stem}.ipynb"
+    execute_chapter(project, chapter, scratch, parameters, kind="paper",
+                    env={CHECKPOINT_ENV: str(checkpoints)}, progress=progress,
+                    record={"command": regenerate_command(chapter.name)})
+    seconds = time.perf_counter() - start
+
+    nb = nbformat.read(scratch, as_version=4)
+    slim_notebook(nb)
+    values = glued_data(nb)
+    claims = values.pop(CLAIMS_GLUE, None)
+    if isinstance(claims, str):
+        try:
+            claims = json.loads(claims)
+        except ValueError:
+            report(f"warning: {CLAIMS_GLUE} of {chapter.name} is not JSON; stored as text")
+    stored_values = {**values, "claims": claims} if claims is not None else values
+    provenance = {
+        "chapter": chapter.name,
+        "command": regenerate_command(chapter.name) + (f" DEVICE={device}" if device else ""),
+        "commit": commit,
+        "dirty": None if status is None else bool(status),
+        "started": started.isoformat(timespec="seconds"),
+        "date": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        "device": device,
+        "device_name": _device_name(device),
+        "cpu_model": _cpu_model(),
+        "cpu_cores": os.cpu_count(),
+        "python": platform.python_version(),
+        "torch": _version("torch"),
+        "numpy": _version("numpy"),
+        "wall_seconds": round(seconds, 1),
+        "resumed": resumed,
+        "note": values.get(NOTE_GLUE, ""),
+    }
+    write_bytes_atomic(folder / f"{chapter.stem}.ipynb", nbformat.writes(nb).encode())
+    write_json_atomic(folder / "values.json", stored_values)
+    write_json_atomic(folder / "parameters.json", parameters)
+    write_json_atomic(folder / "provenance.json", provenance)
+    scratch.unlink(missing_ok=True)
+    in_progress.unlink(missing_ok=True)  # finished: nothing is in progress any more
+    report(f"paper run of {chapter.name} done in {seconds:.0f} s: {folder}")
+    return PaperRun(chapter=chapter.name, folder=folder, parameters=parameters, values=values,
+                    claims=claims, provenance=provenance)
+
+
+def load_paper_run(chapter_name: str, project: Project | str | os.PathLike | None = None) -> PaperRun | None:
+    """The stored paper run of ``chapter_name`` (``results/<name>/paper/``), or ``None``
+    if there is none. ``project``: a :class:`Project`, its root folder, or (default)
+    the project found from the working directory."""
+    if not isinstance(project, Project):
+        project = Project(project) if project is not None else Project.find()
+    folder = project.results / chapter_name / "paper"
+    if not (folder / "values.json").is_file() or not (folder / "parameters.json").is_file():
         return None
     values = json.loads((folder / "values.json").read_text())
-    return PaperRun(
-        chapter=chapter,
-        folder=folder,
-        parameters=json.loads((folder / "parameters.json").read_text()),
-        values=values,
-        claims=values.get("claims", []),
-        provenance=json.loads((folder / "provenance.json").read_text()),
-    )
+    parameters = json.loads((folder / "parameters.json").read_text())
+    provenance_file = folder / "provenance.json"
+    provenance = json.loads(provenance_file.read_text()) if provenance_file.is_file() else {}
+    claims = values.pop("claims", None)
+    return PaperRun(chapter=chapter_name, folder=folder, parameters=parameters, values=values,
+                    claims=claims, provenance=provenance)
+
+
+def check_paper_run_fresh(chapter: Chapter | str, project: Project | None = None) -> None:
+    """Raise :class:`StalePaperRun` if ``chapter``'s stored run no longer matches its
+    ``paper`` preset (``device`` ignored); nothing to check without a stored run."""
+    project = project or Project.find()
+    chapter = project.chapter(chapter) if isinstance(chapter, str) else chapter
+    run = load_paper_run(chapter.name, project)
+    if run is None:
+        return
+    where = run.folder.relative_to(project.root)
+    if PRESET not in chapter.presets:
+        raise StalePaperRun(
+            f"chapter {chapter.name!r} has a stored paper run in {where} but no {PRESET!r} preset any more; "
+            f"delete {where} or restore the preset")
+    stored, current = _comparable(run.parameters), _comparable(_preset(project, chapter))
+    if stored != current:
+        diffs = ", ".join(
+            f"{k}: stored {json.dumps(stored.get(k))}, preset {json.dumps(current.get(k))}"
+            for k in sorted(set(stored) | set(current)) if stored.get(k) != current.get(k)
+        )
+        raise StalePaperRun(
+            f"the stored paper run of chapter {chapter.name!r} ({where}) does not match its "
+            f"{PRESET!r} preset ({diffs}); regenerate it with: {regenerate_command(chapter.name)}")
+
+
+def stale_paper_runs(project: Project) -> list[str]:
+    """The messages of every stored paper run that is stale."""
+    messages = []
+    for chapter in project.chapters.values():
+        try:
+            check_paper_run_fresh(chapter, project)
+        except StalePaperRun as err:
+            messages.append(str(err))
+    return messages

@@ -18,7 +18,7 @@ from .params import (
     user_data,
 )
 
-__all__ = ["Chapter", "CHAPTERS", "get_chapter", "validate_parameters"]
+__all__ = ["Chapter", "CHAPTERS", "find_chapter", "get_chapter", "validate_parameters"]
 
 SEED = Int("seed of every random draw in the chapter", low=0, high=2**32 - 1)
 CORPUS_DIR = TextFolder(
@@ -36,6 +36,9 @@ class Chapter:
     params: Mapping[str, Param]
     smoke: Mapping[str, Any]  # tiny sizes for the tests: seconds, not minutes
     presets: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    # chapters whose executed notebooks this one's results depend on (chapter 9
+    # reads their claims): it executes after them, and editing them re-executes it
+    depends_on: tuple[str, ...] = ()
 
     @property
     def stem(self) -> str:
@@ -273,21 +276,27 @@ CHAPTERS: dict[str, Chapter] = {
             },
             smoke={"d": 8, "n_tokens": 10, "n_layers": 2, "n_heads": 2, "batch": 8, "jac_batch": 2,
                    "window": 2, "scales": [0.5, 1.0], "cesaro_L": 8},
+            # it reads the claims ledger of the other chapters' executed notebooks
+            depends_on=("layernorm", "uniform_attention", "selectability", "rank_collapse",
+                        "layernorm_equilibria", "recency", "cesaro", "jacobians"),
         ),
     ]
 }
 
 
-def get_chapter(name: str) -> Chapter:
-    """The chapter called ``name`` (or whose source stem is ``name``)."""
-    if name in CHAPTERS:
-        return CHAPTERS[name]
-    for chapter in CHAPTERS.values():
+def find_chapter(chapters: Mapping[str, Chapter], name: str) -> Chapter:
+    """The chapter of ``chapters`` called ``name`` (or whose source stem is ``name``)."""
+    if name in chapters:
+        return chapters[name]
+    for chapter in chapters.values():
         if chapter.stem == name:
             return chapter
-    raise KeyError(
-        f"unknown chapter {name!r}; chapters: " + ", ".join(CHAPTERS)
-    )
+    raise KeyError(f"unknown chapter {name!r}; chapters: " + ", ".join(chapters))
+
+
+def get_chapter(name: str) -> Chapter:
+    """The book's chapter called ``name`` (or whose source stem is ``name``)."""
+    return find_chapter(CHAPTERS, name)
 
 
 def validate_parameters(chapter: str, namespace: Mapping[str, Any]) -> types.SimpleNamespace:

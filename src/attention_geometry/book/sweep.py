@@ -13,42 +13,66 @@ A grid file has either or both of two forms, plus optional constants::
 
 A parameter whose *value* is a list (e.g. ``eps_values``) is written as a list
 of lists in ``grid``. Every point is validated against the chapter's
-specification before anything runs: an unknown name, a value out of range or
-an empty grid stops the sweep with a :class:`SweepError`.
+specification before anything runs: malformed YAML, an unknown name, a value
+out of range or an empty grid stops the sweep with a :class:`SweepError`.
 
-Each point is one papermill run of the chapter, executed on a Dask cluster: by
-default a ``LocalCluster`` sized to the machine, or any running scheduler given
-by address (``--scheduler tcp://host:port`` or ``AG_DASK_SCHEDULER``; its
-workers must see this repository at the same path and run this venv's Python).
-Results land in ``runs/<chapter>/<sweep>/``: one executed notebook per point,
-``results.csv`` (a tidy table: one row per run and glued scalar, with the run's
-parameters, status and error) and ``summary.png``. A failed point is recorded
-with its error and does not stop the others; rerunning the same sweep skips the
-points already done unless ``redo`` is asked for.
+Each point is one papermill run of the chapter (:func:`.execute.execute_chapter`)
+executed on a Dask cluster: by default a ``LocalCluster`` of one single-threaded
+worker per core, or any running scheduler given by address (``--scheduler
+tcp://host:port`` or ``AG_DASK_SCHEDULER``; its workers need this repository at
+the same path and this venv's Python). Dask is the scheduler, not a file
+exchange: a point's result (glued values, status, error, the notebook) comes
+back as its future's value. Each kernel is capped at one thread. A point whose
+``device`` is ``"cuda"`` asks for a ``GPU`` resource. A failed point, or one
+whose worker died (``KilledWorker``), is recorded with its error and the others
+go on; if no worker is left for ``no_worker_timeout`` seconds the sweep stops
+waiting, keeps what finished and says so.
+
+Results land in ``runs/<chapter>/<sweep>/``: one notebook per point, named by
+the values that vary and a digest of *all* its parameters (``fixed`` ones
+included); ``status.json`` (each point's parameters, cache key, values, status
+and error); ``results.csv`` (a tidy table: one row per point and glued number,
+for the current grid only) and ``summary.png``. A point is reused on a rerun
+only if its parameters and its cache key (chapter source, library modules it
+imported, requirements: see :mod:`.cache`) are unchanged; ``redo`` reruns all.
 """
 
+import hashlib
+import io
 import itertools
-import logging
 import json
+import logging
 import os
 import re
+import sys
+import tempfile
 import time
+import uuid
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Callable
 
 import yaml
 
-from .build import ROOT, RUNS, ChapterFailed, execute_chapter, glued_values, run_name
-from .registry import Chapter
+from .cache import chapter_key, dependency_keys
+from .context import thread_env
+from .execute import ChapterFailed, execute_chapter, failed_path
+from .files import read_json_or_recover, write_bytes_atomic, write_json_atomic, write_text_atomic
+from .notebooks import glued_data, parse_glued
 from .params import ParameterError, check_parameters
+from .project import Project
+from .registry import Chapter
+from .run import run_name
 
-__all__ = ["SweepError", "Sweep", "load_grid", "run_sweep", "scalar"]
+__all__ = ["SCHEDULER_ENV", "SweepError", "Sweep", "PointJob", "load_grid", "parameters_digest", "point_id",
+           "run_point",
+           "run_sweep", "scalar"]
 
 SCHEDULER_ENV = "AG_DASK_SCHEDULER"
 
 
 class SweepError(ValueError):
-    """An invalid grid: empty, unknown parameter, or a value not allowed."""
+    """An invalid grid: malformed, empty, unknown parameter, or a value not allowed."""
 
 
 @dataclass(frozen=True)
@@ -64,98 +88,166 @@ class Sweep:
         return [n for n in names if len({json.dumps(p.get(n)) for p in self.points}) > 1]
 
 
+def _read_grid_file(path: Path):
+    if not path.exists():
+        raise SweepError(f"grid file {path} does not exist")
+    try:
+        return yaml.safe_load(path.read_text())
+    except yaml.YAMLError as err:
+        mark = getattr(err, "problem_mark", None)
+        where = f", line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""
+        what = ": ".join(filter(None, [getattr(err, "context", None), getattr(err, "problem", None)])) or str(err)
+        raise SweepError(f"grid file {path}{where}: not valid YAML: {what}") from None
+
+
 def load_grid(path: str | Path | dict, chapter: Chapter, name: str | None = None) -> Sweep:
     """Read and validate a grid (a YAML file or an already-loaded mapping)."""
     if isinstance(path, dict):
-        data, stem = path, "sweep"
+        data, stem, where = path, "sweep", "grid"
     else:
         path = Path(path)
-        if not path.exists():
-            raise SweepError(f"grid file {path} does not exist")
-        data, stem = yaml.safe_load(path.read_text()), path.stem
+        data, stem, where = _read_grid_file(path), path.stem, f"grid file {path}"
     if not isinstance(data, dict):
-        raise SweepError(f"grid must be a mapping with 'grid' and/or 'runs', got {type(data).__name__}")
+        got = "nothing" if data is None else f"a {type(data).__name__}"
+        raise SweepError(f"{where}: must be a mapping with 'grid' and/or 'runs', got {got}")
     unknown_keys = set(data) - {"name", "fixed", "grid", "runs"}
     if unknown_keys:
-        raise SweepError(
-            f"unknown grid key(s) {sorted(unknown_keys)}; allowed: name, fixed, grid, runs"
-        )
+        raise SweepError(f"{where}: unknown grid key(s) {sorted(unknown_keys)}; allowed: name, fixed, grid, runs")
     fixed = data.get("fixed") or {}
     grid = data.get("grid") or {}
     runs = data.get("runs") or []
     if not isinstance(fixed, dict) or not isinstance(grid, dict) or not isinstance(runs, list):
-        raise SweepError("'fixed' and 'grid' must be mappings and 'runs' a list of mappings")
+        raise SweepError(f"{where}: 'fixed' and 'grid' must be mappings and 'runs' a list of mappings")
     points: list[dict] = []
     if grid:
         axes = [(k, v if isinstance(v, list) else [v]) for k, v in grid.items()]
         for k, values in axes:
             if not values:
-                raise SweepError(f"grid axis {k!r} is an empty list")
+                raise SweepError(f"{where}: grid axis {k!r} is an empty list")
         for combo in itertools.product(*(values for _, values in axes)):
             points.append({**fixed, **dict(zip((k for k, _ in axes), combo))})
     for i, run in enumerate(runs):
         if not isinstance(run, dict):
-            raise SweepError(f"runs[{i}] must be a mapping of parameter: value, got {run!r}")
+            raise SweepError(f"{where}: runs[{i}] must be a mapping of parameter: value, got {run!r}")
         points.append({**fixed, **run})
     if not points:
-        raise SweepError("the grid is empty: give a non-empty 'grid' and/or 'runs'")
+        raise SweepError(f"{where}: the grid is empty: give a non-empty 'grid' and/or 'runs'")
     checked, seen = [], set()
     for i, point in enumerate(points):
         try:
             point = check_parameters(chapter.params, point)
         except ParameterError as err:
-            raise SweepError(f"point {i} {point}: {err}") from None
+            raise SweepError(f"{where}: point {i} {point}: {err}") from None
         key = json.dumps(point, sort_keys=True)
         if key not in seen:
             seen.add(key)
             checked.append(point)
     sweep_name = name or data.get("name") or stem
     if not re.fullmatch(r"[A-Za-z0-9._-]+", str(sweep_name)):
-        raise SweepError(f"sweep name {sweep_name!r}: use letters, digits, '.', '_' and '-'")
+        raise SweepError(f"{where}: sweep name {sweep_name!r}: use letters, digits, '.', '_' and '-'")
     return Sweep(name=str(sweep_name), chapter=chapter, points=tuple(checked))
 
 
 def scalar(text: str) -> float | None:
     """A glued value's text/plain form as a float, if it is one number."""
-    text = text.strip()
-    m = re.fullmatch(r"(?:np|numpy)\.\w+\((.*)\)", text)  # numpy 2 reprs: np.float64(0.5)
-    if m:
-        text = m.group(1)
-    try:
-        return float(text)
-    except ValueError:
-        return None
+    value = parse_glued(text)
+    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
 
 
-def _run_point(chapter: Chapter, params: dict, out: str, root: str) -> dict:
-    """Executed on a Dask worker: one papermill run; never raises for a chapter error."""
-    out = Path(out)
+def parameters_digest(parameters: dict) -> str:
+    """A digest of every parameter of a point: its identity in ``status.json``."""
+    return hashlib.sha256(json.dumps(parameters, sort_keys=True).encode()).hexdigest()[:12]
+
+
+def point_id(sweep: Sweep, parameters: dict) -> str:
+    """A point's file name: the values that vary, and the digest of every parameter."""
+    return f"{run_name({k: parameters[k] for k in sweep.varying if k in parameters})}.{parameters_digest(parameters)}"
+
+
+@dataclass(frozen=True)
+class PointJob:
+    """What a worker needs to run one point."""
+
+    project: Project
+    chapter: Chapter
+    parameters: dict
+    dep_keys: dict
+    threads: int = 1
+
+
+def run_point(job: PointJob) -> dict:
+    """Executed on a Dask worker: one papermill run, into a private folder.
+
+    Returns the point's record (``status``, ``error``, ``seconds``, ``values``,
+    ``modules``, ``key``) and its executed (or partial) notebook as text; never
+    raises for a chapter error.
+    """
     start = time.perf_counter()
-    try:
-        execute_chapter(chapter, out, params, root=Path(root), progress=False)
-    except ChapterFailed as err:
-        return {"status": "failed", "error": f"{err.ename}: {err.evalue}",
-                "seconds": time.perf_counter() - start}
-    except Exception as err:  # noqa: BLE001 - a worker-side crash is a failed point, recorded
-        return {"status": "failed", "error": f"{type(err).__name__}: {err}",
-                "seconds": time.perf_counter() - start}
-    return {"status": "done", "error": "", "seconds": time.perf_counter() - start}
+    with tempfile.TemporaryDirectory(prefix="ag-point-") as tmp:
+        out = Path(tmp) / f"{job.chapter.stem}.ipynb"
+        try:
+            ex = execute_chapter(job.project, job.chapter, out, job.parameters, kind="sweep",
+                                 env=thread_env(job.threads), dep_keys=job.dep_keys, precheck=False)
+        except ChapterFailed as err:
+            kept = failed_path(out)
+            return {"status": "failed", "error": f"{err.ename}: {err.evalue}", "seconds": time.perf_counter() - start,
+                    "notebook": kept.read_text() if kept.exists() else None}
+        except Exception as err:  # noqa: BLE001 - a worker-side crash is a failed point, recorded
+            return {"status": "failed", "error": f"{type(err).__name__}: {err}",
+                    "seconds": time.perf_counter() - start, "notebook": None}
+        return {"status": "done", "error": "", "seconds": ex.seconds, "values": glued_data(out),
+                "modules": list(ex.modules) if ex.modules is not None else None, "key": ex.key,
+                "notebook": out.read_text()}
 
 
-def _client(scheduler: str | None, n_workers: int | None):
+def _is_current(project: Project, chapter: Chapter, record: dict | None, parameters: dict,
+                dep_keys: dict, out_dir: Path) -> bool:
+    """Whether ``record`` is a finished run of these parameters, still current, whose notebook is there."""
+    return bool(record) and record.get("status") == "done" and record.get("parameters") == parameters \
+        and (out_dir / str(record.get("notebook"))).is_file() \
+        and record.get("key") == chapter_key(project, chapter, parameters, record.get("modules"), dep_keys)
+
+
+def _client(scheduler: str | None, n_workers: int | None, gpu: bool):
+    import dask
     from dask.distributed import Client, LocalCluster
 
     scheduler = scheduler or os.environ.get(SCHEDULER_ENV)
     if scheduler:
         return Client(scheduler), None
-    cluster = LocalCluster(
-        n_workers=n_workers or os.cpu_count() or 1,
-        threads_per_worker=1,
-        processes=True,
-        dashboard_address=None,
-        silence_logs=logging.ERROR,
-    )
+    resources = None
+    if gpu:
+        from .paper import cuda_available
+
+        resources = {"GPU": 1} if cuda_available() else None
+    # a point that kills its worker twice is failed (KilledWorker), not retried forever
+    with dask.config.set({"distributed.scheduler.allowed-failures": 1}):
+        cluster = LocalCluster(n_workers=n_workers or os.cpu_count() or 1, threads_per_worker=1,
+                               processes=True, dashboard_address=None, silence_logs=logging.ERROR,
+                               resources=resources)
     return Client(cluster), cluster
+
+
+def _has_gpu_worker(client) -> bool:
+    workers = client.scheduler_info(n_workers=-1).get("workers", {})
+    return any(w.get("resources", {}).get("GPU", 0) >= 1 for w in workers.values())
+
+
+def _result(future) -> dict:
+    from distributed.scheduler import KilledWorker
+
+    try:
+        return future.result()
+    except KilledWorker as err:
+        return {"status": "failed", "error": f"its Dask worker died while running it (KilledWorker: {err})",
+                "seconds": float("nan"), "notebook": None}
+    except Exception as err:  # noqa: BLE001 - recorded for this point, the others go on
+        return {"status": "failed", "error": f"{type(err).__name__}: {err}", "seconds": float("nan"),
+                "notebook": None}
+
+
+def _stderr(message: str) -> None:
+    print(message, file=sys.stderr, flush=True)
 
 
 def run_sweep(
@@ -165,69 +257,108 @@ def run_sweep(
     scheduler: str | None = None,
     n_workers: int | None = None,
     redo: bool = False,
-    root: Path = ROOT,
+    project: Project | None = None,
     progress: bool = True,
+    no_worker_timeout: float = 60.0,
+    report: Callable[[str], None] = _stderr,
 ):
-    """Run every point of ``sweep`` on Dask; return the tidy results table."""
-    import pandas as pd
+    """Run every point of ``sweep`` on Dask; return the tidy results table (see the module)."""
     from dask.distributed import as_completed
     from tqdm import tqdm
 
-    out_dir = Path(out_dir) if out_dir else RUNS / sweep.chapter.name / sweep.name
+    project = project or Project.find()
+    chapter = sweep.chapter
+    out_dir = Path(out_dir) if out_dir else project.runs / chapter.name / sweep.name
     out_dir.mkdir(parents=True, exist_ok=True)
-    # a point is named by the values that distinguish it (the fixed ones are in results.csv)
-    names = [run_name({k: p[k] for k in sweep.varying if k in p}) for p in sweep.points]
     status_path = out_dir / "status.json"
-    status = json.loads(status_path.read_text()) if status_path.exists() and not redo else {}
-    todo = [
-        (n, p) for n, p in zip(names, sweep.points)
-        if redo or status.get(n, {}).get("status") != "done" or not (out_dir / f"{n}.ipynb").exists()
-    ]
-    skipped = len(sweep.points) - len(todo)
-    bar = tqdm(total=len(sweep.points), initial=skipped, desc=f"sweep {sweep.name}",
-               unit="run", disable=not progress)
-    counts = {"done": skipped, "failed": 0}
-    bar.set_postfix(done=counts["done"], failed=0, remaining=len(todo))
+    status, warning = read_json_or_recover(status_path, "sweep status file")
+    if warning:
+        report(warning)
+    dep_keys = dependency_keys(project, chapter)
+    ids = [point_id(sweep, p) for p in sweep.points]
+    todo = [(pid, p) for pid, p in zip(ids, sweep.points)
+            if redo or not _is_current(project, chapter, status.get(parameters_digest(p)), p, dep_keys, out_dir)]
+    bar = tqdm(total=len(ids), initial=len(ids) - len(todo), desc=f"sweep {sweep.name}", unit="run",
+               disable=not progress)
+
+    def record(pid: str, parameters: dict, result: dict) -> None:
+        notebook = result.pop("notebook", None)
+        name = f"{pid}{'.ipynb' if result['status'] == 'done' else '.failed.ipynb'}" if notebook else None
+        if name:
+            write_text_atomic(out_dir / name, notebook)
+        if result["status"] == "done":
+            (out_dir / f"{pid}.failed.ipynb").unlink(missing_ok=True)
+        status[parameters_digest(parameters)] = {"parameters": parameters, "notebook": name, **result}
+        write_json_atomic(status_path, status)
+        bar.update(1)
+
     if todo:
-        client, cluster = _client(scheduler, n_workers)
+        client, cluster = _client(scheduler, n_workers, gpu=any(p.get("device") == "cuda" for _, p in todo))
         try:
+            if any(p.get("device") == "cuda" for _, p in todo) and not _has_gpu_worker(client):
+                for pid, p in [(pid, p) for pid, p in todo if p.get("device") == "cuda"]:
+                    record(pid, p, {"status": "failed", "seconds": float("nan"), "error":
+                                    "needs a worker with a GPU (Dask resource GPU=1; start workers with "
+                                    "--resources GPU=1); no worker of this cluster has one"})
+                todo = [(pid, p) for pid, p in todo if p.get("device") != "cuda"]
             futures = {
-                client.submit(_run_point, sweep.chapter, p, str(out_dir / f"{n}.ipynb"), str(root),
-                              key=f"{sweep.name}-{n}-{time.time_ns()}", pure=False): n
-                for n, p in todo
+                client.submit(run_point, PointJob(project, chapter, p, dep_keys), key=f"{sweep.name}-{pid}-{uuid.uuid4().hex[:8]}",
+                              pure=False, retries=1, resources={"GPU": 1} if p.get("device") == "cuda" else None):
+                (pid, p)
+                for pid, p in todo
             }
-            for future in as_completed(futures):
-                n = futures[future]
-                status[n] = future.result()
-                counts[status[n]["status"]] += 1
-                status_path.write_text(json.dumps(status, indent=1, sort_keys=True))
-                bar.update(1)
-                bar.set_postfix(done=counts["done"], failed=counts["failed"],
-                                remaining=len(sweep.points) - bar.n)
+            pending = dict(futures)
+            completed = as_completed(futures)
+            last_worker_seen = time.monotonic()
+            while pending:
+                batch = completed.next_batch(block=False)
+                for future in batch:
+                    pid, p = pending.pop(future)
+                    record(pid, p, _result(future))
+                if batch:
+                    continue
+                if client.nthreads():
+                    last_worker_seen = time.monotonic()
+                elif time.monotonic() - last_worker_seen > no_worker_timeout:
+                    message = (f"no Dask worker for {no_worker_timeout:.0f} s: not run; rerun the sweep "
+                               "to run it (finished points are kept)")
+                    report(f"sweep {sweep.name}: {message}; {len(pending)} point(s) left")
+                    client.cancel(list(pending))
+                    for pid, p in pending.values():
+                        record(pid, p, {"status": "failed", "error": message, "seconds": float("nan")})
+                    pending = {}
+                    break
+                time.sleep(0.2)
         finally:
             client.close()
             if cluster is not None:
                 cluster.close()
     bar.close()
+    return _write_results(sweep, ids, status, out_dir)
+
+
+def _write_results(sweep: Sweep, ids: list[str], status: dict, out_dir: Path):
+    """``results.csv`` and ``summary.png`` of the current grid's points only."""
+    import pandas as pd
 
     rows = []
-    for n, p in zip(names, sweep.points):
-        st = status.get(n, {"status": "missing", "error": "", "seconds": float("nan")})
-        base = {"run": n, **{k: json.dumps(v) if isinstance(v, list) else v for k, v in p.items()},
-                "status": st["status"], "error": st["error"], "seconds": st["seconds"]}
-        values = {}
-        if st["status"] == "done":
-            values = {k: scalar(v) for k, v in glued_values(out_dir / f"{n}.ipynb").items()}
-            values = {k: v for k, v in values.items() if v is not None}
-        if values:
-            rows += [{**base, "key": k, "value": v} for k, v in values.items()]
-        else:
-            rows.append({**base, "key": None, "value": None})
+    for pid, p in zip(ids, sweep.points):
+        rec = status.get(parameters_digest(p)) or {}
+        if rec.get("parameters") != p:
+            rec = {"status": "missing"}
+        base = {"run": pid, **{k: json.dumps(v) if isinstance(v, list) else v for k, v in p.items()},
+                "status": rec.get("status"), "error": rec.get("error", ""), "seconds": rec.get("seconds")}
+        numbers = {k: v for k, v in (rec.get("values") or {}).items()
+                   if isinstance(v, (int, float)) and not isinstance(v, bool)} if rec.get("status") == "done" else {}
+        rows += [{**base, "key": k, "value": float(v)} for k, v in numbers.items()] or [
+            {**base, "key": None, "value": None}]
     table = pd.DataFrame(rows)
-    table.to_csv(out_dir / "results.csv", index=False)
-    if (table["status"] == "done").any():
+    write_text_atomic(out_dir / "results.csv", table.to_csv(index=False))
+    if (table["status"] == "done").any() and table["key"].notna().any():
         from ..figures.sweep import sweep_summary_figure
 
         fig = sweep_summary_figure(table, sweep.varying, title=f"{sweep.chapter.name}: {sweep.name}")
-        fig.savefig(out_dir / "summary.png", dpi=110, bbox_inches="tight")
+        buffer = io.BytesIO()
+        fig.savefig(buffer, format="png", dpi=110, bbox_inches="tight")
+        write_bytes_atomic(out_dir / "summary.png", buffer.getvalue())
     return table

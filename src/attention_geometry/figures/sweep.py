@@ -1,11 +1,10 @@
 """The summary figure of a parameter sweep (see :mod:`attention_geometry.book.sweep`)."""
 
-import matplotlib.pyplot as plt
 import numpy as np
 import seaborn as sns
 from matplotlib.figure import Figure
 
-from .theme import set_theme
+from .theme import new_figure, set_theme
 
 __all__ = ["sweep_summary_figure"]
 
@@ -15,13 +14,15 @@ def sweep_summary_figure(table, varying: list[str], title: str = "", max_panels:
     plotted against the first varying parameter, one line per value of the second.
 
     ``table`` is the tidy table of :func:`~attention_geometry.book.sweep.run_sweep`.
+    The figure is not registered with pyplot: nothing is left open after saving it.
     """
     set_theme()
     done = table[(table["status"] == "done") & table["key"].notna()].copy()
     done["value"] = done["value"].astype(float)
     spread = done.groupby("key")["value"].agg(lambda v: np.nanstd(v) / (np.nanmean(np.abs(v)) + 1e-300))
     keys = list(spread.sort_values(ascending=False).index[:max_panels]) or list(done["key"].unique()[:1])
-    fig, axes = plt.subplots(1, max(len(keys), 1), figsize=(4.2 * max(len(keys), 1), 3.6), squeeze=False)
+    fig = new_figure(figsize=(4.2 * max(len(keys), 1), 3.6))
+    axes = fig.subplots(1, max(len(keys), 1), squeeze=False)
     x = varying[0] if varying else "run"
     hue = varying[1] if len(varying) > 1 else None
     for ax, key in zip(axes[0], keys):

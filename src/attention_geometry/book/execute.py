@@ -1,0 +1,227 @@
+"""Execute one chapter with papermill, atomically, recording what it imported.
+
+:func:`execute_chapter` is the one execution path of the book, of ``make run``,
+of every sweep point and of paper-scale runs. It
+
+- starts a kernel on local IPC sockets with the project's ``src/`` first on
+  ``PYTHONPATH`` (a moved clone runs its own library), the run kind and any
+  extra environment (thread caps, checkpoint folder; see :mod:`.context`), and
+  runs :mod:`.kernel_startup` in it;
+- appends a last cell that lists the library modules the kernel imported, and
+  strips that cell from the saved notebook: the list goes into the notebook's
+  metadata with the chapter's cache key (see :mod:`.cache`);
+- writes the notebook only if every cell ran, with an atomic rename. On a
+  failing cell :class:`ChapterFailed` names the chapter and the cell, the partial
+  notebook is kept beside the output as ``<stem>.failed.ipynb`` and an existing
+  good output is left untouched; the next success removes the ``.failed`` file.
+"""
+
+import json
+import os
+import shutil
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Mapping
+
+from .cache import META_KEY, chapter_key, library_snapshot
+from .context import RUN_KIND_ENV, RUN_KINDS
+from .files import FILE_MODE, write_bytes_atomic
+from .notebooks import strip_tagged_cells
+from .params import check_parameters
+from .project import Project
+from .registry import Chapter
+
+__all__ = ["ChapterFailed", "Execution", "execute_chapter", "failed_path"]
+
+RECORD_TAG = "attention-geometry-record"
+STARTUP_SCRIPT = Path(__file__).with_name("kernel_startup.py")
+
+
+class ChapterFailed(RuntimeError):
+    """A chapter raised while executing; the message names the chapter and cell."""
+
+    def __init__(self, message: str, *, ename: str = "", evalue: str = "", source: str = ""):
+        super().__init__(message)
+        self.ename, self.evalue, self.source = ename, evalue, source
+
+    def __reduce__(self):  # keep the fields across processes (Dask, process pools)
+        return (_rebuild_failure, (str(self), self.ename, self.evalue, self.source))
+
+
+def _rebuild_failure(message, ename, evalue, source):
+    return ChapterFailed(message, ename=ename, evalue=evalue, source=source)
+
+
+@dataclass(frozen=True)
+class Execution:
+    output: Path
+    seconds: float
+    modules: tuple[str, ...] | None  # library files (under src/) the kernel imported
+    key: str  # the cache key stored in the notebook
+
+
+def failed_path(output: Path) -> Path:
+    return Path(output).with_suffix(".failed.ipynb")
+
+
+def _record_cell_source(src: Path) -> str:
+    """A cell printing, as JSON, the files under ``src`` of every imported module."""
+    return (
+        "import json as _ag_json, os as _ag_os, sys as _ag_sys\n"
+        f"_ag_src = {str(src)!r} + _ag_os.sep\n"
+        "print(_ag_json.dumps(sorted({_ag_os.path.relpath(_ag_os.path.realpath(f), _ag_src)\n"
+        "    for f in (getattr(m, '__file__', None) for m in list(_ag_sys.modules.values()))\n"
+        "    if f and _ag_os.path.realpath(f).startswith(_ag_src)})))\n"
+    )
+
+
+def _take_recorded_modules(nb) -> tuple[str, ...] | None:
+    cells = strip_tagged_cells(nb, RECORD_TAG)
+    for output in (cells[0].get("outputs", []) if cells else []):
+        if output.get("output_type") == "stream" and output.get("name") == "stdout":
+            try:
+                return tuple(json.loads(output["text"]))
+            except (ValueError, TypeError):
+                return None
+    return None
+
+
+def _kernel_manager_class(socket_dir: str, env: Mapping[str, str]):
+    """A kernel manager on local IPC sockets in ``socket_dir`` (not TCP on
+    localhost, which ipykernel warns about), started with ``env`` added to the
+    environment and :mod:`.kernel_startup` run first. The kernel process's own
+    output (not its cells') goes to ``socket_dir/kernel.log``: it is shown only
+    if the kernel dies."""
+    from jupyter_client.manager import AsyncKernelManager
+
+    startup = (f"exec(compile(open({str(STARTUP_SCRIPT)!r}).read(), {str(STARTUP_SCRIPT)!r}, 'exec'), "
+               "{'__name__': '__ag_kernel_startup__'})")
+
+    class ChapterKernelManager(AsyncKernelManager):
+        def __init__(self, **kwargs):
+            super().__init__(**kwargs)
+            self.transport = "ipc"
+            self.ip = os.path.join(socket_dir, "kernel")
+
+        async def start_kernel(self, **kw):
+            kw["env"] = {**(kw.pop("env", None) or os.environ), **env}
+            kw["extra_arguments"] = [*(kw.get("extra_arguments") or []),
+                                     f"--IPKernelApp.exec_lines={startup}"]
+            with open(os.path.join(socket_dir, "kernel.log"), "ab") as log:
+                kw["stdout"] = kw["stderr"] = log
+                return await super().start_kernel(**kw)
+
+    return ChapterKernelManager
+
+
+def _kernel_env(project: Project, kind: str, env: Mapping[str, str] | None) -> dict[str, str]:
+    if kind not in RUN_KINDS:
+        raise ValueError(f"kind {kind!r}; allowed: {', '.join(RUN_KINDS)}")
+    path = os.pathsep.join(filter(None, [str(project.src), os.environ.get("PYTHONPATH", "")]))
+    return {"PYTHONPATH": path, RUN_KIND_ENV: kind, **(env or {})}
+
+
+def execute_chapter(
+    project: Project,
+    chapter: Chapter,
+    output: str | os.PathLike,
+    parameters: Mapping | None = None,
+    *,
+    kind: str = "run",
+    env: Mapping[str, str] | None = None,
+    dep_keys: Mapping[str, str] | None = None,
+    progress: bool = False,
+    precheck: bool = True,
+    record: Mapping | None = None,
+) -> Execution:
+    """Execute ``chapter`` with ``parameters`` into ``output``, atomically.
+
+    ``kind``: the run kind the kernel sees (:func:`.context.run_context`);
+    ``env``: more environment for the kernel; ``dep_keys``: the current keys of
+    the chapters it depends on (part of its cache key); ``progress``: show
+    papermill's cell progress and the kernel's stderr on stderr; ``precheck``:
+    validate the parameters before starting a kernel (the chapter validates
+    again itself); ``record``: more entries for the notebook's metadata.
+    """
+    import jupytext
+    import nbformat
+    import papermill
+    from papermill.exceptions import PapermillExecutionError
+
+    parameters = dict(parameters or {})
+    if precheck:
+        check_parameters(chapter.params, parameters)
+    output = Path(output)
+    output.parent.mkdir(parents=True, exist_ok=True)
+    snapshot = library_snapshot(project)  # the library as the kernel will import it
+    fd, name = tempfile.mkstemp(prefix=f".{output.stem}.", suffix=".partial.ipynb", dir=output.parent)
+    os.close(fd)
+    partial = Path(name)
+    source_nb = partial.with_suffix(".source.ipynb")
+    socket_dir = tempfile.mkdtemp(prefix="ag-kernel-")
+    start = time.perf_counter()
+    try:
+        nb = jupytext.read(project.root / chapter.source)
+        nb.cells.append(nbformat.v4.new_code_cell(_record_cell_source(project.src),
+                                                  metadata={"tags": [RECORD_TAG]}))
+        nbformat.write(nb, source_nb)
+        try:
+            papermill.execute_notebook(
+                str(source_nb),
+                str(partial),
+                parameters=parameters,
+                cwd=str((project.root / chapter.source).parent),
+                progress_bar=progress,
+                stderr_file=sys.stderr if progress else None,
+                kernel_name="python3",
+                kernel_manager_class=_kernel_manager_class(socket_dir, _kernel_env(project, kind, env)),
+            )
+        except PapermillExecutionError as err:
+            first = (err.source or "").strip().splitlines()[:1]
+            raise _failure(chapter, partial, output,
+                           f"failed in cell In [{err.exec_count}] (code cell starting "
+                           f"{first[0] if first else ''!r}): {err.ename}: {err.evalue}",
+                           ename=err.ename, evalue=err.evalue, source=err.source or "") from None
+        except (KeyboardInterrupt, SystemExit):
+            raise
+        except Exception as err:  # the kernel died (killed, out of memory) or did not start
+            log = Path(socket_dir, "kernel.log")
+            tail = log.read_text(errors="replace").strip().splitlines()[-5:] if log.exists() else []
+            raise _failure(chapter, partial, output,
+                           f"its kernel stopped: {type(err).__name__}: {err}"
+                           + "".join(f"\n  kernel: {line}" for line in tail),
+                           ename=type(err).__name__, evalue=str(err)) from None
+        seconds = time.perf_counter() - start
+        done = nbformat.read(partial, as_version=4)
+        modules = _take_recorded_modules(done)
+        key = chapter_key(project, chapter, parameters, modules, dep_keys, snapshot)
+        done.metadata[META_KEY] = {
+            "chapter": chapter.name,
+            "parameters": parameters,
+            "kind": kind,
+            "seconds": round(seconds, 2),
+            "modules": list(modules) if modules is not None else None,
+            "depends_on": dict(dep_keys or {}),
+            "cache_key": key,
+            **(record or {}),
+        }
+        write_bytes_atomic(output, nbformat.writes(done).encode())
+        failed_path(output).unlink(missing_ok=True)
+        return Execution(output=output, seconds=seconds, modules=modules, key=key)
+    finally:
+        for leftover in (partial, source_nb):
+            leftover.unlink(missing_ok=True)
+        shutil.rmtree(socket_dir, ignore_errors=True)
+
+
+def _failure(chapter: Chapter, partial: Path, output: Path, what: str, **fields) -> ChapterFailed:
+    kept = failed_path(output)
+    message = f"chapter {chapter.name!r} ({chapter.source}) {what}"
+    if partial.exists() and partial.stat().st_size:
+        os.chmod(partial, FILE_MODE)
+        os.replace(partial, kept)
+        message += f"\n  partial notebook kept at {kept}"
+    return ChapterFailed(message, **fields)

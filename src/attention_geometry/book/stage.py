@@ -1,0 +1,157 @@
+"""Lay the book out for Jupyter Book and build the HTML.
+
+:func:`stage_book` writes ``_build/stage/``: the configuration, every page of
+``_toc.yml`` (a chapter as its executed notebook, the generated appendices as
+Markdown) and the files under ``book/`` that pages use (images). A file is
+rewritten only when its bytes change, so Sphinx's incremental build stays
+incremental; anything else in the stage (a page removed from the toc) is
+deleted.
+
+:func:`build_html` runs Jupyter Book on the stage with its own execution off
+and warnings as errors. It is skipped when the stage has not changed since the
+last successful build. After a build, the HTML of pages that left the toc is
+removed, so the built book holds exactly the toc's pages.
+"""
+
+import hashlib
+import importlib.metadata
+import json
+import os
+import subprocess
+import sys
+from functools import partial
+from pathlib import Path
+from typing import Callable
+
+from .appendices import errata_page, parameters_page, reproducibility_page
+from .files import write_bytes_atomic, write_json_atomic, write_text_atomic
+from .project import Project
+from .toc import GENERATED_PAGES, book_chapters, chapter_for_source, has_code, page_source, parameters_cell, toc_pages
+
+__all__ = ["stage_book", "build_html", "HtmlBuildFailed", "CONFIG_FILES"]
+
+CONFIG_FILES = ("_config.yml", "_toc.yml", "references.bib")
+STAMP = ".attention-geometry-stamp"  # in _build/html: the stage's digest at the last build
+PAGES = ".attention-geometry-pages.json"  # in _build/html: the toc's pages at the last build
+
+
+class HtmlBuildFailed(RuntimeError):
+    """Jupyter Book exited with an error (its warnings were printed above)."""
+
+
+def _sync(data: bytes, dst: Path) -> None:
+    """Write ``data`` to ``dst`` only if the bytes differ (keeps Sphinx incremental)."""
+    if dst.exists() and dst.read_bytes() == data:
+        return
+    write_bytes_atomic(dst, data)
+
+
+def _generated(kind: str, project: Project) -> str:
+    chapters = book_chapters(project)
+    if kind == "parameters":
+        return parameters_page(chapters, {c.name: parameters_cell(c, project) for c in chapters}, project)
+    if kind == "errata":
+        return errata_page(chapters, project)
+    return reproducibility_page(chapters, project)
+
+
+def stage_book(project: Project) -> Path:
+    """Lay out the book in ``_build/stage``; return that folder."""
+    stage = project.stage
+    wanted: set[Path] = set()
+
+    def put(data: bytes, rel: str) -> None:
+        _sync(data, stage / rel)
+        wanted.add(stage / rel)
+
+    for name in CONFIG_FILES:
+        if (project.root / name).exists():
+            put((project.root / name).read_bytes(), name)
+    pages = toc_pages(project)
+    for page in pages:
+        if page in GENERATED_PAGES:
+            put(_generated(GENERATED_PAGES[page], project).encode(), f"{page}.md")
+            continue
+        src = page_source(project, page)
+        if has_code(src):
+            chapter = chapter_for_source(project, src)
+            executed = project.executed / f"{chapter.stem}.ipynb"
+            if not executed.exists():
+                raise FileNotFoundError(f"{chapter.name}: no executed notebook at {executed}")
+            put(executed.read_bytes(), f"{page}.ipynb")
+        else:
+            put(src.read_bytes(), f"{page}.md")
+    # what the pages use (images, data) from the folders of the pages; not the root's
+    page_folders = {(project.root / p).parent for p in pages} - {project.root}
+    for folder in page_folders:
+        for asset in folder.rglob("*"):
+            if asset.is_file() and asset.suffix not in (".md", ".ipynb") and ".ipynb_checkpoints" not in asset.parts:
+                put(asset.read_bytes(), asset.relative_to(project.root).as_posix())
+    if stage.exists():
+        for old in sorted(stage.rglob("*"), reverse=True):  # pages that left the toc, old assets
+            if old.is_file() and old not in wanted:
+                old.unlink()
+            elif old.is_dir() and not any(old.iterdir()):
+                old.rmdir()
+    return stage
+
+
+def _stage_digest(stage: Path) -> str:
+    h = hashlib.sha256()
+    h.update(f"jupyter-book {importlib.metadata.version('jupyter-book')}\n".encode())
+    for path in sorted(p for p in stage.rglob("*") if p.is_file()):
+        h.update(path.relative_to(stage).as_posix().encode() + b"\0")
+        h.update(hashlib.sha256(path.read_bytes()).digest())
+    return h.hexdigest()
+
+
+def _prune_removed_pages(project: Project, pages: list[str]) -> list[Path]:
+    """Delete the built HTML of pages no longer in the toc; return what was deleted."""
+    html = project.html
+    current = set(pages)
+    previous, removed = set(), []
+    if (html / PAGES).exists():
+        try:
+            previous = set(json.loads((html / PAGES).read_text()))
+        except ValueError:
+            previous = set()
+    # pages built before; and any page in a folder that holds toc pages (not the root,
+    # where Sphinx puts its own pages: index, search, genindex)
+    folders = {Path(p).parent for p in pages if Path(p).parent != Path(".")}
+    candidates = previous | {
+        f.relative_to(html).with_suffix("").as_posix()
+        for folder in folders if (html / folder).is_dir() for f in (html / folder).glob("*.html")
+    }
+    for page in sorted(candidates - current):
+        for path in [html / f"{page}.html", *(html / "_sources").glob(f"{page}.*")]:
+            if path.is_file():
+                path.unlink()
+                removed.append(path)
+    write_json_atomic(html / PAGES, sorted(current))
+    return removed
+
+
+def build_html(project: Project, *, force: bool = False,
+               report: Callable[[str], None] = partial(print, flush=True)) -> bool:
+    """Stage the book and build its HTML; ``False`` if it was already up to date."""
+    stage = stage_book(project)
+    digest = _stage_digest(stage)
+    stamp = project.html / STAMP
+    if not force and (project.html / "index.html").exists() and stamp.exists() and stamp.read_text() == digest:
+        return False
+    cmd = [
+        sys.executable, "-c", "import sys; from jupyter_book.cli.main import main; sys.exit(main())",
+        "build", str(stage), "--path-output", str(project.root), "-W", "--keep-going", "-q",
+    ]
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(project.src),
+                                                                      os.environ.get("PYTHONPATH")]))}
+    stamp.unlink(missing_ok=True)
+    report("building HTML with Jupyter Book (warnings are errors) ...")
+    # its banner (stdout) is shown only on failure; warnings (stderr) always
+    done = subprocess.run(cmd, cwd=project.root, env=env, stdout=subprocess.PIPE, text=True)
+    if done.returncode != 0:
+        sys.stderr.write(done.stdout)
+        raise HtmlBuildFailed(f"Jupyter Book failed (exit {done.returncode}); see its warnings above")
+    _prune_removed_pages(project, toc_pages(project))
+    write_text_atomic(stamp, digest)
+    return True

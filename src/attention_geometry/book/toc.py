@@ -1,0 +1,90 @@
+"""The table of contents and the chapters' sources.
+
+Every page of ``_toc.yml`` is built. A page whose source has code cells is a
+chapter: it must have an entry in the project's chapter registry (its parameter
+specification), and it is executed before the book is built. Three pages are
+generated at build time and have no source (:data:`GENERATED_PAGES`).
+"""
+
+import re
+from pathlib import Path
+
+import yaml
+
+from .project import Project
+from .registry import Chapter
+
+__all__ = ["GENERATED_PAGES", "toc_pages", "page_source", "has_code", "chapter_for_source",
+           "book_chapters", "parameters_cell"]
+
+# page (as in _toc.yml) -> which appendix generates it
+GENERATED_PAGES = {
+    "book/appendix_parameters": "parameters",
+    "book/appendix_errata": "errata",
+    "book/appendix_reproducibility": "reproducibility",
+}
+
+
+def toc_pages(project: Project | None = None) -> list[str]:
+    """Every page of ``_toc.yml`` in reading order, as paths without suffix."""
+    project = project or Project.find()
+    toc = yaml.safe_load(project.toc.read_text())
+    pages = [toc["root"]]
+
+    def walk(entries):
+        for entry in entries or []:
+            if "file" in entry:
+                pages.append(entry["file"])
+            walk(entry.get("sections"))
+            for part in entry.get("parts", []) or []:
+                walk(part.get("chapters"))
+            walk(entry.get("chapters"))
+
+    walk(toc.get("chapters"))
+    for part in toc.get("parts", []) or []:
+        walk(part.get("chapters"))
+    return pages
+
+
+def page_source(project: Project, page: str) -> Path:
+    """The Markdown source of a toc page (not for generated pages)."""
+    path = project.root / f"{page}.md"
+    if not path.exists():
+        raise FileNotFoundError(f"_toc.yml lists {page!r} but {path} does not exist")
+    return path
+
+
+def has_code(path: Path) -> bool:
+    return re.search(r"^```\{code-cell\}", path.read_text(), flags=re.M) is not None
+
+
+def chapter_for_source(project: Project, source: Path) -> Chapter:
+    rel = source.relative_to(project.root).as_posix()
+    for chapter in project.chapters.values():
+        if chapter.source == rel:
+            return chapter
+    raise KeyError(
+        f"{rel} has code cells but no entry in the chapter registry "
+        "(attention_geometry.book.registry.CHAPTERS: its parameter specification and smoke set)"
+    )
+
+
+def book_chapters(project: Project | None = None) -> list[Chapter]:
+    """The executable chapters, in the order of ``_toc.yml``."""
+    project = project or Project.find()
+    sources = (page_source(project, p) for p in toc_pages(project) if p not in GENERATED_PAGES)
+    return [chapter_for_source(project, src) for src in sources if has_code(src)]
+
+
+def parameters_cell(chapter: Chapter, project: Project | None = None) -> dict:
+    """The defaults in the chapter's one ``parameters`` cell, evaluated."""
+    import jupytext
+
+    project = project or Project.find()
+    nb = jupytext.read(project.root / chapter.source)
+    cells = [c for c in nb.cells if "parameters" in c.metadata.get("tags", [])]
+    if len(cells) != 1:
+        raise ValueError(f"{chapter.source}: expected one 'parameters' cell, found {len(cells)}")
+    namespace: dict = {}
+    exec(compile(cells[0].source, f"{chapter.source}:parameters", "exec"), {}, namespace)
+    return {k: v for k, v in namespace.items() if not k.startswith("_")}

@@ -1,0 +1,144 @@
+"""The cache is never stale, and never re-executes more than what changed:
+end to end on a toy project whose chapters import different library modules."""
+
+import json
+import shutil
+
+import pytest
+
+from attention_geometry.book.cache import chapter_key, dependency_keys, is_fresh, library_snapshot
+from attention_geometry.book.files import read_json_or_recover, write_json_atomic
+from attention_geometry.book.project import Project
+from attention_geometry.book.schedule import execute_book
+
+from conftest import make_project, toy_chapter
+
+
+def chapter_importing(*modules: str) -> str:
+    imports = "\n".join(f"import {m}" for m in modules) or "pass"
+    return f"""
+# Toy
+
+```{{code-cell}} ipython3
+:tags: [parameters]
+n = 1
+```
+
+```{{code-cell}} ipython3
+{imports}
+```
+"""
+
+
+LIBRARY = {
+    "lib_a.py": "A = 1\n",
+    "lib_b.py": "B = 2\n",
+    "lib_c.py": "import lib_a\nC = lib_a.A + 1\n",  # imports lib_a itself
+    "attention_geometry/book/tooling.py": "# stands for the build tooling\n",
+}
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory):
+    """The toy project, built once; each test works on a copy."""
+    project = make_project(tmp_path_factory.mktemp("built"), {
+        "uses_a": (chapter_importing("lib_a"), toy_chapter("uses_a")),
+        "uses_b": (chapter_importing("lib_b"), toy_chapter("uses_b")),
+        "uses_c": (chapter_importing("lib_c"), toy_chapter("uses_c")),
+        "uses_none": (chapter_importing(), toy_chapter("uses_none")),
+        "runs_b": (chapter_importing(), toy_chapter("runs_b", depends_on=("uses_b",))),
+    }, library=LIBRARY)
+    assert executed(build(project)) == set(project.chapters)
+    return project
+
+
+@pytest.fixture
+def project(built, tmp_path):
+    shutil.copytree(built.root, tmp_path, dirs_exist_ok=True)
+    return Project(tmp_path, chapters=built.chapters)
+
+
+def build(project) -> dict[str, str]:
+    return {o.chapter: o.status for o in execute_book(project, jobs=1, report=lambda line: None)}
+
+
+def stale(project) -> set[str]:
+    """The chapters whose notebook is out of date (nothing is executed)."""
+    return {c.name for c in project.chapters.values()
+            if not is_fresh(project, c, project.executed / f"{c.stem}.ipynb", {}, dependency_keys(project, c))}
+
+
+def executed(statuses: dict[str, str]) -> set[str]:
+    return {name for name, status in statuses.items() if status == "done"}
+
+
+def edit(path, extra="\n# a comment\n"):
+    path.write_text(path.read_text() + extra)
+
+
+def test_modules_are_recorded_and_the_record_cell_stripped(project):
+    nb = json.loads((project.executed / "uses_c.ipynb").read_text())
+    assert nb["metadata"]["attention_geometry"]["modules"] == ["lib_a.py", "lib_c.py"]
+    assert not any("attention-geometry-record" in c["metadata"].get("tags", []) for c in nb["cells"])
+    assert all("_ag_" not in "".join(c["source"]) for c in nb["cells"])
+
+
+def test_editing_a_module_reexecutes_exactly_its_importers(project, tmp_path):
+    assert executed(build(project)) == set()  # a copied project is still up to date
+    edit(tmp_path / "src" / "lib_a.py")
+    assert executed(build(project)) == {"uses_a", "uses_c"}
+    edit(tmp_path / "src" / "lib_c.py")
+    assert executed(build(project)) == {"uses_c"}
+
+
+def test_editing_a_dependency_chapter_reexecutes_its_dependant(project, tmp_path):
+    edit(tmp_path / "book" / "uses_b.md", "\nMore prose.\n")
+    assert executed(build(project)) == {"uses_b", "runs_b"}
+    edit(tmp_path / "src" / "lib_b.py")  # the dependency's modules chain too
+    assert executed(build(project)) == {"uses_b", "runs_b"}
+
+
+def test_editing_the_tooling_or_adding_a_module_reexecutes_nothing(project, tmp_path):
+    edit(tmp_path / "src" / "attention_geometry" / "book" / "tooling.py")
+    (tmp_path / "src" / "lib_new.py").write_text("NEW = 1\n")
+    assert executed(build(project)) == set()
+
+
+def test_requirements_and_a_stored_paper_run_are_in_the_key(project, tmp_path):
+    folder = project.paper_folder(project.chapter("uses_none"))
+    write_json_atomic(folder / "values.json", {"x": 1})
+    assert stale(project) == {"uses_none"}
+    edit(tmp_path / "requirements.txt", "scipy\n")
+    assert stale(project) == set(project.chapters)
+
+
+def test_key_unit(project, tmp_path):
+    chapter = project.chapter("uses_a")
+    key = chapter_key(project, chapter, {}, ["lib_a.py"])
+    assert chapter_key(project, chapter, {"n": 2}, ["lib_a.py"]) != key
+    assert chapter_key(project, chapter, {}, ["lib_a.py", "attention_geometry/book/tooling.py"]) == key
+    snapshot = library_snapshot(project)
+    assert "attention_geometry/book/tooling.py" not in snapshot and "lib_b.py" in snapshot
+    assert chapter_key(project, chapter, {}, None) != key  # unknown modules: every file counts
+    assert chapter_key(project, chapter, {}, ["lib_a.py"], {"dep": "k1"}) != \
+        chapter_key(project, chapter, {}, ["lib_a.py"], {"dep": "k2"})
+
+
+def test_corrupt_or_cut_off_notebook_is_reexecuted(project):
+    path = project.executed / "uses_a.ipynb"
+    path.write_text(path.read_text()[:100])
+    assert executed(build(project)) == {"uses_a"}
+
+
+def test_corrupt_json_is_kept_aside_and_read_as_empty(tmp_path):
+    path = tmp_path / "status.json"
+    path.write_text('{"a": {"status": "do')
+    data, warning = read_json_or_recover(path, "sweep status file")
+    assert data == {} and "is not valid JSON" in warning and str(path) in warning
+    assert (tmp_path / "status.json.corrupt").read_text() == '{"a": {"status": "do'
+    assert not path.exists()
+    path.write_text("[1, 2]")
+    assert read_json_or_recover(path, "x")[1].endswith("(what it recorded is recomputed)")
+    write_json_atomic(path, {"b": 1})
+    assert read_json_or_recover(path, "x") == ({"b": 1}, None)
+    assert path.stat().st_mode & 0o777 == 0o644

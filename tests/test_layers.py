@@ -1,0 +1,149 @@
+"""The package's three layers, read from the source (every import statement,
+function-level ones included): the maths imports neither the figures nor the
+tooling nor their libraries, the figures do not import the tooling, and no
+modules of the package import each other in a circle."""
+
+import ast
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+SRC = Path(__file__).resolve().parents[1] / "src"
+PACKAGE = "attention_geometry"
+# what the mathematics may not use: plotting, the book toolchain, the scheduler
+NOT_FOR_MATHS = {"matplotlib", "seaborn", "yaml", "papermill", "myst_nb", "nbformat", "jupytext", "dask",
+                 "distributed"}
+
+
+def module_name(path: Path) -> str:
+    parts = list(path.relative_to(SRC).with_suffix("").parts)
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+MODULES = {module_name(p): p for p in sorted((SRC / PACKAGE).rglob("*.py"))}
+
+
+def is_package(name: str) -> bool:
+    return MODULES[name].name == "__init__.py"
+
+
+def internal(name: str) -> str | None:
+    """The module of the package that importing ``name`` runs (longest known prefix)."""
+    parts = name.split(".")
+    for n in range(len(parts), 0, -1):
+        if ".".join(parts[:n]) in MODULES:
+            return ".".join(parts[:n])
+    return None
+
+
+def imports(name: str) -> tuple[set[str], set[str]]:
+    """(modules of the package, top-level external packages) that ``name`` imports."""
+    tree = ast.parse(MODULES[name].read_text(), str(MODULES[name]))
+    package = name if is_package(name) else name.rpartition(".")[0]
+    inside, outside = set(), set()
+
+    def add(target: str) -> None:
+        if target.split(".")[0] == PACKAGE:
+            found = internal(target)
+            assert found is not None, f"{name} imports {target}, which does not exist"
+            inside.add(found)
+        else:
+            outside.add(target.split(".")[0])
+
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                add(alias.name)
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.split(".")
+                base = base[: len(base) - (node.level - 1)]
+                origin = ".".join(base + ([node.module] if node.module else []))
+            else:
+                origin = node.module
+            for alias in node.names:  # `from pkg import submodule` imports the submodule
+                sub = f"{origin}.{alias.name}"
+                add(sub if sub in MODULES else origin)
+    inside.discard(name)
+    return inside, outside
+
+
+GRAPH = {name: imports(name) for name in MODULES}
+
+
+def layer(name: str) -> str:
+    if name.startswith(f"{PACKAGE}.book"):
+        return "book"
+    if name.startswith(f"{PACKAGE}.figures"):
+        return "figures"
+    return "maths"
+
+
+@pytest.mark.parametrize("name", [n for n in MODULES if layer(n) == "maths"])
+def test_maths_imports_no_plotting_no_tooling(name):
+    inside, outside = GRAPH[name]
+    assert not outside & NOT_FOR_MATHS, f"{name} imports {sorted(outside & NOT_FOR_MATHS)}"
+    upward = sorted(m for m in inside if layer(m) != "maths")
+    assert not upward, f"{name} (maths) imports {upward}"
+
+
+@pytest.mark.parametrize("name", [n for n in MODULES if layer(n) == "figures"])
+def test_figures_do_not_import_the_tooling(name):
+    upward = sorted(m for m in GRAPH[name][0] if layer(m) == "book")
+    assert not upward, f"{name} (figures) imports {upward}"
+
+
+def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected components with more than one module (Tarjan)."""
+    index, low, stack, on_stack, out = {}, {}, [], set(), []
+
+    def visit(v):
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on_stack.add(v)
+        for w in sorted(graph.get(v, ())):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on_stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            component = []
+            while True:
+                w = stack.pop()
+                on_stack.discard(w)
+                component.append(w)
+                if w == v:
+                    break
+            if len(component) > 1:
+                out.append(sorted(component))
+
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
+    return out
+
+
+def test_no_import_cycle_in_the_package():
+    assert cycles({name: inside for name, (inside, _) in GRAPH.items()}) == []
+
+
+def test_the_cycle_finder_finds_cycles():
+    assert cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+    assert cycles({"a": {"b"}, "b": set()}) == []
+
+
+def test_the_graph_sees_function_level_and_relative_imports():
+    inside, outside = GRAPH[f"{PACKAGE}.book.sweep"]
+    assert f"{PACKAGE}.figures.sweep" in inside  # imported inside a function
+    assert f"{PACKAGE}.book.execute" in inside and "yaml" in outside
+
+
+def test_importing_the_maths_loads_no_tooling_no_plotting():
+    code = ("import sys, attention_geometry; print(sorted(m for m in sys.modules "
+            "if m.startswith('attention_geometry.book') or m.startswith('attention_geometry.figures') "
+            "or m.split('.')[0] in ('matplotlib', 'seaborn', 'yaml', 'papermill', 'dask')))")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "[]"

@@ -1,0 +1,215 @@
+"""Paper-scale runs: a killed run resumes from its checkpoints, other parameters
+are refused, the stored files and their provenance, the freshness check that
+fails the book, and bad input stopped before anything runs."""
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+
+from attention_geometry.book import cli
+from attention_geometry.book.context import run_context
+from attention_geometry.book.paper import (
+    PaperRunError, StalePaperRun, check_paper_run_fresh, load_paper_run, run_paper,
+)
+from attention_geometry.book.params import Choice, Int
+from attention_geometry.book.project import Project
+
+from conftest import make_project, toy_chapter
+
+TOY = """
+# Toy at the paper's settings
+
+```{code-cell} ipython3
+:tags: [parameters]
+n_items = 3
+scale = 1
+device = "cpu"
+```
+
+```{code-cell} ipython3
+import json, time
+from attention_geometry.book import glue, run_context
+from attention_geometry.checkpoint import resumable_map
+
+ctx = run_context()
+
+def work(i):
+    with open("work.log", "a") as fh:  # the chapter's folder: book/
+        fh.write(f"{i}\\n")
+    time.sleep(0.7)
+    return i * scale
+
+results = resumable_map(work, range(n_items), store=ctx.checkpoints, name="toy",
+                        key={"n_items": n_items, "scale": scale})
+glue({"total": sum(results), "kind": ctx.kind, "device_used": device, "paper_note": "a toy run"})
+glue("claims_json", json.dumps([{"claim": "the sum", "value": sum(results)}]))
+```
+"""
+
+PARAMS = {"n_items": Int("items", low=1, high=100), "scale": Int("scale", low=1, high=10),
+          "device": Choice("device", choices=("cpu", "cuda"))}
+PAPER = {"n_items": 6, "scale": 2, "device": "cuda"}
+
+
+def toy_spec(**preset) -> dict:
+    return {"toy": toy_chapter("toy", params=PARAMS, presets={"paper": {**PAPER, **preset}})}
+
+
+def log_lines(project: Project) -> list[str]:
+    path = project.root / "book" / "work.log"
+    return path.read_text().split() if path.exists() else []
+
+
+def start_paper_run(project: Project) -> subprocess.Popen:
+    script = textwrap.dedent(f"""
+        import sys
+        sys.path.insert(0, {str(Path(__file__).parent)!r})
+        from test_paper import toy_spec
+        from attention_geometry.book.cli import main
+        from attention_geometry.book.project import Project
+        sys.exit(main(["paper", "toy", "--device", "cpu"], project=Project({str(project.root)!r}, chapters=toy_spec())))
+    """)
+    return subprocess.Popen([sys.executable, "-c", script], start_new_session=True,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+
+
+@pytest.fixture(scope="module")
+def stored(tmp_path_factory) -> Project:
+    """A paper run killed (SIGKILL to the runner and its kernel) after three of its six
+    items, refused with other parameters, then started again: it resumes."""
+    project = make_project(tmp_path_factory.mktemp("paper"), {"toy": (TOY, toy_spec()["toy"])})
+    proc = start_paper_run(project)
+    deadline = time.time() + 120
+    while len(log_lines(project)) < 4 and time.time() < deadline and proc.poll() is None:
+        time.sleep(0.1)
+    os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait(timeout=30)
+    killed_at = log_lines(project)
+    assert len(killed_at) >= 4, (killed_at, proc.stderr.read())
+    folder = project.root / "results" / "toy" / "paper"
+    assert not (folder / "values.json").exists()  # nothing stored before the end
+    assert json.loads((folder / "checkpoints" / "parameters.json").read_text())["n_items"] == 6
+
+    other = Project(project.root, chapters=toy_spec(n_items=7))
+    with pytest.raises(PaperRunError) as err:
+        run_paper(other, other.chapter("toy"), device="cpu", progress=False)
+    message = str(err.value)
+    assert '"n_items": 6' in message and '"n_items": 7' in message and "--restart" in message
+
+    run_paper(project, project.chapter("toy"), device="cpu", progress=False, report=lambda line: None)
+    return project, killed_at
+
+
+def test_a_killed_run_resumes_without_recomputing_finished_items(stored):
+    project, killed_at = stored
+    lines = log_lines(project)
+    finished = [str(i) for i in range(len(killed_at) - 1)]  # items checkpointed before the kill
+    for item in finished:
+        assert lines.count(item) == 1, (item, lines)
+    assert sorted(set(lines), key=int) == [str(i) for i in range(6)]
+    assert not (project.root / "results" / "toy" / "paper" / "checkpoints" / "parameters.json").exists()
+
+
+def test_stored_files_values_and_provenance(stored):
+    project, _ = stored
+    folder = project.root / "results" / "toy" / "paper"
+    assert sorted(p.name for p in folder.iterdir() if p.is_file()) == [
+        "parameters.json", "provenance.json", "toy.ipynb", "values.json"]
+    run = load_paper_run("toy", project)
+    assert run.parameters == {"n_items": 6, "scale": 2, "device": "cpu"}
+    assert run.values["total"] == 30 and run.values["kind"] == "paper" and run.values["device_used"] == "cpu"
+    assert run.claims == [{"claim": "the sum", "value": 30}]
+    assert "claims_json" not in run.values and "claims" not in run.values
+    p = run.provenance
+    assert p["device"] == "cpu" and p["device_name"] and p["cpu_cores"] == os.cpu_count()
+    assert p["torch"] and p["numpy"] and p["wall_seconds"] > 0 and p["note"] == "a toy run"
+    assert p["resumed"] is True and p["date"] and "commit" in p and "dirty" in p
+    assert (folder / "toy.ipynb").stat().st_size < 3_000_000
+    assert all(f.stat().st_mode & 0o777 == 0o644 for f in folder.iterdir() if f.is_file())
+    assert load_paper_run("toy", Project(project.root / "elsewhere", chapters=project.chapters)) is None
+
+
+def test_reproducibility_appendix_lists_the_stored_run(stored):
+    from attention_geometry.book.appendices import reproducibility_page
+    from attention_geometry.book.toc import book_chapters
+
+    project, _ = stored
+    page = reproducibility_page(book_chapters(project), project)
+    run = load_paper_run("toy", project)
+    row = next(line for line in page.splitlines() if "`make paper CHAPTER=toy`" in line)
+    assert run.provenance["device_name"] in row and f"{run.provenance['wall_seconds']:.0f}" in row
+    assert "a toy run" in row and "| `make run CHAPTER=toy` | not executed |" in page
+
+
+def test_a_changed_preset_makes_the_stored_run_stale_and_fails_the_book(stored, capsys):
+    project, _ = stored
+    check_paper_run_fresh("toy", project)
+    check_paper_run_fresh("toy", Project(project.root, chapters=toy_spec(device="cpu")))  # device ignored
+    changed = Project(project.root, chapters=toy_spec(scale=3))
+    with pytest.raises(StalePaperRun) as err:
+        check_paper_run_fresh("toy", changed)
+    assert str(err.value) == (
+        "the stored paper run of chapter 'toy' (results/toy/paper) does not match its 'paper' preset "
+        "(scale: stored 2, preset 3); regenerate it with: make paper CHAPTER=toy")
+    assert cli.main(["book", "--jobs", "1"], project=changed) == 1
+    assert "make paper CHAPTER=toy" in capsys.readouterr().err
+    assert not changed.executed.exists()  # failed before executing anything
+
+
+def test_restart_discards_checkpoints(stored, tmp_path):
+    project, _ = stored
+    checkpoints = project.root / "results" / "toy" / "paper" / "checkpoints"
+    (checkpoints / "parameters.json").write_text(json.dumps({"n_items": 1}))
+    small = Project(project.root, chapters=toy_spec(n_items=1))
+    with pytest.raises(PaperRunError):
+        run_paper(small, small.chapter("toy"), device="cpu", progress=False)
+    run = run_paper(small, small.chapter("toy"), device="cpu", restart=True, progress=False,
+                    report=lambda line: None)
+    assert run.values["total"] == 0 and run.provenance["resumed"] is False
+
+
+def test_bad_chapter_preset_and_device_stop_before_anything_runs(capsys, tmp_path):
+    assert cli.main(["paper", "no_such_chapter"]) == 2
+    assert "unknown chapter 'no_such_chapter'" in capsys.readouterr().err
+    assert cli.main(["paper", "layernorm"]) == 2
+    assert capsys.readouterr().err == (
+        "error: chapter 'layernorm' has no 'paper' preset; chapters with one: "
+        "uniform_attention, jacobians, rank_collapse, layernorm_equilibria\n")
+    assert cli.main(["paper", "jacobians", "--device", "tpu"]) == 2
+    assert capsys.readouterr().err == "error: device 'tpu' is unknown; allowed: cpu, cuda\n"
+    import torch
+
+    if not torch.cuda.is_available():
+        assert cli.main(["paper", "jacobians", "--device", "cuda"]) == 2
+        assert "torch sees no CUDA device here" in capsys.readouterr().err
+    assert not (Path(__file__).parents[1] / "results" / "layernorm").exists()
+
+
+def test_run_context_reads_the_kernel_environment(tmp_path):
+    ctx = run_context({})
+    assert ctx.kind == "book" and not ctx.checkpoints and not ctx.is_paper_run
+    ctx = run_context({"AG_RUN_KIND": "paper", "AG_CHECKPOINT_DIR": str(tmp_path)})
+    assert ctx.is_paper_run and ctx.checkpoints.folder == tmp_path
+    assert not run_context({"AG_RUN_KIND": "sweep", "AG_CHECKPOINT_DIR": str(tmp_path)}).checkpoints
+    with pytest.raises(ValueError, match="AG_RUN_KIND='nope' is not a run kind; allowed: book, run, paper"):
+        run_context({"AG_RUN_KIND": "nope"})
+
+
+def test_every_chapter_preset_is_a_valid_paper_run():
+    """Every ``paper`` preset of the book passes its chapter's checks on either device."""
+    from attention_geometry.book.paper import paper_parameters
+
+    project = Project.find(Path(__file__).parent)
+    for name in project.chapters:
+        chapter = project.chapter(name)
+        if "paper" in chapter.presets:
+            for device in ("cpu", "cuda"):
+                params = paper_parameters(project, chapter, device)
+                assert params.get("device", device) == device
