@@ -37,6 +37,13 @@ kernelspec:
 ---
 """
 
+def chapter_text(title: str, parameters: str, *cells: str) -> str:
+    """A toy chapter's MyST body: a title, its parameters cell, then code cells."""
+    blocks = [f"# {title}\n", f"```{{code-cell}} ipython3\n:tags: [parameters]\n{parameters}\n```\n"]
+    blocks += [f"```{{code-cell}} ipython3\n{textwrap.dedent(cell).strip()}\n```\n" for cell in cells]
+    return "\n".join(blocks)
+
+
 TOY_CONFIG = """\
 title: Toy
 author: Tests

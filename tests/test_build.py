@@ -18,7 +18,7 @@ from attention_geometry.book.params import ParameterError
 from attention_geometry.book.project import Project, ProjectNotFound
 from attention_geometry.book.schedule import execute_book
 
-from conftest import make_project, toy_chapter, write_toc
+from conftest import chapter_text, make_project, toy_chapter, write_toc
 
 TOY = """
 # Toy
@@ -105,23 +105,14 @@ def test_sigterm_mid_chapter_leaves_no_partial_notebook(tmp_path):
 
 def timed(name: str, seconds: int, extra: str = "") -> str:
     """A toy chapter that glues when it started and ended, sleeping in between."""
-    return f"""
-# {name}
-
-```{{code-cell}} ipython3
-:tags: [parameters]
-n = 1
-```
-
-```{{code-cell}} ipython3
-import time
-from myst_nb import glue
-glue("start", time.time(), display=False)
-{extra}
-time.sleep({seconds})
-glue("end", time.time(), display=False)
-```
-"""
+    return chapter_text(name, "n = 1", f"""
+        import time
+        from myst_nb import glue
+        glue("start", time.time(), display=False)
+        {extra}
+        time.sleep({seconds})
+        glue("end", time.time(), display=False)
+    """)
 
 
 def glued(project: Project, stem: str) -> dict:
@@ -133,7 +124,7 @@ def glued(project: Project, stem: str) -> dict:
 def test_book_build_parallel_in_dependency_order_with_a_failing_chapter(tmp_path, capsys):
     """Two kernels: independent chapters overlap, a dependant waits for its dependency,
     a failing chapter names its cell while the others still execute, its dependant is
-    skipped, and no HTML is announced."""
+    skipped, a chapter whose worker process dies is reported, and no HTML is announced."""
     failing = timed("bad", 0, extra='raise ValueError("broken on purpose")')
     project = make_project(tmp_path, {
         "a": (timed("a", 4), toy_chapter("a")),
@@ -141,11 +132,14 @@ def test_book_build_parallel_in_dependency_order_with_a_failing_chapter(tmp_path
         "c": (timed("c", 0), toy_chapter("c", depends_on=("a",))),
         "bad": (failing, toy_chapter("bad")),
         "d": (timed("d", 0), toy_chapter("d", depends_on=("bad",))),
+        "killer": (timed("killer", 0, extra="import os, signal; os.kill(os.getppid(), signal.SIGKILL)"),
+                   toy_chapter("killer")),
     })
     assert cli.main(["book", "--jobs", "2"], project=project) == 1
     out, err = capsys.readouterr()
     assert "FAILED" in out and "'bad' (book/bad.md) failed in cell In [2]" in err
     assert "ValueError: broken on purpose" in err and "skipped: depends on bad, which failed" in err
+    assert "chapter 'killer': the process executing it died (exit code -9)" in err
     assert "book built" not in out and "no HTML was built" in err
     assert not project.html.exists()
     a, b, c = glued(project, "a"), glued(project, "b"), glued(project, "c")
@@ -157,8 +151,10 @@ def test_book_build_parallel_in_dependency_order_with_a_failing_chapter(tmp_path
     # fixed: the failure's partial notebook goes, the dependant runs, the others are cached
     (tmp_path / "book" / "bad.md").write_text((tmp_path / "book" / "bad.md").read_text().replace(
         'raise ValueError("broken on purpose")', "pass"))
+    (tmp_path / "book" / "killer.md").write_text((tmp_path / "book" / "killer.md").read_text().replace(
+        "os.kill(os.getppid(), signal.SIGKILL)", "pass"))
     outcomes = {o.chapter: o.status for o in execute_book(project, jobs=1, report=lambda line: None)}
-    assert outcomes == {"a": "cached", "b": "cached", "c": "cached", "bad": "done", "d": "done"}
+    assert outcomes == {"a": "cached", "b": "cached", "c": "cached", "bad": "done", "d": "done", "killer": "done"}
     assert not (project.executed / "bad.failed.ipynb").exists()
 
 

@@ -11,23 +11,11 @@ from attention_geometry.book.files import read_json_or_recover, write_json_atomi
 from attention_geometry.book.project import Project
 from attention_geometry.book.schedule import execute_book
 
-from conftest import make_project, toy_chapter
+from conftest import chapter_text, make_project, toy_chapter
 
 
 def chapter_importing(*modules: str) -> str:
-    imports = "\n".join(f"import {m}" for m in modules) or "pass"
-    return f"""
-# Toy
-
-```{{code-cell}} ipython3
-:tags: [parameters]
-n = 1
-```
-
-```{{code-cell}} ipython3
-{imports}
-```
-"""
+    return chapter_text("Toy", "n = 1", "\n".join(f"import {m}" for m in modules) or "pass")
 
 
 LIBRARY = {

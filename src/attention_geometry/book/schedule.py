@@ -8,17 +8,18 @@ an order that respects ``depends_on``: a chapter waits for the chapters it
 depends on, and is skipped if one of them failed. Among the ready chapters
 the longest (by their last run time) start first.
 
-A failing chapter does not stop the others. The terminal shows one line per
-chapter, as its outcome is known: ``cached``, its time, ``FAILED`` or
-``skipped``.
+A failing chapter does not stop the others, nor does a worker process that
+dies (its chapter is reported failed and the worker replaced). The terminal
+shows one line per chapter, as its outcome is known: ``cached``, its time,
+``FAILED`` or ``skipped``.
 """
 
 import multiprocessing
 import os
-import queue
 import signal
 from dataclasses import dataclass
 from functools import partial
+from multiprocessing.connection import wait
 from pathlib import Path
 from typing import Callable
 
@@ -58,10 +59,56 @@ def _raise_interrupt(signum, frame):
     raise KeyboardInterrupt
 
 
-def _worker_init() -> None:
-    # terminate() sends SIGTERM: unwind like Ctrl-C so the kernel is shut down
-    # and the partial notebook removed
+def _serve(conn) -> None:
+    """A worker process: execute the chapters sent through ``conn``, send back outcomes."""
+    # terminate() sends SIGTERM: unwind like Ctrl-C so that the kernel is shut
+    # down and the partial notebook removed
     signal.signal(signal.SIGTERM, _raise_interrupt)
+    while True:
+        try:
+            job = conn.recv()
+        except EOFError:  # the build is gone
+            return
+        if job is None:
+            return
+        conn.send(_execute(*job))
+
+
+class _Worker:
+    """A spawned process running :func:`_serve`, and the chapter it is executing."""
+
+    def __init__(self):
+        ctx = multiprocessing.get_context("spawn")
+        self.conn, child = ctx.Pipe()
+        self.process = ctx.Process(target=_serve, args=(child,))
+        self.process.start()
+        child.close()
+        self.chapter: str | None = None
+
+    def submit(self, job: tuple, chapter: str) -> None:
+        self.chapter = chapter
+        self.conn.send(job)
+
+    def outcome(self) -> Outcome:
+        """The finished chapter's outcome, or a failure if the process died."""
+        chapter, self.chapter = self.chapter, None
+        try:
+            return self.conn.recv()
+        except (EOFError, OSError):
+            self.process.join(5)
+            return Outcome(chapter, "failed", message=f"chapter {chapter!r}: the process executing it died "
+                                                      f"(exit code {self.process.exitcode})")
+
+    def stop(self, terminate: bool = False) -> None:
+        if terminate:
+            self.process.terminate()
+        elif self.process.is_alive():
+            try:
+                self.conn.send(None)
+            except OSError:
+                pass
+        self.process.join(30)
+        self.conn.close()
 
 
 def _execute(project: Project, chapter: Chapter, dep_keys: dict, threads: int) -> Outcome:
@@ -108,18 +155,16 @@ def execute_book(
 
     outcomes: dict[str, Outcome] = {}
     waiting = list(chapters)
-    running: set[str] = set()
-    finished: "queue.SimpleQueue[Outcome]" = queue.SimpleQueue()
-    pool = None
+    queued: list[tuple[Chapter, dict]] = []
+    workers: list[_Worker] = []
 
     def settle(c: Chapter, outcome: Outcome) -> None:
         outcomes[c.name] = outcome
-        running.discard(c.name)
         report(_line(c, outcome))
 
     try:
-        while waiting or running:
-            ready, before = [], len(waiting)
+        while waiting or queued or any(w.chapter for w in workers):
+            before = len(waiting)
             for c in list(waiting):
                 if any(dep not in outcomes for dep in c.depends_on):
                     continue
@@ -132,36 +177,36 @@ def execute_book(
                 if not force and is_fresh(project, c, project.executed / f"{c.stem}.ipynb", {}, dep_keys):
                     settle(c, Outcome(c.name, "cached"))
                 else:
-                    ready.append((c, dep_keys))
-            for c, dep_keys in sorted(ready, key=lambda r: -last_seconds(r[0])):
-                running.add(c.name)
-                if jobs == 1:
-                    settle(c, _execute(project, c, dep_keys, threads))
-                    continue
-                if pool is None:
-                    pool = multiprocessing.get_context("spawn").Pool(jobs, initializer=_worker_init)
-                pool.apply_async(
-                    _execute, (project, c, dep_keys, threads), callback=finished.put,
-                    error_callback=lambda err, name=c.name: finished.put(
-                        Outcome(name, "failed", message=f"chapter {name!r}: {type(err).__name__}: {err}")),
-                )
-            if not running and waiting and len(waiting) == before:
-                raise ValueError("depends_on forms a cycle among: " + ", ".join(c.name for c in waiting))
-            if running:
-                while True:
-                    try:
-                        outcome = finished.get(timeout=0.5)
-                        break
-                    except queue.Empty:
-                        continue
-                settle(by_name[outcome.chapter], outcome)
+                    queued.append((c, dep_keys))
+            queued.sort(key=lambda job: -last_seconds(job[0]))
+            busy = [w for w in workers if w.chapter]
+            if not queued and not busy:
+                if waiting and len(waiting) == before:
+                    raise ValueError("depends_on forms a cycle among: " + ", ".join(c.name for c in waiting))
+                continue
+            if jobs == 1:
+                c, dep_keys = queued.pop(0)
+                settle(c, _execute(project, c, dep_keys, threads))
+                continue
+            while queued and len(busy) < jobs:
+                worker = next((w for w in workers if not w.chapter and w.process.is_alive()), None)
+                if worker is None:
+                    worker = _Worker()
+                    workers.append(worker)
+                c, dep_keys = queued.pop(0)
+                worker.submit((project, c, dep_keys, threads), c.name)
+                busy.append(worker)
+            ready = wait([w.conn for w in busy] + [w.process.sentinel for w in busy])
+            for worker in busy:
+                if worker.conn in ready or worker.process.sentinel in ready:
+                    settle(by_name[worker.chapter], worker.outcome())
+            workers = [w for w in workers if w.process.is_alive() or w.chapter]
     except BaseException:
-        if pool is not None:
-            pool.terminate()  # SIGTERM: each worker shuts its kernel down and removes its partial
-            pool = None
+        for worker in workers:  # SIGTERM: each shuts its kernel down and removes its partial notebook
+            worker.stop(terminate=True)
+        workers = []
         raise
     finally:
-        if pool is not None:
-            pool.close()
-            pool.join()
+        for worker in workers:
+            worker.stop()
     return [outcomes[c.name] for c in chapters]
