@@ -14,6 +14,7 @@ CHAPTER ?=
 PARAMS  ?=
 PRESET  ?=
 GRID    ?=
+OUT     ?=
 SCHEDULER ?=
 DEVICE  ?=
 RESTART ?=
@@ -48,8 +49,8 @@ run: $(STAMP)
 
 sweep: $(STAMP)
 	@if [ -z "$(CHAPTER)" ] || [ -z "$(GRID)" ]; then \
-	  echo 'usage: make sweep CHAPTER=<name> GRID=<file.yaml> [SCHEDULER=tcp://host:port]'; exit 2; fi
-	$(BIN)/attention-geometry sweep $(CHAPTER) $(GRID) $(if $(SCHEDULER),--scheduler $(SCHEDULER))
+	  echo 'usage: make sweep CHAPTER=<name> GRID=<file.yaml> [SCHEDULER=tcp://host:port] [OUT=folder]'; exit 2; fi
+	$(BIN)/attention-geometry sweep $(CHAPTER) $(GRID) $(if $(SCHEDULER),--scheduler $(SCHEDULER)) $(if $(OUT),--out $(OUT))
 
 paper: $(STAMP)
 	@if [ -z "$(CHAPTER)" ]; then \

@@ -92,10 +92,15 @@ def test_editing_the_tooling_or_adding_a_module_reexecutes_nothing(project, tmp_
     assert executed(build(project)) == set()
 
 
-def test_requirements_and_a_stored_paper_run_are_in_the_key(project, tmp_path):
+def test_requirements_and_stored_results_are_in_the_key(project, tmp_path):
     folder = project.paper_folder(project.chapter("uses_none"))
+    write_json_atomic(folder / "checkpoints" / "parameters.json", {"x": 1})  # not a result
+    assert stale(project) == set()
     write_json_atomic(folder / "values.json", {"x": 1})
     assert stale(project) == {"uses_none"}
+    (project.results / "uses_a" / "sweeps" / "s").mkdir(parents=True)
+    (project.results / "uses_a" / "sweeps" / "s" / "results.csv").write_text("run,key,value\n")
+    assert stale(project) == {"uses_none", "uses_a"}
     edit(tmp_path / "requirements.txt", "scipy\n")
     assert stale(project) == set(project.chapters)
 

@@ -127,6 +127,9 @@ def test_failure_killed_worker_resume_and_fixed_change(project, tmp_path):
     assert set(done["key"]) == {"double", "scaled"}  # non-numeric glue is left out of the table
     assert done.set_index(["n", "key"]).loc[(2, "scaled"), "value"] == 1.0
     assert (out / "results.csv").exists() and (out / "summary.png").exists()
+    provenance = json.loads((out / "provenance.json").read_text())
+    assert provenance["done"] == 2 and provenance["failed"] == 2 and provenance["computed_now"] == 4
+    assert provenance["scheduler"] == "local cluster of 2 workers" and provenance["wall_seconds"] > 0
     assert (out / "summary.png").stat().st_mode & 0o777 == 0o644
     assert len(pd.read_csv(out / "results.csv")) == len(table)
     status = json.loads((out / "status.json").read_text())

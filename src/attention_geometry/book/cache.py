@@ -9,8 +9,8 @@ A chapter's key hashes
   under ``src/``. Before a chapter has ever run, every library file counts;
 - the current keys of the chapters it declares in ``depends_on`` (chapter 9
   executes chapter 6 through a sweep), which chain their sources and modules;
-- its stored paper-scale run, if any (``results/<chapter>/paper/*.json``),
-  which the chapter reads to show the results at the paper's settings.
+- its stored results, if any: the paper-scale run and stored sweeps under
+  ``results/<chapter>/`` (checkpoints left out), which the chapter reads.
 
 The build tooling (``attention_geometry/book/``) is not part of the library:
 editing it re-executes nothing, with one exception, :mod:`.glue`, which
@@ -71,9 +71,11 @@ def library_snapshot(project: Project) -> dict[str, str]:
     return {_rel_to_src(project, p): _digest(p.read_bytes()) for p in library_files(project)}
 
 
-def _stored_run_files(project: Project, chapter: Chapter) -> list[Path]:
-    folder = project.paper_folder(chapter)
-    return sorted(folder.glob("*.json")) if folder.is_dir() else []
+def _stored_result_files(project: Project, chapter: Chapter) -> list[Path]:
+    folder = project.results / chapter.name
+    if not folder.is_dir():
+        return []
+    return sorted(p for p in folder.rglob("*") if p.is_file() and "checkpoints" not in p.relative_to(folder).parts)
 
 
 def chapter_key(
@@ -110,7 +112,7 @@ def chapter_key(
         add("src/" + rel, digest)
     for dep, key in sorted((dep_keys or {}).items()):
         add("depends on " + dep, key)
-    for path in _stored_run_files(project, chapter):
+    for path in _stored_result_files(project, chapter):
         add(path.relative_to(project.root).as_posix(), _digest(path.read_bytes()))
     return h.hexdigest()
 

@@ -27,6 +27,8 @@ from pathlib import Path
 from typing import Iterable
 
 from .claims import CLAIMS_KEY
+from .project import Project
+from .toc import book_chapters
 
 __all__ = ["LEDGER_FIELDS", "PAPERS", "book_ledger", "ledger_verdicts", "chapter_claims", "collect_ledger", "ledger_page",
            "write_ledger_files"]
@@ -214,17 +216,17 @@ def ledger_page(rows: list[dict]) -> str:
     return "\n".join(lines)
 
 
-def book_ledger(exclude: tuple[str, ...] = ()) -> list[dict] | None:
+def book_ledger(exclude: tuple[str, ...] = (), project: Project | None = None) -> list[dict] | None:
     """The ledger of the book's executed chapters (``_build/executed``), in reading order,
     or ``None`` if some chapter has not been executed yet. ``exclude``: chapter names left out
-    (a chapter reading the ledger leaves itself out)."""
-    from .build import EXECUTED, book_chapters
-
+    (a chapter reading the ledger leaves itself out, and declares the others in its
+    registry entry's ``depends_on``, so that it executes after them)."""
+    project = project or Project.find()
     found = []
-    for chapter in book_chapters():
+    for chapter in book_chapters(project):
         if chapter.name in exclude:
             continue
-        notebook = EXECUTED / f"{chapter.stem}.ipynb"
+        notebook = project.executed / f"{chapter.stem}.ipynb"
         if not notebook.exists():
             return None
         found.append((chapter.name, chapter.stem, notebook))

@@ -31,16 +31,12 @@ The book never re-runs a paper run: it reads the stored one
 other parameters than the current preset (:func:`check_paper_run_fresh`).
 """
 
-import importlib.metadata
 import json
 import os
-import platform
 import shutil
-import subprocess
 import sys
 import time
 from dataclasses import dataclass
-from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Callable
 
@@ -50,6 +46,7 @@ from .files import read_json_or_recover, write_bytes_atomic, write_json_atomic
 from .notebooks import glued_data, slim_notebook
 from .params import ParameterError, check_parameters
 from .project import Project
+from .provenance import device_name, git_state, machine, now
 from .registry import Chapter
 
 __all__ = ["PRESET", "DEVICES", "PaperRun", "PaperRunError", "StalePaperRun", "chapters_with_paper_preset",
@@ -131,39 +128,6 @@ def _comparable(parameters: dict) -> dict:
     return {k: v for k, v in parameters.items() if k != "device"}
 
 
-def _git(project: Project, *args: str) -> str | None:
-    try:
-        done = subprocess.run(["git", *args], cwd=project.root, capture_output=True, text=True, timeout=30)
-    except (OSError, subprocess.SubprocessError):
-        return None
-    return done.stdout.strip() if done.returncode == 0 else None
-
-
-def _cpu_model() -> str:
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.lower().startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or platform.machine()
-
-
-def _version(package: str) -> str | None:
-    try:
-        return importlib.metadata.version(package)
-    except importlib.metadata.PackageNotFoundError:
-        return None
-
-
-def _device_name(device: str) -> str:
-    if device == "cuda":
-        import torch
-
-        return torch.cuda.get_device_name()
-    return _cpu_model()
-
-
 def _stderr(message: str) -> None:
     print(message, file=sys.stderr, flush=True)
 
@@ -201,10 +165,8 @@ def run_paper(
         )
     resumed = bool(previous)
     write_json_atomic(in_progress, parameters)
-    started = datetime.now(timezone.utc)
-    commit = _git(project, "rev-parse", "HEAD")
-    status = _git(project, "status", "--porcelain", "--untracked-files=no", "--", ".", ":(exclude)results")
-    report(f"paper run of {chapter.name} on {device} ({_device_name(device)})"
+    started, git = now(), git_state(project)  # the code as the run starts
+    report(f"paper run of {chapter.name} on {device} ({device_name(device)})"
            f"{', resuming from its checkpoints' if resumed else ''}: {json.dumps(parameters, sort_keys=True)}")
     start = time.perf_counter()
     scratch = checkpoints / f"{chapter.stem}.ipynb"
@@ -225,18 +187,13 @@ def run_paper(
     stored_values = {**values, "claims": claims} if claims is not None else values
     provenance = {
         "chapter": chapter.name,
-        "command": regenerate_command(chapter.name) + (f" DEVICE={device}" if device else ""),
-        "commit": commit,
-        "dirty": None if status is None else bool(status),
-        "started": started.isoformat(timespec="seconds"),
-        "date": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        "command": f"{regenerate_command(chapter.name)} DEVICE={device}",
+        **git,
+        "started": started,
+        "date": now(),
         "device": device,
-        "device_name": _device_name(device),
-        "cpu_model": _cpu_model(),
-        "cpu_cores": os.cpu_count(),
-        "python": platform.python_version(),
-        "torch": _version("torch"),
-        "numpy": _version("numpy"),
+        "device_name": device_name(device),
+        **machine(),
         "wall_seconds": round(seconds, 1),
         "resumed": resumed,
         "note": values.get(NOTE_GLUE, ""),

@@ -28,11 +28,13 @@ whose worker died (``KilledWorker``), is recorded with its error and the others
 go on; if no worker is left for ``no_worker_timeout`` seconds the sweep stops
 waiting, keeps what finished and says so.
 
-Results land in ``runs/<chapter>/<sweep>/``: one notebook per point, named by
-the values that vary and a digest of *all* its parameters (``fixed`` ones
-included); ``status.json`` (each point's parameters, cache key, values, status
-and error); ``results.csv`` (a tidy table: one row per point and glued number,
-for the current grid only) and ``summary.png``. A point is reused on a rerun
+Results land in ``runs/<chapter>/<sweep>/`` (or ``out_dir``; a sweep a chapter
+shows is stored in ``results/<chapter>/sweeps/<sweep>/``, see
+:mod:`.sweep_results`): one notebook per point, named by the values that vary
+and a digest of *all* its parameters (``fixed`` ones included); ``status.json``
+(each point's parameters, cache key, values, status and error);
+``results.csv`` (a tidy table: one row per point and glued number, for the
+current grid only), ``summary.png`` and ``provenance.json``. A point is reused on a rerun
 only if its parameters and its cache key (chapter source, library modules it
 imported, requirements: see :mod:`.cache`) are unchanged; ``redo`` reruns all.
 """
@@ -61,6 +63,7 @@ from .files import read_json_or_recover, write_bytes_atomic, write_json_atomic, 
 from .notebooks import glued_data, parse_glued
 from .params import ParameterError, check_parameters
 from .project import Project
+from .provenance import git_state, machine, now
 from .registry import Chapter
 from .run import run_name
 
@@ -266,6 +269,7 @@ def run_sweep(
     from dask.distributed import as_completed
     from tqdm import tqdm
 
+    start = time.perf_counter()
     project = project or Project.find()
     chapter = sweep.chapter
     out_dir = Path(out_dir) if out_dir else project.runs / chapter.name / sweep.name
@@ -334,7 +338,16 @@ def run_sweep(
             if cluster is not None:
                 cluster.close()
     bar.close()
-    return _write_results(sweep, ids, status, out_dir)
+    table = _write_results(sweep, ids, status, out_dir)
+    runs = table.drop_duplicates("run")
+    write_json_atomic(out_dir / "provenance.json", {
+        "chapter": chapter.name, "sweep": sweep.name, "points": len(ids), "varying": sweep.varying,
+        "done": int((runs["status"] == "done").sum()), "failed": int((runs["status"] != "done").sum()),
+        "computed_now": len(todo), "scheduler": scheduler or os.environ.get(SCHEDULER_ENV)
+        or f"local cluster of {n_workers or os.cpu_count()} workers",
+        **git_state(project), "date": now(), **machine(), "wall_seconds": round(time.perf_counter() - start, 1),
+    })
+    return table
 
 
 def _write_results(sweep: Sweep, ids: list[str], status: dict, out_dir: Path):

@@ -6,10 +6,11 @@ chapter executions); it reads ``results/<chapter>/sweeps/<name>/results.csv``
 """
 
 import json
+import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from .paper import project_root
+from .project import Project
 
 __all__ = ["StoredSweep", "load_sweep_results"]
 
@@ -22,11 +23,16 @@ class StoredSweep:
     provenance: dict
 
 
-def load_sweep_results(chapter: str, name: str, root: Path | None = None) -> StoredSweep | None:
-    """The stored sweep ``name`` of ``chapter``, or ``None`` if it has not been stored."""
+def load_sweep_results(chapter: str, name: str,
+                       project: Project | str | os.PathLike | None = None) -> StoredSweep | None:
+    """The stored sweep ``name`` of ``chapter``, or ``None`` if it has not been stored.
+    ``project``: a :class:`Project`, its root folder, or (default) the one found from
+    the working directory."""
     import pandas as pd
 
-    folder = (root or project_root()) / "results" / chapter / "sweeps" / name
+    if not isinstance(project, Project):
+        project = Project(project) if project is not None else Project.find()
+    folder = project.results / chapter / "sweeps" / name
     if not (folder / "results.csv").exists():
         return None
     prov = folder / "provenance.json"

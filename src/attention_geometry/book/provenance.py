@@ -1,0 +1,67 @@
+"""Where and how a stored result was computed: commit, machine, versions, time.
+
+Stored paper-scale runs (:mod:`.paper`) and sweeps (:mod:`.sweep`) keep a
+``provenance.json`` built from these pieces, so that a reader of a committed
+result knows what produced it.
+"""
+
+import importlib.metadata
+import os
+import platform
+import subprocess
+from datetime import datetime, timezone
+from pathlib import Path
+
+from .project import Project
+
+__all__ = ["git_state", "cpu_model", "device_name", "now", "machine"]
+
+
+def _git(project: Project, *args: str) -> str | None:
+    try:
+        done = subprocess.run(["git", *args], cwd=project.root, capture_output=True, text=True, timeout=30)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return done.stdout.strip() if done.returncode == 0 else None
+
+
+def git_state(project: Project) -> dict:
+    """``{"commit": sha or None, "dirty": bool or None}``; stored results do not count as changes."""
+    status = _git(project, "status", "--porcelain", "--untracked-files=no", "--", ".", ":(exclude)results")
+    return {"commit": _git(project, "rev-parse", "HEAD"), "dirty": None if status is None else bool(status)}
+
+
+def cpu_model() -> str:
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.lower().startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
+def device_name(device: str) -> str:
+    """The GPU's name for ``"cuda"``, else the CPU model."""
+    if device == "cuda":
+        import torch
+
+        return torch.cuda.get_device_name()
+    return cpu_model()
+
+
+def _version(package: str) -> str | None:
+    try:
+        return importlib.metadata.version(package)
+    except importlib.metadata.PackageNotFoundError:
+        return None
+
+
+def now() -> str:
+    return datetime.now(timezone.utc).isoformat(timespec="seconds")
+
+
+def machine() -> dict:
+    """The machine and the versions that matter for the numbers."""
+    return {"cpu_model": cpu_model(), "cpu_cores": os.cpu_count(), "python": platform.python_version(),
+            "torch": _version("torch"), "numpy": _version("numpy")}
