@@ -103,6 +103,23 @@ def test_sigterm_mid_chapter_leaves_no_partial_notebook(tmp_path):
     assert not list(out.parent.glob(".*")), list(out.parent.iterdir())
 
 
+def test_kernel_environment_caps_torch_lazily_and_names_the_run_kind(tmp_path):
+    body = chapter_text("Env", "n = 1", """
+        import os, sys
+        from myst_nb import glue
+        glue("torch_preloaded", "torch" in sys.modules, display=False)
+        import torch
+        glue("threads", torch.get_num_threads(), display=False)
+        glue("kind", os.environ["AG_RUN_KIND"], display=False)
+    """)
+    project = make_project(tmp_path, {"env": (body, toy_chapter("env"))})
+    out = tmp_path / "env.ipynb"
+    execute_chapter(project, project.chapter("env"), out, {}, kind="sweep", env={"AG_TORCH_THREADS": "1"})
+    from attention_geometry.book.notebooks import glued_data
+
+    assert glued_data(out) == {"torch_preloaded": False, "threads": 1, "kind": "sweep"}
+
+
 def timed(name: str, seconds: int, extra: str = "") -> str:
     """A toy chapter that glues when it started and ended, sleeping in between."""
     return chapter_text(name, "n = 1", f"""

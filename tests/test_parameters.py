@@ -118,3 +118,33 @@ def test_text_folder_parameter(tmp_path):
         check_value(spec, "corpus_dir", 3)
     (tmp_path / "a.txt").write_text("Some prose.")
     assert check_value(spec, "corpus_dir", str(tmp_path)) == str(tmp_path)
+
+
+@pytest.mark.parametrize("chapter", sorted(CHAPTERS))
+def test_parameters_cell_reads_what_jupytext_reads(chapter):
+    import jupytext
+
+    c = CHAPTERS[chapter]
+    nb = jupytext.read(c.source)
+    (cell,) = [x for x in nb.cells if "parameters" in x.metadata.get("tags", [])]
+    namespace = {}
+    exec(cell.source, {}, namespace)
+    assert parameters_cell(c) == namespace
+
+
+def test_parameters_cell_option_forms(tmp_path):
+    from attention_geometry.book.project import Project
+    from attention_geometry.book.registry import Chapter
+
+    (tmp_path / "_toc.yml").write_text("root: a\n")
+    body = ("# T\n\n```{code-cell} ipython3\nx = 0\n```\n\n"
+            "```{code-cell} ipython3\n---\ntags: [hide-input, parameters]\n---\nn = 3\nxs = [1, 2]\n```\n")
+    (tmp_path / "a.md").write_text(body)
+    chapter = Chapter(name="a", source="a.md", params={}, smoke={})
+    assert parameters_cell(chapter, Project(tmp_path)) == {"n": 3, "xs": [1, 2]}
+    (tmp_path / "a.md").write_text(body.replace("---\ntags: [hide-input, parameters]\n---\n",
+                                                ":tags: [parameters]\n\n"))
+    assert parameters_cell(chapter, Project(tmp_path)) == {"n": 3, "xs": [1, 2]}
+    (tmp_path / "a.md").write_text("# T\n")
+    with pytest.raises(ValueError, match="expected one 'parameters' cell, found 0"):
+        parameters_cell(chapter, Project(tmp_path))

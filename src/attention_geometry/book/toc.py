@@ -76,15 +76,37 @@ def book_chapters(project: Project | None = None) -> list[Chapter]:
     return [chapter_for_source(project, src) for src in sources if has_code(src)]
 
 
-def parameters_cell(chapter: Chapter, project: Project | None = None) -> dict:
-    """The defaults in the chapter's one ``parameters`` cell, evaluated."""
-    import jupytext
+_CODE_CELL = re.compile(r"^(`{3,})\{code-cell\}[^\n]*\n(.*?)^\1[ \t]*$", re.M | re.S)
 
+
+def _cell_tags_and_source(body: str) -> tuple[list[str], str]:
+    """A MyST code cell's tags and its code (options as ``:key: value`` lines or a
+    ``---`` YAML block, then the code)."""
+    lines = body.splitlines()
+    options: dict = {}
+    if lines and lines[0].strip() == "---":
+        end = lines.index("---", 1)
+        options = yaml.safe_load("\n".join(lines[1:end])) or {}
+        lines = lines[end + 1:]
+    else:
+        while lines and lines[0].startswith(":"):
+            key, _, value = lines.pop(0)[1:].partition(":")
+            options[key.strip()] = yaml.safe_load(value) if value.strip() else None
+    tags = options.get("tags") or []
+    return (tags if isinstance(tags, list) else [tags]), "\n".join(lines).strip("\n")
+
+
+def parameters_cell(chapter: Chapter, project: Project | None = None) -> dict:
+    """The defaults in the chapter's one ``parameters`` cell, evaluated.
+
+    Read straight from the MyST source (a regular expression, not Jupytext:
+    this runs on every build, also when nothing changed)."""
     project = project or Project.find()
-    nb = jupytext.read(project.root / chapter.source)
-    cells = [c for c in nb.cells if "parameters" in c.metadata.get("tags", [])]
+    text = (project.root / chapter.source).read_text()
+    cells = [source for tags, source in (_cell_tags_and_source(m.group(2)) for m in _CODE_CELL.finditer(text))
+             if "parameters" in tags]
     if len(cells) != 1:
         raise ValueError(f"{chapter.source}: expected one 'parameters' cell, found {len(cells)}")
     namespace: dict = {}
-    exec(compile(cells[0].source, f"{chapter.source}:parameters", "exec"), {}, namespace)
+    exec(compile(cells[0], f"{chapter.source}:parameters", "exec"), {}, namespace)
     return {k: v for k, v in namespace.items() if not k.startswith("_")}
