@@ -4,10 +4,14 @@ computation (every kind of bad value for every chapter is checked without a
 kernel in test_parameters.py)."""
 
 import json
+import multiprocessing
+from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
 
 import pytest
 
 from attention_geometry.book import CHAPTERS
+from attention_geometry.book.context import thread_env
 from attention_geometry.book.execute import ChapterFailed, execute_chapter
 from attention_geometry.book.notebooks import glued_values
 from attention_geometry.book.project import Project
@@ -27,27 +31,43 @@ def test_every_toc_chapter_is_registered():
 DETERMINISM_CHECKED = {"layernorm", "uniform_attention", "recency", "cesaro"}
 
 
+def _smoke_run(chapter_name: str, out: str) -> str | None:
+    """One smoke run in a worker process: None, or the failure's message."""
+    try:
+        execute_chapter(PROJECT, CHAPTERS[chapter_name], out, dict(CHAPTERS[chapter_name].smoke), kind="test",
+                        env=thread_env(1))
+    except ChapterFailed as err:
+        return str(err)
+    return None
+
+
+@pytest.fixture(scope="module")
+def smoke_runs(tmp_path_factory) -> dict[tuple[str, int], tuple[Path, str | None]]:
+    """Every chapter's smoke run (twice for the determinism checks), two kernels at a
+    time as in the book's own build, each capped at one thread."""
+    folder = tmp_path_factory.mktemp("smoke")
+    jobs = [(name, i) for name in sorted(CHAPTERS) for i in range(2 if name in DETERMINISM_CHECKED else 1)]
+    with ProcessPoolExecutor(max_workers=2, mp_context=multiprocessing.get_context("spawn")) as pool:
+        futures = {job: pool.submit(_smoke_run, job[0], str(folder / f"{job[0]}-{job[1]}.ipynb")) for job in jobs}
+        return {job: (folder / f"{job[0]}-{job[1]}.ipynb", f.result()) for job, f in futures.items()}
+
+
 @pytest.mark.parametrize("name", sorted(CHAPTERS))
-def test_chapter_runs_with_smoke_parameters(name, tmp_path):
-    chapter = CHAPTERS[name]
-    out = tmp_path / f"{chapter.stem}.ipynb"
-    execute_chapter(PROJECT, chapter, out, dict(chapter.smoke), kind="test")
+def test_chapter_runs_with_smoke_parameters(name, smoke_runs):
+    out, failure = smoke_runs[(name, 0)]
+    assert failure is None, failure
     nb = json.loads(out.read_text())
     errors = [
         o for c in nb["cells"] if c["cell_type"] == "code" for o in c.get("outputs", [])
         if o["output_type"] == "error"
     ]
     assert not errors
-    assert nb["metadata"]["attention_geometry"]["parameters"] == dict(chapter.smoke)
+    assert nb["metadata"]["attention_geometry"]["parameters"] == dict(CHAPTERS[name].smoke)
     assert glued_values(out), "the chapter glues no values"
-    if name not in DETERMINISM_CHECKED:
-        return
-    # Deterministic: a second run from the same seed glues identical numbers.
-    again = tmp_path / "again.ipynb"
-    execute_chapter(PROJECT, chapter, again, dict(chapter.smoke), kind="test")
-    first, second = glued_values(out), glued_values(again)
-    assert first, "the chapter glues no values"
-    assert first == second
+    if name in DETERMINISM_CHECKED:  # the same seed glues identical numbers
+        again, failure = smoke_runs[(name, 1)]
+        assert failure is None, failure
+        assert glued_values(out) == glued_values(again)
 
 
 def test_bad_parameter_stops_in_the_validation_cell(tmp_path):

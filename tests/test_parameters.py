@@ -100,7 +100,7 @@ def test_every_parameter_rejects_a_wrong_type_and_out_of_range(chapter):
             if isinstance(param, (Int, Float)):
                 value = bad
             else:
-                value = [bad]
+                value = [bad] * max(param.min_len, 1)
             with pytest.raises(ParameterError, match=rf"'{name}.*out of range"):
                 validate_parameters(chapter, {**defaults, name: value})
 
