@@ -152,17 +152,22 @@ def test_failure_killed_worker_resume_and_fixed_change(project, tmp_path):
     assert set(runs(table)["status"]) == {"done"}
 
 
-def test_corrupt_status_is_recovered(project, tmp_path, capsys):
+def test_corrupt_status_is_recovered_on_a_scheduler_given_by_address(project, tmp_path):
+    from dask.distributed import LocalCluster
+
     out = tmp_path / "out"
     sweep = load_grid({"runs": [{"n": 4, "x": 0.25}]}, CHAPTER, name="c")
     out.mkdir()
     (out / "status.json").write_text('{"n-4": {"status": "do')
     messages = []
-    table = run_sweep(sweep, out, n_workers=1, project=project, progress=False, report=messages.append)
+    with LocalCluster(n_workers=1, threads_per_worker=1, dashboard_address=None) as cluster:
+        table = run_sweep(sweep, out, scheduler=cluster.scheduler_address, project=project, progress=False,
+                          report=messages.append)
     assert table.set_index("key").loc["scaled", "value"] == 1.0
     assert any("is not valid JSON" in m and "status.json.corrupt" in m for m in messages), messages
     assert (out / "status.json.corrupt").exists()
     assert json.loads((out / "status.json").read_text())
+    assert json.loads((out / "provenance.json").read_text())["scheduler"] == cluster.scheduler_address
 
 
 def test_gpu_points_need_a_gpu_worker_and_no_worker_means_a_bounded_wait(project, tmp_path):
@@ -188,13 +193,3 @@ def test_gpu_points_need_a_gpu_worker_and_no_worker_means_a_bounded_wait(project
     assert by_n.loc[2, "status"] == "failed" and "no Dask worker for 1 s" in by_n.loc[2, "error"]
     assert by_n.loc[3, "status"] == "failed" and "needs a worker with a GPU" in by_n.loc[3, "error"]
     assert any("1 point(s) left" in m for m in messages), messages
-
-
-def test_sweep_against_a_scheduler_address(project, tmp_path):
-    from dask.distributed import LocalCluster
-
-    with LocalCluster(n_workers=1, threads_per_worker=1, dashboard_address=None) as cluster:
-        sweep = load_grid({"runs": [{"n": 4, "x": 0.25}]}, CHAPTER, name="remote")
-        table = run_sweep(sweep, tmp_path / "r", scheduler=cluster.scheduler_address, project=project,
-                          progress=False)
-    assert table.set_index("key").loc["scaled", "value"] == 1.0
