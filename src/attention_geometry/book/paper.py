@@ -213,9 +213,7 @@ def load_paper_run(chapter_name: str, project: Project | str | os.PathLike | Non
     """The stored paper run of ``chapter_name`` (``results/<name>/paper/``), or ``None``
     if there is none. ``project``: a :class:`Project`, its root folder, or (default)
     the project found from the working directory."""
-    if not isinstance(project, Project):
-        project = Project(project) if project is not None else Project.find()
-    folder = project.results / chapter_name / "paper"
+    folder = Project.of(project).results / chapter_name / "paper"
     if not (folder / "values.json").is_file() or not (folder / "parameters.json").is_file():
         return None
     values = json.loads((folder / "values.json").read_text())

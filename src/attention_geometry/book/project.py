@@ -54,6 +54,13 @@ class Project:
             f"repository (or set {ROOT_ENV} to its root)"
         )
 
+    @classmethod
+    def of(cls, project: "Project | str | os.PathLike | None") -> "Project":
+        """``project`` itself, the project rooted at a folder, or (``None``) the one found."""
+        if isinstance(project, Project):
+            return project
+        return cls(project) if project is not None else cls.find()
+
     def chapter(self, name: str) -> Chapter:
         """The chapter called ``name`` (or whose source stem is ``name``); ``KeyError`` lists them."""
         return find_chapter(self.chapters, name)

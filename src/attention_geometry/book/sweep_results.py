@@ -30,9 +30,7 @@ def load_sweep_results(chapter: str, name: str,
     the working directory."""
     import pandas as pd
 
-    if not isinstance(project, Project):
-        project = Project(project) if project is not None else Project.find()
-    folder = project.results / chapter / "sweeps" / name
+    folder = Project.of(project).results / chapter / "sweeps" / name
     if not (folder / "results.csv").exists():
         return None
     prov = folder / "provenance.json"
