@@ -184,8 +184,8 @@ def ledger_page(rows: list[dict]) -> str:
         "full text, its abstract, a figure caption, the authors' repository, or the AI-written",
         "summary that stands in for a paper whose text is not here), the settings at which the",
         "book tested it, the measurement with its uncertainty and the verdict that stands.",
-        "The same records are in [`claims.json`](claims.json) and [`claims.csv`](claims.csv)",
-        "beside the book. Click a column heading to sort; choose a paper or a verdict to filter.",
+        "The same records are in `claims.json` and `claims.csv` at the top of the built book",
+        "(links below the table). Click a column heading to sort; choose a paper or a verdict to filter.",
         "",
         f"{len(rows)} claims. Per paper: " + ", ".join(f"{k} {v}" for k, v in papers.items()) + ".",
         "Per verdict: " + ", ".join(f"{k} {v}" for k, v in verdicts.items()) + ".",
@@ -212,7 +212,9 @@ def ledger_page(rows: list[dict]) -> str:
                 f'<strong>{html.escape(r["verdict"])}</strong><br><small>{_math(r["reason"])}</small>',
                 f'<a href="{html.escape(r["link"])}">{html.escape(r["chapter"])}</a>'))
             + "</tr>")
-    lines += ["</tbody></table>", "</div>", _SCRIPT.strip(), "```", ""]
+    lines += ["</tbody></table>",
+              '<p>Download: <a href="../claims.json">claims.json</a>, <a href="../claims.csv">claims.csv</a></p>',
+              "</div>", _SCRIPT.strip(), "```", ""]
     return "\n".join(lines)
 
 

@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Callable
 
 from .appendices import errata_page, parameters_page, reproducibility_page
+from .ledger import book_ledger, ledger_page, write_ledger_files
 from .files import write_bytes_atomic, write_json_atomic, write_text_atomic
 from .project import Project
 from .toc import GENERATED_PAGES, book_chapters, chapter_for_source, has_code, page_source, parameters_cell, toc_pages
@@ -52,6 +53,8 @@ def _generated(kind: str, project: Project) -> str:
         return parameters_page(chapters, {c.name: parameters_cell(c, project) for c in chapters}, project)
     if kind == "errata":
         return errata_page(chapters, project)
+    if kind == "claims":
+        return ledger_page(book_ledger(project=project) or [])
     return reproducibility_page(chapters, project)
 
 
@@ -153,5 +156,6 @@ def build_html(project: Project, *, force: bool = False,
         sys.stderr.write(done.stdout)
         raise HtmlBuildFailed(f"Jupyter Book failed (exit {done.returncode}); see its warnings above")
     _prune_removed_pages(project, toc_pages(project))
+    write_ledger_files(book_ledger(project=project) or [], project.html)  # claims.json, claims.csv
     write_text_atomic(stamp, digest)
     return True

@@ -22,6 +22,7 @@ GENERATED_PAGES = {
     "book/appendix_parameters": "parameters",
     "book/appendix_errata": "errata",
     "book/appendix_reproducibility": "reproducibility",
+    "book/appendix_claims": "claims",
 }
 
 
