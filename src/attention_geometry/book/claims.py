@@ -97,7 +97,7 @@ def provenance_line(run) -> str:
     note = f" {p['note']}" if p.get("note") else ""
     wall = p.get("wall_seconds", p.get("wall_time_s", float("nan")))
     return (f"*At the paper's settings:* stored run of commit `{str(p.get('commit', '?'))[:10]}`{dirty}, "
-            f"on {p.get('device', '?')}, {p.get('date', '?')}, wall time {float(wall) / 60:.1f} min "
+            f"on {p.get('device_name') or p.get('device', '?')}, {p.get('date', '?')}, wall time {float(wall) / 60:.1f} min "
             f"(`make paper CHAPTER={run.chapter}` regenerates it).{note}")
 
 

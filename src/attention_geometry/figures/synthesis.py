@@ -99,13 +99,13 @@ def plot_cesaro_collapse(depths, measured: dict, predicted: dict):
     return fig
 
 
-def plot_sweep(table, x: str, hue: str, quantities: dict = QUANTITIES):
+def plot_sweep(table, x: str, hue: str, quantities: dict = QUANTITIES, prefix: str = ""):
     """The stored sweep: one panel per quantity against ``x``, one line per value of ``hue``
-    (``table``: columns ``x``, ``hue``, ``key``, ``value``)."""
+    (``table``: columns ``x``, ``hue``, ``key``, ``value``; the glued keys are ``prefix + quantity``)."""
     fig = _new_figure(figsize=(12, 3.4), layout="constrained")
     axes = fig.subplots(1, len(quantities))
     for ax, (key, label) in zip(axes, quantities.items()):
-        part = table[table["key"] == key]
+        part = table[table["key"] == prefix + key]
         for (h, g), colour in zip(part.groupby(hue), sns.color_palette(n_colors=part[hue].nunique())):
             g = g.sort_values(x)
             ax.plot(g[x], g["value"], marker="o", color=colour, label=f"{hue} = {h}")
