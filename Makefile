@@ -4,12 +4,17 @@
 #   make run CHAPTER=layernorm PARAMS="d_max=128 seed=3"
 #   make sweep CHAPTER=recency GRID=sweeps/recency-d-alpha.yaml [SCHEDULER=tcp://host:8786]
 #   make paper CHAPTER=jacobians [DEVICE=cpu|cuda] [RESTART=1]   (into results/<chapter>/paper/)
-#   make serve   serve _build/html on http://localhost:$(PORT)
+#   make chapters  the chapters, their parameters, defaults and allowed values
+#   make serve   serve _build/html on http://localhost:$(PORT) (PORT=8000)
+#   make lab     JupyterLab on the chapters, which open as notebooks (LAB_PORT=8888)
+#   make pdf     the book as a PDF (_build/latex/book.pdf; needs TeX Live, see the README)
+#   make clean   remove _build (not runs/);  make clean-runs  remove runs/ (says what first)
 PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 PORT   ?= 8000
+LAB_PORT ?= 8888
 CHAPTER ?=
 PARAMS  ?=
 PRESET  ?=
@@ -20,10 +25,10 @@ DEVICE  ?=
 RESTART ?=
 JOBS    ?=
 
-.PHONY: book test run sweep paper chapters serve bench clean help
+.PHONY: book test run sweep paper chapters serve lab pdf bench clean clean-runs help
 
 help:
-	@sed -n '2,7p' Makefile
+	@sed -n '2,12p' Makefile
 
 # Re-install only when the requirements (or the package metadata) changed.
 # requirements-nodeps.txt: packages installed without their dependencies
@@ -60,13 +65,23 @@ paper: $(STAMP)
 chapters: $(STAMP)
 	$(BIN)/attention-geometry list
 
-serve:
-	@test -f _build/html/index.html || { echo "no book yet: run 'make book' first"; exit 1; }
-	@echo "serving the book on http://localhost:$(PORT) (Ctrl-C stops)"
-	$(PYTHON) -m http.server $(PORT) --bind 127.0.0.1 --directory _build/html
+serve: $(STAMP)
+	@$(BIN)/attention-geometry serve --port $(PORT)
+
+lab: $(STAMP)
+	@$(BIN)/attention-geometry lab --port $(LAB_PORT)
+
+pdf: book
+	@$(BIN)/attention-geometry pdf
 
 bench: $(STAMP)
 	for f in benchmarks/bench_*.py; do $(BIN)/python $$f || exit 1; done
 
+# runs/ holds the user's own reruns and sweeps: only clean-runs removes it
 clean:
-	rm -rf _build runs
+	rm -rf _build
+
+clean-runs:
+	@if [ -d runs ]; then echo "removing runs/ (your reruns and sweeps, $$(du -sh runs | cut -f1)):"; \
+	  find runs -mindepth 2 -maxdepth 2 -not -name '.*' | sort | sed 's/^/  /'; rm -rf runs; \
+	  else echo "no runs/ to remove"; fi

@@ -20,8 +20,8 @@ import json
 import os
 import shutil
 import sys
-import tempfile
 import time
+from contextlib import nullcontext
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Mapping
@@ -29,8 +29,10 @@ from typing import Mapping
 from .cache import META_KEY, chapter_key, library_snapshot
 from .context import RUN_KIND_ENV, RUN_KINDS
 from .files import FILE_MODE, write_bytes_atomic
+from .leftovers import KERNEL_PID, kernel_dir, partial_notebook
 from .notebooks import strip_tagged_cells
 from .params import check_parameters
+from .progress import CellProgress, cell_durations
 from .project import Project
 from .registry import Chapter
 
@@ -112,7 +114,12 @@ def _kernel_manager_class(socket_dir: str, env: Mapping[str, str]):
                                      f"--IPKernelApp.exec_lines={startup}"]
             with open(os.path.join(socket_dir, "kernel.log"), "ab") as log:
                 kw["stdout"] = kw["stderr"] = log
-                return await super().start_kernel(**kw)
+                started = await super().start_kernel(**kw)
+            pid = getattr(self.provisioner, "pid", None)
+            if pid:  # for the clean-up after a killed run (leftovers.py)
+                with open(os.path.join(socket_dir, KERNEL_PID), "w") as fh:
+                    fh.write(str(pid))
+            return started
 
     return ChapterKernelManager
 
@@ -136,13 +143,17 @@ def execute_chapter(
     progress: bool = False,
     precheck: bool = True,
     record: Mapping | None = None,
+    reference: Path | None = None,
+    estimate: float | None = None,
 ) -> Execution:
     """Execute ``chapter`` with ``parameters`` into ``output``, atomically.
 
     ``kind``: the run kind the kernel sees (:func:`.context.run_context`);
     ``env``: more environment for the kernel; ``dep_keys``: the current keys of
     the chapters it depends on (part of its cache key); ``progress``: show
-    papermill's cell progress and the kernel's stderr on stderr; ``precheck``:
+    the cell progress with the time left (:mod:`.progress`; ``reference``: an
+    executed notebook of the chapter whose cell times scale the estimate,
+    ``estimate``: the cost model's seconds) and the kernel's stderr; ``precheck``:
     validate the parameters before starting a kernel (the chapter validates
     again itself); ``record``: more entries for the notebook's metadata.
     """
@@ -157,28 +168,30 @@ def execute_chapter(
     output = Path(output)
     output.parent.mkdir(parents=True, exist_ok=True)
     snapshot = library_snapshot(project)  # the library as the kernel will import it
-    fd, name = tempfile.mkstemp(prefix=f".{output.stem}.", suffix=".partial.ipynb", dir=output.parent)
-    os.close(fd)
-    partial = Path(name)
+    partial = partial_notebook(output)
     source_nb = partial.with_suffix(".source.ipynb")
-    socket_dir = tempfile.mkdtemp(prefix="ag-kernel-")
+    socket_dir = kernel_dir()
     start = time.perf_counter()
     try:
         nb = jupytext.read(project.root / chapter.source)
         nb.cells.append(nbformat.v4.new_code_cell(_record_cell_source(project.src),
                                                   metadata={"tags": [RECORD_TAG]}))
         nbformat.write(nb, source_nb)
+        watch = (CellProgress(chapter.name, partial, estimate=estimate,
+                              reference=cell_durations(reference) if reference and Path(reference).exists() else None)
+                 if progress else nullcontext())
         try:
-            papermill.execute_notebook(
-                str(source_nb),
-                str(partial),
-                parameters=parameters,
-                cwd=str((project.root / chapter.source).parent),
-                progress_bar=progress,
-                stderr_file=sys.stderr if progress else None,
-                kernel_name="python3",
-                kernel_manager_class=_kernel_manager_class(socket_dir, _kernel_env(project, kind, env)),
-            )
+            with watch:
+                papermill.execute_notebook(
+                    str(source_nb),
+                    str(partial),
+                    parameters=parameters,
+                    cwd=str((project.root / chapter.source).parent),
+                    progress_bar=False,
+                    stderr_file=sys.stderr if progress else None,
+                    kernel_name="python3",
+                    kernel_manager_class=_kernel_manager_class(socket_dir, _kernel_env(project, kind, env)),
+                )
         except PapermillExecutionError as err:
             first = (err.source or "").strip().splitlines()[:1]
             raise _failure(chapter, partial, output,

@@ -29,6 +29,7 @@ __all__ = [
     "FloatList",
     "check_value",
     "check_parameters",
+    "check_devices",
     "user_data",
 ]
 
@@ -213,6 +214,22 @@ def check_value(spec: Mapping[str, Param], name: str, value: Any) -> Any:
 def check_parameters(spec: Mapping[str, Param], values: Mapping[str, Any]) -> dict:
     """Check a complete or partial set of values against ``spec``."""
     return {name: check_value(spec, name, value) for name, value in values.items()}
+
+
+def check_devices(spec: Mapping[str, Param], values: Mapping[str, Any]) -> None:
+    """Reject a device this machine does not have: a choice among devices (one that
+    offers ``"cuda"``) set to ``"cuda"`` where torch sees no CUDA device. Checked
+    where a run starts on this machine (``make run``), not in the specification
+    itself: a preset may ask for CUDA and be run elsewhere."""
+    for name, value in values.items():
+        param = spec.get(name)
+        if isinstance(param, Choice) and "cuda" in param.choices and value == "cuda":
+            import torch
+
+            if not torch.cuda.is_available():
+                here = ", ".join(repr(c) for c in param.choices if c != "cuda")
+                raise ParameterError(f"parameter {name!r} = 'cuda' is not available: torch sees no CUDA "
+                                     f"device on this machine; allowed here: {here}")
 
 
 # Names IPython puts into a kernel's user namespace; never parameters.

@@ -8,7 +8,7 @@ parameter sets (for instance a paper's full scale). A test checks that the
 cell and this registry name the same parameters.
 """
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Mapping
 
 import types
@@ -18,13 +18,56 @@ from .params import (
     user_data,
 )
 
-__all__ = ["Chapter", "CHAPTERS", "find_chapter", "get_chapter", "validate_parameters"]
+__all__ = ["Chapter", "CostModel", "CHAPTERS", "find_chapter", "get_chapter", "validate_parameters"]
 
 SEED = Int("seed of every random draw in the chapter", low=0, high=2**32 - 1)
 CORPUS_DIR = TextFolder(
     "folder of .txt files to use as the text; None: English prose from the Python "
     "standard library's docstrings"
 )
+
+
+def _size(name: str, parameters: Mapping[str, Any]) -> float:
+    """A cost term's value: ``name`` itself, ``len:name`` (a list's length) or ``sum:name``."""
+    how, _, param = name.rpartition(":")
+    value = parameters.get(param)
+    if how == "len":
+        return float(len(value or ()))
+    if how == "sum":
+        return float(sum(value or ()))
+    return float(value)
+
+
+@dataclass(frozen=True)
+class CostModel:
+    """A chapter's execution time as a function of its parameters, calibrated on the defaults.
+
+    ``seconds``: the time at the defaults (one kernel of the 2-core reference
+    machine; the last measured time of the book's own run replaces it when there
+    is one). Each of ``parts`` is ``(share, {term: exponent})``: that share of the
+    time scales as the product of ``(value / default) ** exponent`` over its terms
+    (a term is a parameter, ``len:<list>`` or ``sum:<list>``); what the parts do
+    not share is fixed (kernel start, imports).
+    """
+
+    seconds: float
+    parts: tuple[tuple[float, Mapping[str, float]], ...] = ()
+
+    def estimate(self, parameters: Mapping[str, Any], defaults: Mapping[str, Any],
+                 seconds: float | None = None) -> float:
+        """Seconds for ``parameters`` (missing ones at their ``defaults``); ``seconds``:
+        the time measured at the defaults, if known."""
+        base = self.seconds if seconds is None else seconds
+        values = {**defaults, **parameters}
+        fixed = 1.0 - sum(share for share, _ in self.parts)
+        total = fixed
+        for share, terms in self.parts:
+            factor = 1.0
+            for term, exponent in terms.items():
+                default = _size(term, defaults)
+                factor *= (_size(term, values) / default) ** exponent if default else 1.0
+            total += share * factor
+        return base * total
 
 
 @dataclass(frozen=True)
@@ -39,6 +82,10 @@ class Chapter:
     # chapters whose executed notebooks this one's results depend on (chapter 9
     # reads their claims): it executes after them, and editing them re-executes it
     depends_on: tuple[str, ...] = ()
+    # the glued number a sweep plots by default (its "headline" quantity)
+    headline: str | None = None
+    # seconds as a function of the parameters (what `make run` announces before a long run)
+    cost: CostModel | None = None
 
     @property
     def stem(self) -> str:
@@ -282,6 +329,40 @@ CHAPTERS: dict[str, Chapter] = {
         ),
     ]
 }
+
+# What a reader of a rerun sees first: each chapter's headline quantity (a glued
+# number; the default y axis of a sweep's figure) and its cost model, the shares
+# of its time at the defaults that scale with each group of parameters. Kept
+# apart from the parameter specifications above, which the chapters' authors edit.
+_READER = {
+    "layernorm": dict(headline="ln-err64-max", cost=CostModel(13, (
+        (0.6, {"n_samples": 1, "d_max": 1}), (0.1, {"n_points_3d": 1})))),
+    "uniform_attention": dict(headline="ua-gap-fair", cost=CostModel(90, (
+        (0.9, {"steps": 1, "batch": 1, "length": 1, "n_seeds": 1}),))),
+    "selectability": dict(headline="sel-corner-mean", cost=CostModel(86, (
+        (0.4, {"grid_sets": 1, "grid_n_max": 2, "grid_d_max": 1}),
+        (0.3, {"tiny_steps": 1, "tiny_batch": 1, "tiny_seq_len": 1}),
+        (0.2, {"pretrained_sequences": 1, "pretrained_seq_len": 1})))),
+    "rank_collapse": dict(headline="rc-rate-causal", cost=CostModel(101, (
+        (0.9, {"n_inputs": 1, "n_inits": 1, "n_layers": 1, "n_tokens": 2, "len:windows": 0.5,
+               "len:temperatures": 0.5}),))),
+    "layernorm_equilibria": dict(headline="le-frac-rank2", cost=CostModel(189, (
+        (0.3, {"n_samples_a": 1, "n_steps_a": 1, "n_tokens_a": 2}), (0.2, {"grid_2x2": 2, "steps_2x2": 1}),
+        (0.2, {"n_random": 1, "steps_rank": 1}), (0.2, {"n_text_samples": 1, "seq_len": 1})))),
+    "recency": dict(headline="rec-thm1-rp2", cost=CostModel(62, (
+        (0.5, {"n_samples": 1, "d": 1, "n_layers": 1, "n_tokens": 2}),
+        (0.4, {"n_samples_sweep": 1, "sum:dims": 1, "len:alphas": 1, "n_tokens": 2})))),
+    "cesaro": dict(headline="cesaro-alpha-u", cost=CostModel(27, (
+        (0.3, {"L": 1, "H": 1, "len:alphas": 1}), (0.3, {"heatmap_L_max": 1, "heatmap_H_max": 1}),
+        (0.2, {"limit_L_max": 1, "len:limit_Hs": 1})))),
+    "jacobians": dict(headline="jac-q-sp", cost=CostModel(53, (
+        (0.5, {"n_layers": 1, "width": 2, "seq_len": 2, "len:init_stds": 1}),
+        (0.3, {"pretrained_sequences": 1, "pretrained_seq_len": 2, "pretrained_probes": 1}),
+        (0.1, {"n_probe_draws": 1, "est_seq_len": 1})))),
+    "synthesis": dict(headline="syn-base-rp", cost=CostModel(33, (
+        (0.8, {"batch": 1, "n_layers": 1, "d": 2, "n_tokens": 2}),))),
+}
+CHAPTERS = {name: replace(chapter, **_READER.get(name, {})) for name, chapter in CHAPTERS.items()}
 
 
 def find_chapter(chapters: Mapping[str, Chapter], name: str) -> Chapter:

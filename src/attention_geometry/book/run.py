@@ -1,26 +1,30 @@
-"""One chapter with other parameters (``make run``), into ``runs/<chapter>/``.
+"""One chapter with other parameters (``make run``), into ``runs/<chapter>/<run>/``.
 
-The run is named by its preset and the values given (``smoke_seed-3``); it
-writes the executed notebook and an HTML rendering whose math uses a local
-MathJax, and never touches the book's cache.
+The run is named by its preset and the values given (``smoke_seed-3``). Its
+folder holds the executed notebook ``<stem>.ipynb`` and ``html/``, the run's
+report: the chapter rendered through the book's own Jupyter Book pipeline
+(:mod:`.report`). It never touches the book's cache.
 """
 
 import json
-import os
 import re
-import shutil
-import warnings
+from dataclasses import dataclass
 from pathlib import Path
 
 import yaml
 
+from .cache import notebook_record
 from .execute import Execution, execute_chapter
-from .files import write_text_atomic
-from .params import ParameterError, check_parameters
+from .leftovers import clean_leftovers
+from .params import ParameterError, check_devices, check_parameters
 from .project import Project
+from .provenance import git_state, now
 from .registry import Chapter
+from .report import Report, build_report
+from .toc import parameters_cell
 
-__all__ = ["run_name", "parse_assignments", "resolve_parameters", "run_chapter", "render_html"]
+__all__ = ["run_name", "parse_assignments", "resolve_parameters", "estimate_seconds", "RunResult", "run_chapter",
+           "run_command"]
 
 
 def run_name(parameters: dict) -> str:
@@ -41,7 +45,13 @@ def parse_assignments(items: list[str]) -> dict:
         name, sep, value = item.partition("=")
         if not sep or not name.strip():
             raise ParameterError(f"expected NAME=VALUE, got {item!r}")
-        out[name.strip()] = yaml.safe_load(value) if value.strip() else ""
+        try:
+            out[name.strip()] = yaml.safe_load(value) if value.strip() else ""
+        except yaml.YAMLError as err:
+            problem = getattr(err, "problem", None) or str(err).splitlines()[0]
+            raise ParameterError(
+                f"parameter {name.strip()!r} = {value!r} is not a value ({problem}); write numbers as 0.5, "
+                "lists as [0.1,0.5] (quote the whole PARAMS) and text as plain words") from None
     return out
 
 
@@ -55,44 +65,58 @@ def resolve_parameters(chapter: Chapter, given: dict, preset: str | None) -> tup
                 f"unknown preset {preset!r} for {chapter.name}; presets: " + ", ".join(["smoke", *chapter.presets]))
         values = chapter.smoke if preset == "smoke" else chapter.presets[preset]
         parameters = check_parameters(chapter.params, {**values, **given})
+    check_devices(chapter.params, parameters)
     # named by the preset (which stands for its values) and the values given here
     name = "_".join(filter(None, [preset, run_name(given) if given or not preset else ""]))
     return parameters, name
 
 
-def run_chapter(project: Project, chapter: Chapter, parameters: dict, name: str,
-                progress: bool = True) -> tuple[Execution, Path]:
-    """Execute into ``runs/<chapter>/<name>.ipynb`` and render it; return the execution and the HTML."""
-    out = project.runs / chapter.name / f"{name}.ipynb"
-    ex = execute_chapter(project, chapter, out, parameters, kind="run", progress=progress,
-                         record={"command": f"make run CHAPTER={chapter.name}"})
-    return ex, render_html(out)
-
-
-def _mathjax_dir() -> Path | None:
-    import importlib.util
-
-    spec = importlib.util.find_spec("sphinx-mathjax-offline") or importlib.util.find_spec("sphinx_mathjax_offline")
-    if spec is None or not spec.submodule_search_locations:
+def estimate_seconds(project: Project, chapter: Chapter, parameters: dict) -> float | None:
+    """The chapter's cost model for ``parameters``, calibrated on the book's own run
+    at the defaults when it has one (else on the registry's reference time)."""
+    if chapter.cost is None:
         return None
-    path = Path(list(spec.submodule_search_locations)[0]) / "static" / "mathjax"
-    return path if path.exists() else None
+    measured = (notebook_record(project.executed / f"{chapter.stem}.ipynb") or {})
+    seconds = measured.get("seconds") if measured.get("parameters") == {} else None
+    return chapter.cost.estimate(parameters, parameters_cell(chapter, project), seconds)
 
 
-def render_html(notebook: Path) -> Path:
-    """An HTML rendering of an executed notebook whose math uses a local MathJax."""
-    from nbconvert import HTMLExporter
+def run_command(chapter: Chapter, given: dict, preset: str | None) -> str:
+    """The ``make run`` command line of a run."""
+    params = " ".join(f"{k}={v if isinstance(v, str) else json.dumps(v, separators=(',', ':'))}"
+                      for k, v in given.items())
+    return (f"make run CHAPTER={chapter.name}" + (f' PARAMS="{params}"' if params else "")
+            + (f" PRESET={preset}" if preset else ""))
 
-    static = notebook.parent.parent / "_static" / "mathjax"
-    mathjax = _mathjax_dir()
-    url = None
-    if mathjax is not None:
-        if not static.exists():
-            shutil.copytree(mathjax, static)
-        url = os.path.relpath(static / "tex-chtml.js", notebook.parent) + "?config=TeX-AMS_CHTML"
-    exporter = HTMLExporter(**({"mathjax_url": url} if url else {}))
-    with warnings.catch_warnings():  # glue outputs have no HTML form of their own: expected
-        warnings.simplefilter("ignore", UserWarning)
-        body, _ = exporter.from_filename(str(notebook))
-    return write_text_atomic(notebook.with_suffix(".html"), body)
 
+@dataclass(frozen=True)
+class RunResult:
+    execution: Execution
+    report: Report
+
+    @property
+    def notebook(self) -> Path:
+        return self.execution.output
+
+
+def run_chapter(project: Project, chapter: Chapter, parameters: dict, name: str, *,
+                command: str = "", progress: bool = True, reference: Path | None = None,
+                estimate: float | None = None) -> RunResult:
+    """Execute into ``runs/<chapter>/<name>/<stem>.ipynb`` and render its report in ``html/``.
+
+    ``reference``: an executed notebook of the chapter whose cell times give the
+    progress estimate (default: the book's, if it has been executed); ``estimate``: the
+    cost model's seconds, for the time left before the first chunk has run."""
+    folder = project.runs / chapter.name / name
+    out = folder / f"{chapter.stem}.ipynb"
+    if reference is None:
+        reference = project.executed / f"{chapter.stem}.ipynb"
+    command = command or f"make run CHAPTER={chapter.name}"
+    git = git_state(project)  # the code as the run starts
+    clean_leftovers(folder)
+    ex = execute_chapter(project, chapter, out, parameters, kind="run", progress=progress,
+                         reference=reference if reference.exists() else None, estimate=estimate,
+                         record={"command": command})
+    report = build_report(project, chapter, out, folder / "html", parameters=parameters,
+                          provenance={**git, "date": now(), "seconds": ex.seconds, "command": command})
+    return RunResult(execution=ex, report=report)

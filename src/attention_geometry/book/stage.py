@@ -29,7 +29,7 @@ from .files import write_bytes_atomic, write_json_atomic, write_text_atomic
 from .project import Project
 from .toc import GENERATED_PAGES, book_chapters, chapter_for_source, has_code, page_source, parameters_cell, toc_pages
 
-__all__ = ["stage_book", "build_html", "HtmlBuildFailed", "CONFIG_FILES"]
+__all__ = ["stage_book", "build_html", "build_pdf", "run_jupyter_book", "page_assets", "HtmlBuildFailed", "CONFIG_FILES"]
 
 CONFIG_FILES = ("_config.yml", "_toc.yml", "references.bib")
 STAMP = ".attention-geometry-stamp"  # in _build/html: the stage's digest at the last build
@@ -58,6 +58,17 @@ def _generated(kind: str, project: Project) -> str:
     return reproducibility_page(chapters, project)
 
 
+def page_assets(project: Project, pages: list[str]) -> list[tuple[Path, str]]:
+    """What the pages use (images, data) from the folders of the pages, not the root's:
+    ``(file, path relative to the root)``."""
+    out = []
+    for folder in sorted({(project.root / p).parent for p in pages} - {project.root}):
+        for asset in sorted(folder.rglob("*")):
+            if asset.is_file() and asset.suffix not in (".md", ".ipynb") and ".ipynb_checkpoints" not in asset.parts:
+                out.append((asset, asset.relative_to(project.root).as_posix()))
+    return out
+
+
 def stage_book(project: Project) -> Path:
     """Lay out the book in ``_build/stage``; return that folder."""
     stage = project.stage
@@ -84,12 +95,8 @@ def stage_book(project: Project) -> Path:
             put(executed.read_bytes(), f"{page}.ipynb")
         else:
             put(src.read_bytes(), f"{page}.md")
-    # what the pages use (images, data) from the folders of the pages; not the root's
-    page_folders = {(project.root / p).parent for p in pages} - {project.root}
-    for folder in page_folders:
-        for asset in folder.rglob("*"):
-            if asset.is_file() and asset.suffix not in (".md", ".ipynb") and ".ipynb_checkpoints" not in asset.parts:
-                put(asset.read_bytes(), asset.relative_to(project.root).as_posix())
+    for asset, rel in page_assets(project, pages):
+        put(asset.read_bytes(), rel)
     if stage.exists():
         for old in sorted(stage.rglob("*"), reverse=True):  # pages that left the toc, old assets
             if old.is_file() and old not in wanted:
@@ -134,6 +141,34 @@ def _prune_removed_pages(project: Project, pages: list[str]) -> list[Path]:
     return removed
 
 
+# Jupyter Book's own `jb build` path (its configuration reading, external toc and
+# Sphinx call), with any output folder: the book and every run report go through it.
+_JUPYTER_BOOK = """
+import sys
+from pathlib import Path
+from jupyter_book.sphinx import build_sphinx
+stage, out, doctrees, builder, strict = sys.argv[1:6]
+result = build_sphinx(Path(stage), Path(out), noconfig=True, path_config=str(Path(stage) / "_config.yml"),
+                      confoverrides={"external_toc_path": (Path(stage) / "_toc.yml").as_posix(),
+                                     "latex_individualpages": False},
+                      doctreedir=doctrees, builder=builder, warningiserror=strict == "1", keep_going=True,
+                      quiet=True)
+sys.exit(result if isinstance(result, int) else 1)
+"""
+
+
+def run_jupyter_book(project: Project, stage: Path, out: Path, doctrees: Path, *, builder: str = "html",
+                     strict: bool = True) -> subprocess.CompletedProcess:
+    """Build ``stage`` (a folder with ``_config.yml`` and ``_toc.yml``) into ``out`` with
+    Jupyter Book, warnings as errors if ``strict``. Its warnings go to stderr; its
+    status lines are returned (``stdout``), to show only on failure."""
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(project.src),
+                                                                      os.environ.get("PYTHONPATH")]))}
+    cmd = [sys.executable, "-c", _JUPYTER_BOOK, str(stage), str(out), str(doctrees), builder,
+           "1" if strict else "0"]
+    return subprocess.run(cmd, cwd=project.root, env=env, stdout=subprocess.PIPE, text=True)
+
+
 def build_html(project: Project, *, force: bool = False,
                report: Callable[[str], None] = partial(print, flush=True)) -> bool:
     """Stage the book and build its HTML; ``False`` if it was already up to date."""
@@ -142,16 +177,9 @@ def build_html(project: Project, *, force: bool = False,
     stamp = project.html / STAMP
     if not force and (project.html / "index.html").exists() and stamp.exists() and stamp.read_text() == digest:
         return False
-    cmd = [
-        sys.executable, "-c", "import sys; from jupyter_book.cli.main import main; sys.exit(main())",
-        "build", str(stage), "--path-output", str(project.root), "-W", "--keep-going", "-q",
-    ]
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(project.src),
-                                                                      os.environ.get("PYTHONPATH")]))}
     stamp.unlink(missing_ok=True)
     report("building HTML with Jupyter Book (warnings are errors) ...")
-    # its banner (stdout) is shown only on failure; warnings (stderr) always
-    done = subprocess.run(cmd, cwd=project.root, env=env, stdout=subprocess.PIPE, text=True)
+    done = run_jupyter_book(project, stage, project.html, project.build / ".doctrees")
     if done.returncode != 0:
         sys.stderr.write(done.stdout)
         raise HtmlBuildFailed(f"Jupyter Book failed (exit {done.returncode}); see its warnings above")
@@ -159,3 +187,21 @@ def build_html(project: Project, *, force: bool = False,
     write_ledger_files(book_ledger(project=project) or [], project.html)  # claims.json, claims.csv
     write_text_atomic(stamp, digest)
     return True
+
+
+def build_pdf(project: Project, report: Callable[[str], None] = partial(print, flush=True)) -> Path:
+    """The book as a PDF through Jupyter Book's LaTeX builder (``_build/latex/book.pdf``);
+    needs TeX Live with XeLaTeX and latexmk (see the README)."""
+    stage = stage_book(project)
+    report("building the PDF with Jupyter Book's LaTeX builder (a few minutes) ...")
+    cmd = [sys.executable, "-c", "import sys; from jupyter_book.cli.main import main; sys.exit(main())",
+           "build", str(stage), "--path-output", str(project.root), "--builder", "pdflatex", "-q"]
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(project.src),
+                                                                      os.environ.get("PYTHONPATH")]))}
+    done = subprocess.run(cmd, cwd=project.root, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                          text=True)
+    pdfs = sorted((project.build / "latex").glob("*.pdf"), key=lambda p: p.stat().st_mtime)
+    if done.returncode != 0 or not pdfs:
+        sys.stderr.write(done.stdout[-5000:])
+        raise HtmlBuildFailed(f"the LaTeX build failed (exit {done.returncode}); the end of its log is above")
+    return pdfs[-1]

@@ -10,6 +10,9 @@ A grid file has either or both of two forms, plus optional constants::
       alpha: [0.0, 0.5]
     runs:                     # and/or an explicit list of runs
       - {d: 1024, alpha: 0.8}
+    plot:                     # the summary figure (optional)
+      x: d                    # its x axis: a parameter (default: the first that varies)
+      y: [rp-l2]              # glued numbers, one panel each (default: the chapter's headline)
 
 A parameter whose *value* is a list (e.g. ``eps_values``) is written as a list
 of lists in ``grid``. Every point is validated against the chapter's
@@ -34,7 +37,9 @@ shows is stored in ``results/<chapter>/sweeps/<sweep>/``, see
 and a digest of *all* its parameters (``fixed`` ones included); ``status.json``
 (each point's parameters, cache key, values, status and error);
 ``results.csv`` (a tidy table: one row per point and glued number, for the
-current grid only), ``summary.png`` and ``provenance.json``. A point is reused on a rerun
+current grid only), ``summary.png``, ``provenance.json``, one report per point (the chapter rendered
+through the book's pipeline, :mod:`.report`) under ``html/<point>/`` and
+``index.html``, a table of the points linking to them. A point is reused on a rerun
 only if its parameters and its cache key (chapter source, library modules it
 imported, requirements: see :mod:`.cache`) are unchanged; ``redo`` reruns all.
 """
@@ -47,7 +52,6 @@ import logging
 import os
 import re
 import sys
-import tempfile
 import time
 import uuid
 from dataclasses import dataclass
@@ -60,22 +64,29 @@ from .cache import chapter_key, dependency_keys
 from .context import thread_env
 from .execute import ChapterFailed, execute_chapter, failed_path
 from .files import read_json_or_recover, write_bytes_atomic, write_json_atomic, write_text_atomic
+from .leftovers import clean_leftovers, point_dir
 from .notebooks import glued_data, parse_glued
 from .params import ParameterError, check_parameters
 from .project import Project
 from .provenance import git_state, machine, now
 from .registry import Chapter
+from .report import ReportFailed, build_report, sweep_index
 from .run import run_name
 
-__all__ = ["SCHEDULER_ENV", "SweepError", "Sweep", "PointJob", "load_grid", "parameters_digest", "point_id",
+__all__ = ["SCHEDULER_ENV", "CONNECT_TIMEOUT", "SweepError", "SchedulerUnreachable", "Sweep", "PointJob", "load_grid", "parameters_digest", "point_id",
            "run_point",
            "run_sweep", "scalar"]
 
 SCHEDULER_ENV = "AG_DASK_SCHEDULER"
+CONNECT_TIMEOUT = 5.0  # seconds to reach a scheduler given by address
 
 
 class SweepError(ValueError):
     """An invalid grid: malformed, empty, unknown parameter, or a value not allowed."""
+
+
+class SchedulerUnreachable(ConnectionError):
+    """The Dask scheduler given by address did not answer in time: nothing was run."""
 
 
 @dataclass(frozen=True)
@@ -83,6 +94,8 @@ class Sweep:
     name: str
     chapter: Chapter
     points: tuple[dict, ...]  # validated parameter sets, in grid order
+    x: str | None = None  # the summary figure's x axis (default: the first parameter that varies)
+    y: tuple[str, ...] = ()  # its panels, glued numbers (default: the chapter's headline)
 
     @property
     def varying(self) -> list[str]:
@@ -113,9 +126,10 @@ def load_grid(path: str | Path | dict, chapter: Chapter, name: str | None = None
     if not isinstance(data, dict):
         got = "nothing" if data is None else f"a {type(data).__name__}"
         raise SweepError(f"{where}: must be a mapping with 'grid' and/or 'runs', got {got}")
-    unknown_keys = set(data) - {"name", "fixed", "grid", "runs"}
+    unknown_keys = set(data) - {"name", "fixed", "grid", "runs", "plot"}
     if unknown_keys:
-        raise SweepError(f"{where}: unknown grid key(s) {sorted(unknown_keys)}; allowed: name, fixed, grid, runs")
+        raise SweepError(f"{where}: unknown grid key(s) {sorted(unknown_keys)}; allowed: name, fixed, grid, runs, plot")
+    x, y = _plot_spec(data.get("plot"), chapter, where)
     fixed = data.get("fixed") or {}
     grid = data.get("grid") or {}
     runs = data.get("runs") or []
@@ -148,7 +162,24 @@ def load_grid(path: str | Path | dict, chapter: Chapter, name: str | None = None
     sweep_name = name or data.get("name") or stem
     if not re.fullmatch(r"[A-Za-z0-9._-]+", str(sweep_name)):
         raise SweepError(f"{where}: sweep name {sweep_name!r}: use letters, digits, '.', '_' and '-'")
-    return Sweep(name=str(sweep_name), chapter=chapter, points=tuple(checked))
+    return Sweep(name=str(sweep_name), chapter=chapter, points=tuple(checked), x=x, y=y)
+
+
+def _plot_spec(plot, chapter: Chapter, where: str) -> tuple[str | None, tuple[str, ...]]:
+    """The grid's ``plot: {x: <parameter>, y: [<glued number>, ...]}``, checked."""
+    if plot is None:
+        return None, ()
+    if not isinstance(plot, dict) or set(plot) - {"x", "y"}:
+        raise SweepError(f"{where}: 'plot' must be a mapping with 'x' (a parameter) and/or 'y' "
+                         f"(glued numbers), got {plot!r}")
+    x, y = plot.get("x"), plot.get("y", [])
+    if x is not None and x not in chapter.params:
+        raise SweepError(f"{where}: plot x {x!r} is not a parameter of {chapter.name}; parameters: "
+                         + ", ".join(chapter.params))
+    y = [y] if isinstance(y, str) else y
+    if not isinstance(y, list) or not all(isinstance(k, str) and k for k in y):
+        raise SweepError(f"{where}: plot y must be a glued number's name or a list of them, got {y!r}")
+    return x, tuple(y)
 
 
 def scalar(text: str) -> float | None:
@@ -186,7 +217,7 @@ def run_point(job: PointJob) -> dict:
     raises for a chapter error.
     """
     start = time.perf_counter()
-    with tempfile.TemporaryDirectory(prefix="ag-point-") as tmp:
+    with point_dir() as tmp:
         out = Path(tmp) / f"{job.chapter.stem}.ipynb"
         try:
             ex = execute_chapter(job.project, job.chapter, out, job.parameters, kind="sweep",
@@ -217,7 +248,13 @@ def _client(scheduler: str | None, n_workers: int | None, gpu: bool):
 
     scheduler = scheduler or os.environ.get(SCHEDULER_ENV)
     if scheduler:
-        return Client(scheduler), None
+        try:
+            return Client(scheduler, timeout=CONNECT_TIMEOUT), None
+        except (OSError, TimeoutError, ValueError) as err:
+            reason = str(err).splitlines()[0] if str(err) else type(err).__name__
+            raise SchedulerUnreachable(
+                f"cannot reach the Dask scheduler at {scheduler} within {CONNECT_TIMEOUT:.0f} s ({reason}); "
+                f"check SCHEDULER= (or ${SCHEDULER_ENV}), or leave it empty for a local cluster") from None
     resources = None
     if gpu:
         from .paper import cuda_available
@@ -264,8 +301,11 @@ def run_sweep(
     progress: bool = True,
     no_worker_timeout: float = 60.0,
     report: Callable[[str], None] = _stderr,
+    reports: bool = True,
 ):
-    """Run every point of ``sweep`` on Dask; return the tidy results table (see the module)."""
+    """Run every point of ``sweep`` on Dask; return the tidy results table (see the module).
+
+    ``reports``: render each finished point's report and the sweep's ``index.html``."""
     from dask.distributed import as_completed
     from tqdm import tqdm
 
@@ -278,6 +318,7 @@ def run_sweep(
     status, warning = read_json_or_recover(status_path, "sweep status file")
     if warning:
         report(warning)
+    clean_leftovers(out_dir)  # of an earlier sweep whose processes were killed
     dep_keys = dependency_keys(project, chapter)
     ids = [point_id(sweep, p) for p in sweep.points]
     todo = [(pid, p) for pid, p in zip(ids, sweep.points)
@@ -337,8 +378,11 @@ def run_sweep(
             client.close()
             if cluster is not None:
                 cluster.close()
+            clean_leftovers(out_dir)  # what workers that died left: partial notebooks, kernel sockets
     bar.close()
-    table = _write_results(sweep, ids, status, out_dir)
+    table = _write_results(sweep, ids, status, out_dir, report)
+    if reports:
+        _write_reports(project, sweep, ids, status, out_dir, report)
     runs = table.drop_duplicates("run")
     write_json_atomic(out_dir / "provenance.json", {
         "chapter": chapter.name, "sweep": sweep.name, "points": len(ids), "varying": sweep.varying,
@@ -350,7 +394,8 @@ def run_sweep(
     return table
 
 
-def _write_results(sweep: Sweep, ids: list[str], status: dict, out_dir: Path):
+def _write_results(sweep: Sweep, ids: list[str], status: dict, out_dir: Path,
+                   report: Callable[[str], None] = _stderr):
     """``results.csv`` and ``summary.png`` of the current grid's points only."""
     import pandas as pd
 
@@ -367,11 +412,81 @@ def _write_results(sweep: Sweep, ids: list[str], status: dict, out_dir: Path):
             {**base, "key": None, "value": None}]
     table = pd.DataFrame(rows)
     write_text_atomic(out_dir / "results.csv", table.to_csv(index=False))
-    if (table["status"] == "done").any() and table["key"].notna().any():
-        from ..figures.sweep import sweep_summary_figure
-
-        fig = sweep_summary_figure(table, sweep.varying, title=f"{sweep.chapter.name}: {sweep.name}")
-        buffer = io.BytesIO()
-        fig.savefig(buffer, format="png", dpi=110, bbox_inches="tight")
-        write_bytes_atomic(out_dir / "summary.png", buffer.getvalue())
+    _write_summary(sweep, table, out_dir, report)
     return table
+
+
+def plotted(sweep: Sweep, keys) -> tuple[str | None, list[str]]:
+    """The summary figure's x axis and y quantities: the grid's ``plot``, else the
+    first parameter that varies against the chapter's headline quantity."""
+    x = sweep.x or (sweep.varying[0] if sweep.varying else None)
+    y = list(sweep.y) or ([sweep.chapter.headline] if sweep.chapter.headline in set(keys) else [])
+    return x, y
+
+
+def _write_summary(sweep: Sweep, table, out_dir: Path, report: Callable[[str], None]) -> None:
+    done = table[(table["status"] == "done") & table["key"].notna()]
+    if done.empty:
+        return
+    from ..figures.sweep import sweep_summary_figure
+
+    x, y = plotted(sweep, done["key"].unique())
+    missing = [k for k in y if k not in set(done["key"])]
+    if missing:
+        report(f"sweep {sweep.name}: no point glued {', '.join(missing)} (plot y); glued numbers: "
+               + ", ".join(sorted(done["key"].unique())[:20]))
+    y = [k for k in y if k not in missing]
+    varying = ([x] if x else []) + [v for v in sweep.varying if v != x]
+    # with y chosen, only those quantities are plotted, one panel each (else: those that vary most)
+    part = table[table["key"].isin(y) | (table["status"] != "done")] if y else table
+    fig = sweep_summary_figure(part, varying, title=f"{sweep.chapter.name}: {sweep.name}",
+                               max_panels=max(len(y), 1) if y else 4)
+    buffer = io.BytesIO()
+    fig.savefig(buffer, format="png", dpi=110, bbox_inches="tight")
+    fig.clear()
+    write_bytes_atomic(out_dir / "summary.png", buffer.getvalue())
+
+
+def _write_reports(project: Project, sweep: Sweep, ids: list[str], status: dict, out_dir: Path,
+                   report: Callable[[str], None]) -> None:
+    """Each finished point's report (``html/<point>/``, rebuilt only when its notebook
+    changed) and the sweep's ``index.html``."""
+    import hashlib
+    from concurrent.futures import ThreadPoolExecutor
+
+    prov = git_state(project)
+    jobs, rows = [], []
+    for pid, p in zip(ids, sweep.points):
+        rec = status.get(parameters_digest(p)) or {}
+        notebook = out_dir / str(rec.get("notebook"))
+        page = out_dir / "html" / pid / f"{sweep.chapter.source.removesuffix('.md')}.html"
+        row = {"run": pid, "parameters": p, "status": rec.get("status", "missing"), "error": rec.get("error", ""),
+               "headline": (rec.get("values") or {}).get(sweep.chapter.headline, ""), "report": None}
+        rows.append(row)
+        if rec.get("status") != "done" or not notebook.is_file():
+            continue
+        digest = hashlib.sha256(notebook.read_bytes()).hexdigest()
+        stamp = out_dir / "html" / pid / ".notebook-digest"
+        row["report"] = page.relative_to(out_dir).as_posix()
+        if not (page.exists() and stamp.exists() and stamp.read_text() == digest):
+            jobs.append((pid, p, notebook, digest, row))
+
+    def build(job):
+        pid, p, notebook, digest, row = job
+        try:
+            build_report(project, sweep.chapter, notebook, out_dir / "html" / pid, parameters=p,
+                         provenance={**prov, "date": now(), "seconds": status[parameters_digest(p)].get("seconds"),
+                                     "command": f"make sweep CHAPTER={sweep.chapter.name} GRID=... "
+                                                f"(sweep {sweep.name}, point {pid})"},
+                         title=f"{sweep.chapter.name}: sweep {sweep.name}, point {pid}")
+            write_text_atomic(out_dir / "html" / pid / ".notebook-digest", digest)
+        except ReportFailed as err:
+            report(f"sweep {sweep.name}: {err}")
+            row["report"] = None
+
+    if jobs:
+        report(f"sweep {sweep.name}: rendering {len(jobs)} report(s) ...")
+        with ThreadPoolExecutor(max_workers=max(1, min(len(jobs), os.cpu_count() or 1))) as pool:
+            list(pool.map(build, jobs))
+    summary = "summary.png" if (out_dir / "summary.png").exists() else None
+    sweep_index(out_dir, f"{sweep.chapter.name}: sweep {sweep.name}", rows, sweep.varying, summary)

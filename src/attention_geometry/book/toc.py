@@ -15,7 +15,7 @@ from .project import Project
 from .registry import Chapter
 
 __all__ = ["GENERATED_PAGES", "toc_pages", "page_source", "has_code", "chapter_for_source",
-           "book_chapters", "parameters_cell"]
+           "book_chapters", "parameters_cell", "stray_notebooks"]
 
 # page (as in _toc.yml) -> which appendix generates it
 GENERATED_PAGES = {
@@ -53,6 +53,21 @@ def page_source(project: Project, page: str) -> Path:
     if not path.exists():
         raise FileNotFoundError(f"_toc.yml lists {page!r} but {path} does not exist")
     return path
+
+
+def stray_notebooks(project: Project) -> list[str]:
+    """One message per ``<page>.ipynb`` lying beside a toc page's ``<page>.md`` (as
+    ``jupytext --to ipynb`` writes it): the book is built from the ``.md`` only."""
+    messages = []
+    for page in toc_pages(project):
+        notebook = project.root / f"{page}.ipynb"
+        if page not in GENERATED_PAGES and notebook.exists() and (project.root / f"{page}.md").exists():
+            messages.append(
+                f"{page}.ipynb lies beside {page}.md, the page's source: the book is built from the .md "
+                f"alone. Move it out of the book (or delete it); to keep edits made in it, first run "
+                f".venv/bin/jupytext --to myst {page}.ipynb -o {page}.md (make lab opens the .md as a "
+                "notebook, without an .ipynb)")
+    return messages
 
 
 def has_code(path: Path) -> bool:
