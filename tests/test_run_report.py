@@ -33,8 +33,7 @@ a^2 + b^2 = c^2
 ```
 
 ```{code-cell} ipython3
-import matplotlib
-matplotlib.use("Agg")
+%matplotlib inline
 from matplotlib.figure import Figure
 from myst_nb import glue
 fig = Figure(figsize=(2, 2))
@@ -64,8 +63,7 @@ n = 3
 ```
 
 ```{code-cell} ipython3
-import matplotlib
-matplotlib.use("Agg")
+%matplotlib inline
 from matplotlib.figure import Figure
 from myst_nb import glue
 glue("square", n * n, display=False)

@@ -423,11 +423,11 @@ def main(argv: list[str] | None = None, project: Project | None = None) -> int:
         return 130
 
 
-def entry() -> None:
+def entry(argv: list[str] | None = None, project: Project | None = None) -> None:
     """The ``attention-geometry`` command: :func:`main`, quiet on Ctrl-C."""
     signal.signal(signal.SIGINT, _quiet_interrupt)
     signal.signal(signal.SIGTERM, _quiet_interrupt)
-    code = main()
+    code = main(argv, project)
     sys.stdout.flush()
     sys.stderr.flush()
     if code == 130:  # skip the interpreter's teardown: it only prints library noise after an interrupt

@@ -1,0 +1,253 @@
+"""Every error a user can reach is a one-line message, never a traceback: one test per
+row of the table in issue 16 (section 4), each through the command line as a user
+runs it."""
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+
+from attention_geometry.book import cli
+from attention_geometry.book.execute import execute_chapter
+from attention_geometry.book.params import Choice, FloatList, Int
+from attention_geometry.book.progress import cell_durations, time_left
+from attention_geometry.book.registry import CostModel
+from attention_geometry.book.sweep import load_grid, point_id, run_sweep
+
+from conftest import chapter_text, make_project, toy_chapter
+
+TESTS = Path(__file__).parent
+
+TOY = chapter_text("Toy", 'n = 3\nxs = [0.5]\ndevice = "cpu"', """
+    import os, time
+    from myst_nb import glue
+    assert n < 50, "n too large"
+    if n == 13:
+        time.sleep(60)
+    glue("double", 2 * n, display=False)
+""")
+PARAMS = {"n": Int("n", low=0, high=100), "xs": FloatList("xs", low=0.0, high=1.0),
+          "device": Choice("device", choices=("cpu", "cuda"))}
+SPEC = toy_chapter("toy", params=PARAMS, cost=CostModel(100.0, ((1.0, {"n": 1}),)))
+
+
+@pytest.fixture
+def toy(tmp_path):
+    return make_project(tmp_path / "p", {"toy": (TOY, SPEC)})
+
+
+def one_line(err: str) -> str:
+    lines = [line for line in err.splitlines() if line.strip()]
+    assert len(lines) == 1 and "Traceback" not in err, err
+    return lines[0]
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def command(project, *args: str) -> list[str]:
+    """The `attention-geometry` command (its real entry point, Ctrl-C handling included)
+    on a toy project, in a fresh process."""
+    script = textwrap.dedent(f"""
+        import sys
+        sys.path.insert(0, {str(TESTS)!r})
+        from test_user_errors import SPEC
+        from attention_geometry.book.cli import entry
+        from attention_geometry.book.project import Project
+        entry({list(args)!r}, Project({str(project.root)!r}, chapters={{"toy": SPEC}}))
+    """)
+    return [sys.executable, "-c", script]
+
+
+# 1. malformed YAML grid -> file, line and what is wrong; exit 2
+def test_malformed_grid_names_file_line_and_problem(toy, tmp_path, capsys):
+    grid = tmp_path / "grid.yaml"
+    grid.write_text("grid:\n  n: [1, 2\n  xs: 0.5\n")
+    assert cli.main(["sweep", "toy", str(grid)], project=toy) == 2
+    line = one_line(capsys.readouterr().err)
+    assert str(grid) in line and "line 3, column 5" in line and "not valid YAML" in line
+
+
+# 2. PARAMS="alphas=[0.1," -> a message naming the parameter
+def test_unparsable_parameter_value_is_named(toy, capsys):
+    assert cli.main(["run", "toy", "xs=[0.1,"], project=toy) == 2
+    line = one_line(capsys.readouterr().err)
+    assert line.startswith("error: parameter 'xs' = '[0.1,' is not a value")
+    assert not toy.runs.exists()
+
+
+# 3. unreachable SCHEDULER= -> a message within 10 s naming the address
+def test_unreachable_scheduler_is_a_message_within_ten_seconds(toy, tmp_path, capsys):
+    grid = tmp_path / "grid.yaml"
+    grid.write_text("grid:\n  n: [1]\n")
+    address = f"tcp://127.0.0.1:{free_port()}"
+    start = time.monotonic()
+    assert cli.main(["sweep", "toy", str(grid), "--scheduler", address], project=toy) == 2
+    assert time.monotonic() - start < 10
+    line = one_line(capsys.readouterr().err)
+    assert f"cannot reach the Dask scheduler at {address}" in line and "SCHEDULER=" in line
+
+
+# 4. `make serve` twice -> the port and how to pick another
+def test_serving_twice_names_the_port_and_PORT(toy, capsys):
+    (toy.html).mkdir(parents=True)
+    (toy.html / "index.html").write_text("<html></html>")
+    port = free_port()
+    first = subprocess.Popen(command(toy, "serve", "--port", str(port)), stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, text=True, start_new_session=True)
+    try:
+        assert "serving the book on http://localhost" in first.stdout.readline()
+        assert cli.main(["serve", "--port", str(port)], project=toy) == 2
+        line = one_line(capsys.readouterr().err)
+        assert f"port {port} is already in use" in line and f"make serve PORT={port + 1}" in line
+    finally:
+        os.killpg(first.pid, signal.SIGINT)
+        assert first.wait(30) == 130
+
+
+# 5. Ctrl-C -> "interrupted", nothing else
+def test_ctrl_c_prints_interrupted_and_nothing_else(toy):
+    proc = subprocess.Popen(command(toy, "run", "toy", "n=13"), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True, start_new_session=True)
+    folder = toy.runs / "toy" / "n-13"
+    deadline = time.time() + 120
+    while not list(folder.glob(".*.partial.ipynb")) and time.time() < deadline:
+        time.sleep(0.2)
+    time.sleep(4)  # the kernel is in the slow cell
+    os.killpg(proc.pid, signal.SIGINT)  # what a terminal does on Ctrl-C
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130
+    assert err.strip().splitlines()[-1] == "interrupted"
+    noise = [line for line in err.splitlines() if line.strip() and not line.startswith("  toy: cell")]
+    assert noise == ["interrupted"], err
+    assert not list(folder.glob(".*")) and not (folder / "toy.ipynb").exists()
+    assert not list(Path(tempfile.gettempdir()).glob(f"ag-kernel-{proc.pid}-*"))
+
+
+# 6. device=cuda without CUDA -> rejected by parameter validation before any work
+def test_cuda_without_cuda_is_rejected_before_any_work(toy, capsys):
+    import torch
+
+    if torch.cuda.is_available():
+        pytest.skip("this machine has CUDA")
+    assert cli.main(["run", "toy", "device=cuda"], project=toy) == 2
+    line = one_line(capsys.readouterr().err)
+    assert line == ("error: parameter 'device' = 'cuda' is not available: torch sees no CUDA device on this "
+                    "machine; allowed here: 'cpu'")
+    assert not toy.runs.exists()
+
+
+# 7. huge parameters -> the cost model's estimate first, then progress with the time left
+def test_a_long_run_announces_its_estimate_first(toy, capsys):
+    assert SPEC.cost.estimate({"n": 30}, {"n": 3, "xs": [0.5], "device": "cpu"}) == pytest.approx(1000.0)
+    assert cli.main(["run", "toy", "n=30"], project=toy) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[0].startswith("estimated run time: about 16 min 40 s (the cost model of toy")
+    assert out[1].startswith("running toy")
+
+
+def test_progress_gives_the_time_left_from_the_first_chunk(tmp_path, capfd):
+    body = chapter_text("Slow", "n = 1", *["import time\ntime.sleep(1.5 * n)"] * 5)
+    project = make_project(tmp_path, {"slow": (body, toy_chapter("slow"))})
+    reference = tmp_path / "reference.ipynb"
+    execute_chapter(project, project.chapter("slow"), reference, {"n": 1})
+    ref = cell_durations(reference)
+    assert len(ref) == 6 and sum(ref) > 7
+    assert time_left([0.0], 0.0, ref, 100.0, 5.0) == 95.0  # before the first chunk: the cost model
+    # after it, measured: the cells done took twice the reference's time, so will the others
+    assert time_left([ref[0], 2 * ref[1]], 0.5, ref, None, 9.0) == pytest.approx(
+        (2 * ref[1] + ref[0]) / (ref[0] + ref[1]) * sum(ref[2:]) - 0.5, rel=1e-6)
+    capfd.readouterr()
+    execute_chapter(project, project.chapter("slow"), tmp_path / "run.ipynb", {"n": 2}, progress=True,
+                    reference=reference)
+    lines = [line for line in capfd.readouterr().err.splitlines() if line.startswith("  slow: cell")]
+    left = [int(line.split("about ")[1].split(" s left")[0]) for line in lines if " s left" in line]
+    assert left, lines
+    # a run twice as slow as the reference, announced as such once the first chunk ran
+    cell, total = map(int, lines[-1].split("cell ")[1].split(",")[0].split(" ")[0].split("/"))
+    assert total == 7 and abs(left[-1] - 3 * (total - cell)) <= 3, lines
+
+
+# 8. a sweep whose last Dask worker dies -> a message after a bounded wait, finished
+#    points kept, partial files and kernel socket folders cleaned up
+def test_a_sweep_whose_last_worker_dies_stops_waiting_and_cleans_up(toy, tmp_path):
+    from dask.distributed import LocalCluster
+
+    out = tmp_path / "out"
+    first = load_grid({"name": "w", "runs": [{"n": 1}]}, SPEC)
+    run_sweep(first, out, n_workers=1, project=toy, progress=False, reports=False)
+    done = out / f"{point_id(first, first.points[0])}.ipynb"
+    kept = done.stat().st_mtime_ns
+    sweep = load_grid({"name": "w", "runs": [{"n": 1}, {"n": 13}]}, SPEC)
+    messages = []
+    with LocalCluster(n_workers=0, dashboard_address=None) as cluster:
+        worker = subprocess.Popen([sys.executable, "-m", "distributed.cli.dask_worker", cluster.scheduler_address,
+                                   "--nthreads", "1", "--no-nanny", "--no-dashboard"],
+                                  stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+
+        def kill_when_running():
+            deadline = time.time() + 120
+            while not list(Path(tempfile.gettempdir()).glob(f"ag-kernel-{worker.pid}-*")) and time.time() < deadline:
+                time.sleep(0.2)
+            time.sleep(3)
+            os.killpg(worker.pid, signal.SIGKILL)
+
+        import threading
+
+        killer = threading.Thread(target=kill_when_running)
+        killer.start()
+        start = time.monotonic()
+        table = run_sweep(sweep, out, scheduler=cluster.scheduler_address, project=toy, progress=False,
+                          no_worker_timeout=3.0, report=messages.append, reports=False)
+        killer.join()
+        worker.wait(30)
+    assert time.monotonic() - start < 90
+    by_n = table.drop_duplicates("run").set_index("n")
+    assert by_n.loc[1, "status"] == "done" and done.stat().st_mtime_ns == kept
+    assert by_n.loc[13, "status"] == "failed" and "no Dask worker for 3 s" in by_n.loc[13, "error"]
+    assert any("1 point(s) left" in m for m in messages), messages
+    assert not list(out.glob(".*partial*"))
+    tmp = Path(tempfile.gettempdir())
+    assert not list(tmp.glob(f"ag-kernel-{worker.pid}-*")) and not list(tmp.glob(f"ag-point-{worker.pid}-*"))
+
+
+# 9. a stale .failed.ipynb -> removed on the next success
+def test_the_next_success_removes_a_stale_failed_notebook(toy, capsys):
+    assert cli.main(["run", "toy", "n=60"], project=toy) == 1
+    folder = toy.runs / "toy" / "n-60"
+    assert (folder / "toy.failed.ipynb").exists()
+    assert "AssertionError: n too large" in capsys.readouterr().err
+    source = toy.root / "book" / "toy.md"
+    source.write_text(source.read_text().replace('assert n < 50, "n too large"', "pass"))
+    assert cli.main(["run", "toy", "n=60"], project=toy) == 0
+    assert not (folder / "toy.failed.ipynb").exists() and (folder / "toy.ipynb").exists()
+
+
+# 10. `make serve` after a failed build -> which chapters failed in the last build
+def test_serve_after_a_failed_build_names_the_failed_chapters(toy, capsys):
+    assert cli.main(["book", "--jobs", "1"], project=toy) == 0
+    source = toy.root / "book" / "toy.md"
+    source.write_text(source.read_text().replace("assert n < 50", "assert n < 2"))
+    assert cli.main(["book", "--jobs", "1"], project=toy) == 1
+    capsys.readouterr()
+    proc = subprocess.Popen(command(toy, "serve", "--port", str(free_port())), stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, start_new_session=True)
+    try:
+        line = proc.stderr.readline()
+        assert "serving the book" in proc.stdout.readline()
+    finally:
+        os.killpg(proc.pid, signal.SIGINT)
+        proc.wait(30)
+    assert line.startswith("note: the last `make book`") and "failed: toy did not execute" in line
+    assert json.loads((toy.build / "last-build.json").read_text())["failed"][0]["chapter"] == "toy"
