@@ -1,9 +1,12 @@
 """The built book in a real browser (headless Chromium), with the network cut
 off: math typeset by the local MathJax, figures loaded, navigation works, a
-clean console. Saves a screenshot under _build/."""
+clean console, search without accents, the build's provenance in the footer;
+and a run report (a chapter rerun with other parameters) the same way. Saves
+screenshots under _build/."""
 
 import functools
 import http.server
+import re
 import shutil
 import threading
 from pathlib import Path
@@ -16,7 +19,7 @@ from conftest import require_browser
 pytestmark = [pytest.mark.browser, pytest.mark.book]
 
 ROOT = Path(__file__).resolve().parents[1]
-CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser") or shutil.which("google-chrome")
 ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
         "--disable-component-update", "--disable-sync", "--no-first-run"]
 # The pydata theme logs this once on first load with default settings (harmless).
@@ -28,12 +31,17 @@ class QuietHandler(http.server.SimpleHTTPRequestHandler):
         pass
 
 
-@pytest.fixture(scope="module")
-def server(built_book):
-    handler = functools.partial(QuietHandler, directory=str(built_book))
+def serve(folder):
+    handler = functools.partial(QuietHandler, directory=str(folder))
     httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
     threading.Thread(target=httpd.serve_forever, daemon=True).start()
-    yield f"http://127.0.0.1:{httpd.server_address[1]}"
+    return httpd, f"http://127.0.0.1:{httpd.server_address[1]}"
+
+
+@pytest.fixture(scope="module")
+def server(built_book):
+    httpd, url = serve(built_book)
+    yield url
     httpd.shutdown()
 
 
@@ -121,3 +129,67 @@ def test_next_and_previous_navigation(browser, server):
         page.wait_for_load_state("load")
         assert page.url.endswith(expected), (page.url, expected)
     page.close()
+
+
+def test_search_without_accents_finds_the_accented_word(browser, server):
+    page, _, blocked, _ = open_page(browser, server, "search.html?q=Cesaro")
+    page.wait_for_function("() => document.querySelectorAll('#search-results li').length > 0", timeout=30_000)
+    found = page.evaluate("() => Array.from(document.querySelectorAll('#search-results li a')).map(a => a.href)")
+    assert any("07_cesaro" in url for url in found), found
+    assert not blocked
+    page.close()
+
+
+def test_every_page_footer_gives_the_commit_and_build_date(browser, server):
+    page, *_ = open_page(browser, server, "book/01_layernorm.html")
+    text = page.locator("#ag-build").inner_text()
+    assert re.fullmatch(r"Built \d{4}-\d\d-\d\d \d\d:\d\d UTC from commit [0-9a-f]{10}( with uncommitted changes)?\.",
+                        text), text
+    page.close()
+
+
+@pytest.fixture(scope="module")
+def run_report(tmp_path_factory, built_book):
+    """A rerun of chapter 9 (it refers to the other chapters) at its smoke parameters,
+    rendered as the run reports are: executed, then a one-chapter book."""
+    from attention_geometry.book import CHAPTERS
+    from attention_geometry.book.execute import execute_chapter
+    from attention_geometry.book.project import Project
+    from attention_geometry.book.provenance import git_state, now
+    from attention_geometry.book.report import build_report
+
+    project = Project.find(ROOT)
+    chapter = CHAPTERS["synthesis"]
+    folder = tmp_path_factory.mktemp("run-report")
+    notebook = folder / f"{chapter.stem}.ipynb"
+    ex = execute_chapter(project, chapter, notebook, dict(chapter.smoke), kind="run")
+    report = build_report(project, chapter, notebook, folder / "html", parameters=dict(chapter.smoke),
+                          provenance={**git_state(project), "date": now(), "seconds": ex.seconds,
+                                      "command": "make run CHAPTER=synthesis PRESET=smoke"})
+    return report
+
+
+def test_a_run_report_renders_offline(browser, run_report):
+    httpd, url = serve(run_report.folder)
+    try:
+        page, console, blocked, failed = open_page(browser, url, run_report.page.relative_to(run_report.folder)
+                                                   .as_posix())
+        assert not blocked, f"requests to the network: {blocked}"
+        assert not failed, f"failed requests: {failed}"
+        assert page.locator("article mjx-container").count() > 5, "math typeset by the bundled MathJax"
+        images = page.evaluate("() => Array.from(document.querySelectorAll('article img'))"
+                               ".map(i => [i.complete && i.naturalWidth > 0, i.src])")
+        assert len(images) >= 3 and all(ok for ok, _ in images), images
+        text = page.locator("article").inner_text()
+        assert "{glue" not in text and "{doc}" not in text and "{numref}" not in text
+        assert "A rerun of this chapter" in text
+        links = page.evaluate("() => Array.from(document.querySelectorAll('a.ag-main-book'))"
+                              ".map(a => a.getAttribute('href'))")
+        assert links and all("_build/html/book/" in href for href in links), links
+        errors = [t for kind, t in console if kind in ("error", "pageerror") and not t.startswith(BENIGN)]
+        assert not errors, errors
+        page.set_viewport_size({"width": 1280, "height": 900})
+        page.screenshot(path=str(ROOT / "_build" / "screenshot-run-report.png"), full_page=False)
+        page.close()
+    finally:
+        httpd.shutdown()

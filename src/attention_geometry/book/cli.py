@@ -274,7 +274,9 @@ def cmd_lab(args, project: Project) -> int:
     if any(current.get(k) != v for k, v in LAB_SETTINGS.items()):
         write_json_atomic(settings, {**current, **LAB_SETTINGS})
     argv = [str(jupyter), "lab", f"--ServerApp.root_dir={project.root}", f"--ServerApp.ip={args.host}",
-            f"--ServerApp.port={args.port}", "--ServerApp.port_retries=0", *args.extra]
+            f"--ServerApp.port={args.port}", "--ServerApp.port_retries=0",
+            *(["--allow-root"] if os.geteuid() == 0 else []),  # containers and CI run as root
+            *args.extra]
     print(f"JupyterLab on the chapters of {project.root} (kernel: {sys.executable}); Ctrl-C twice stops it",
           flush=True)
     os.execv(argv[0], argv)

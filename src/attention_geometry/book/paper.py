@@ -45,7 +45,7 @@ from .execute import execute_chapter
 from .files import read_json_or_recover, write_bytes_atomic, write_json_atomic
 from .notebooks import glued_data, slim_notebook
 from .params import ParameterError, check_parameters
-from .project import Project
+from .project import Project, ProjectNotFound
 from .provenance import device_name, git_state, machine, now
 from .registry import Chapter
 
@@ -213,7 +213,10 @@ def load_paper_run(chapter_name: str, project: Project | str | os.PathLike | Non
     """The stored paper run of ``chapter_name`` (``results/<name>/paper/``), or ``None``
     if there is none. ``project``: a :class:`Project`, its root folder, or (default)
     the project found from the working directory."""
-    folder = Project.of(project).results / chapter_name / "paper"
+    try:
+        folder = Project.of(project).results / chapter_name / "paper"
+    except ProjectNotFound:  # a notebook run away from any clone of the book: nothing stored
+        return None
     if not (folder / "values.json").is_file() or not (folder / "parameters.json").is_file():
         return None
     values = json.loads((folder / "values.json").read_text())

@@ -56,10 +56,19 @@ class Project:
 
     @classmethod
     def of(cls, project: "Project | str | os.PathLike | None") -> "Project":
-        """``project`` itself, the project rooted at a folder, or (``None``) the one found."""
+        """``project`` itself, the project rooted at a folder, or (``None``) the one found from
+        the working directory, else the clone holding this package (``ProjectNotFound`` if
+        neither)."""
         if isinstance(project, Project):
             return project
-        return cls(project) if project is not None else cls.find()
+        if project is not None:
+            return cls(project)
+        try:
+            return cls.find()
+        except ProjectNotFound:
+            # a chapter's notebook run outside the repository (downloaded from the book):
+            # the clone the library is installed from, if it is one
+            return cls.find(Path(__file__).parent)
 
     def chapter(self, name: str) -> Chapter:
         """The chapter called ``name`` (or whose source stem is ``name``); ``KeyError`` lists them."""
