@@ -118,7 +118,7 @@ def test_failure_killed_worker_resume_and_fixed_change(project, tmp_path):
 
     out = tmp_path / "out"
     sweep = load_grid({"name": "t", "fixed": {"x": 0.5}, "grid": {"n": [1, 2, 13, 60]}}, CHAPTER)
-    table = run_sweep(sweep, out, n_workers=2, project=project, progress=False)
+    table = run_sweep(sweep, out, n_workers=2, project=project, progress=False, reports=False)
     by_n = runs(table)
     assert (by_n.loc[[1, 2], "status"] == "done").all()
     assert by_n.loc[60, "status"] == "failed" and by_n.loc[60, "error"] == "AssertionError: n too large"
@@ -140,12 +140,12 @@ def test_failure_killed_worker_resume_and_fixed_change(project, tmp_path):
 
     # resume: the done points are reused
     again = load_grid({"name": "t", "fixed": {"x": 0.5}, "grid": {"n": [1, 2]}}, CHAPTER)
-    run_sweep(again, out, n_workers=1, project=project, progress=False)
+    run_sweep(again, out, n_workers=1, project=project, progress=False, reports=False)
     assert {p.name: p.stat().st_mtime_ns for p in out.glob("*.ipynb") if ".failed" not in p.name} == mtimes
 
     # a fixed value changed: every point is recomputed, the table shows the new numbers
     changed = load_grid({"name": "t", "fixed": {"x": 0.25}, "grid": {"n": [1, 2]}}, CHAPTER)
-    table = run_sweep(changed, out, n_workers=1, project=project, progress=False)
+    table = run_sweep(changed, out, n_workers=1, project=project, progress=False, reports=False)
     csv = pd.read_csv(out / "results.csv")
     assert set(csv["x"]) == {0.25}
     assert csv.set_index(["n", "key"]).loc[(2, "scaled"), "value"] == 0.5
@@ -162,7 +162,7 @@ def test_corrupt_status_is_recovered_on_a_scheduler_given_by_address(project, tm
     messages = []
     with LocalCluster(n_workers=1, threads_per_worker=1, dashboard_address=None) as cluster:
         table = run_sweep(sweep, out, scheduler=cluster.scheduler_address, project=project, progress=False,
-                          report=messages.append)
+                          report=messages.append, reports=False)
     assert table.set_index("key").loc["scaled", "value"] == 1.0
     assert any("is not valid JSON" in m and "status.json.corrupt" in m for m in messages), messages
     assert (out / "status.json.corrupt").exists()
@@ -178,7 +178,7 @@ def test_gpu_points_need_a_gpu_worker_and_no_worker_means_a_bounded_wait(project
 
     out = tmp_path / "out"
     first = load_grid({"name": "w", "grid": {"n": [1]}}, CHAPTER)
-    run_sweep(first, out, n_workers=1, project=project, progress=False)
+    run_sweep(first, out, n_workers=1, project=project, progress=False, reports=False)
     done_before = (out / f"{point_id(first, first.points[0])}.ipynb").stat().st_mtime_ns
 
     grid = {"name": "w", "runs": [{"n": 1}, {"n": 2}, {"n": 3, "device": "cuda"}]}
@@ -186,10 +186,42 @@ def test_gpu_points_need_a_gpu_worker_and_no_worker_means_a_bounded_wait(project
     messages = []
     with LocalCluster(n_workers=0, dashboard_address=None) as cluster:
         table = run_sweep(sweep, out, scheduler=cluster.scheduler_address, project=project, progress=False,
-                          no_worker_timeout=1.0, report=messages.append)
+                          no_worker_timeout=1.0, report=messages.append, reports=False)
     by_n = runs(table)
     assert by_n.loc[1, "status"] == "done"  # finished before: kept, not recomputed
     assert (out / f"{point_id(first, first.points[0])}.ipynb").stat().st_mtime_ns == done_before
     assert by_n.loc[2, "status"] == "failed" and "no Dask worker for 1 s" in by_n.loc[2, "error"]
     assert by_n.loc[3, "status"] == "failed" and "needs a worker with a GPU" in by_n.loc[3, "error"]
     assert any("1 point(s) left" in m for m in messages), messages
+
+
+def test_plot_spec_is_checked():
+    sweep = load_grid({"grid": {"n": [1, 2]}, "plot": {"x": "x", "y": "scaled"}}, CHAPTER)
+    assert sweep.x == "x" and sweep.y == ("scaled",)
+    with pytest.raises(SweepError, match="plot x 'nope' is not a parameter of toy"):
+        load_grid({"grid": {"n": [1]}, "plot": {"x": "nope"}}, CHAPTER)
+    with pytest.raises(SweepError, match="plot y must be a glued number's name or a list of them"):
+        load_grid({"grid": {"n": [1]}, "plot": {"y": [1]}}, CHAPTER)
+
+
+def test_each_point_gets_a_report_and_the_sweep_an_index(project, tmp_path):
+    """The summary plots the grid's y quantities (else the chapter's headline) against
+    its x; every finished point is rendered as a report, linked from index.html."""
+    from dataclasses import replace
+
+    from attention_geometry.book.sweep import plotted
+
+    chapter = replace(CHAPTER, headline="double")
+    out = tmp_path / "out"
+    sweep = load_grid({"name": "r", "grid": {"n": [1, 2, 60]}, "fixed": {"x": 0.5}}, chapter)
+    assert plotted(sweep, ["double", "scaled"]) == ("n", ["double"])
+    assert plotted(load_grid({"grid": {"n": [1, 2]}, "plot": {"x": "n", "y": ["scaled"]}}, chapter), ["double"]) \
+        == ("n", ["scaled"])
+    run_sweep(sweep, out, n_workers=2, project=project, progress=False)
+    index = (out / "index.html").read_text()
+    links = re.findall(r'<a href="(html/[^"]+)">report</a>', index)
+    assert len(links) == 2 and "failed" in index  # the point n = 60 failed: no report
+    for link in links:
+        page = (out / link).read_text()
+        assert "A rerun of this chapter" in page and "{glue" not in page
+    assert "summary.png" in index and (out / "summary.png").exists()
