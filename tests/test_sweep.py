@@ -3,6 +3,7 @@
 parameter, a corrupt status file, and no figure left open."""
 
 import json
+import os
 import re
 
 import pandas as pd
@@ -225,3 +226,5 @@ def test_each_point_gets_a_report_and_the_sweep_an_index(project, tmp_path):
         page = (out / link).read_text()
         assert "A rerun of this chapter" in page and "{glue" not in page
     assert "summary.png" in index and (out / "summary.png").exists()
+    first, second = ((out / link).parents[1] / "_static" / "mathjax" / "tex-chtml.js" for link in links)
+    assert os.path.samefile(first, second)  # the static files are stored once per sweep

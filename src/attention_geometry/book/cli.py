@@ -170,10 +170,7 @@ def cmd_run(args, project: Project) -> int:
     try:
         result = run_chapter(project, chapter, parameters, name, estimate=estimate,
                              command=run_command(chapter, given, args.preset))
-    except ChapterFailed as err:
-        _err(f"error: {err}")
-        return 1
-    except ReportFailed as err:
+    except (ChapterFailed, ReportFailed) as err:  # a failing cell; a report Jupyter Book could not build
         _err(f"error: {err}")
         return 1
     print(f"done in {result.execution.seconds:.1f} s\n  report:   {result.report.index}\n"

@@ -35,7 +35,8 @@ from .registry import Chapter
 from .stage import page_assets, run_jupyter_book
 from .toc import parameters_cell, toc_pages
 
-__all__ = ["ReportFailed", "Report", "changed_parameters", "header_markdown", "build_report", "sweep_index"]
+__all__ = ["ReportFailed", "Report", "changed_parameters", "header_markdown", "build_report", "share_static",
+           "sweep_index"]
 
 REPORT_TAG = "attention-geometry-run-header"
 BIBLIOGRAPHY = "book/bibliography"
@@ -179,6 +180,23 @@ def build_report(project: Project, chapter: Chapter, notebook: Path, out: Path, 
             shutil.rmtree(out)
         os.replace(building, out)
     return Report(folder=out, page=out / f"{page}.html")
+
+
+def share_static(first: Path, other: Path) -> int:
+    """Make the files of ``other/_static`` that are byte-identical to ``first/_static``'s
+    hard links to them (each report carries ~30 MB of MathJax and theme files; a sweep
+    stores them once). Returns the bytes saved."""
+    saved = 0
+    for path in sorted((Path(other) / "_static").rglob("*")):
+        twin = Path(first) / "_static" / path.relative_to(Path(other) / "_static")
+        if not path.is_file() or path.is_symlink() or not twin.is_file() or os.path.samefile(path, twin):
+            continue
+        if path.stat().st_size == twin.stat().st_size and path.read_bytes() == twin.read_bytes():
+            tmp = path.with_name(f".{path.name}.link")
+            os.link(twin, tmp)
+            os.replace(tmp, path)
+            saved += path.stat().st_size
+    return saved
 
 
 def sweep_index(out_dir: Path, title: str, rows: list[dict], varying: list[str], summary: str | None) -> Path:

@@ -70,7 +70,7 @@ from .params import ParameterError, check_parameters
 from .project import Project
 from .provenance import git_state, machine, now
 from .registry import Chapter
-from .report import ReportFailed, build_report, sweep_index
+from .report import ReportFailed, build_report, share_static, sweep_index
 from .run import run_name
 
 __all__ = ["SCHEDULER_ENV", "CONNECT_TIMEOUT", "SweepError", "SchedulerUnreachable", "Sweep", "PointJob", "load_grid", "parameters_digest", "point_id",
@@ -488,5 +488,8 @@ def _write_reports(project: Project, sweep: Sweep, ids: list[str], status: dict,
         report(f"sweep {sweep.name}: rendering {len(jobs)} report(s) ...")
         with ThreadPoolExecutor(max_workers=max(1, min(len(jobs), os.cpu_count() or 1))) as pool:
             list(pool.map(build, jobs))
+    built = [out_dir / row["report"] for row in rows if row.get("report")]
+    for page in built[1:]:  # the reports' static files (MathJax, theme) stored once
+        share_static(built[0].parents[1], page.parents[1])
     summary = "summary.png" if (out_dir / "summary.png").exists() else None
     sweep_index(out_dir, f"{sweep.chapter.name}: sweep {sweep.name}", rows, sweep.varying, summary)
