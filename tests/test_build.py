@@ -237,13 +237,34 @@ def test_run_bad_parameter_stops_before_executing(capsys, toy):
     assert not toy.runs.exists()
 
 
-def test_run_writes_notebook_and_html(capsys, toy):
+def test_run_writes_notebook_and_report(capsys, toy):
     assert cli.main(["run", "toy", "n=4"], project=toy) == 0
     out = capsys.readouterr().out
-    nb = toy.runs / "toy" / "n-4.ipynb"
-    html = nb.with_suffix(".html")
-    assert str(nb) in out and str(html) in out
+    nb = toy.runs / "toy" / "n-4" / "toy.ipynb"
+    report = toy.runs / "toy" / "n-4" / "html" / "index.html"
+    assert str(nb) in out and str(report) in out
     meta = json.loads(nb.read_text())["metadata"]["attention_geometry"]
     assert meta["parameters"] == {"n": 4} and meta["kind"] == "run"
-    text = html.read_text()
-    assert "cdn.jsdelivr" not in text and "mathjax" in text.lower()
+    assert meta["command"] == 'make run CHAPTER=toy PARAMS="n=4"'
+    assert (report.parent / "book" / "toy.html").exists()
+
+
+def test_make_chapters_shows_defaults_and_ranges(capsys):
+    assert cli.main(["list"]) == 0
+    out = capsys.readouterr().out
+    line = next(line for line in out.splitlines() if line.strip().startswith("H "))
+    assert "default 24" in line and "an integer in [2, 400]" in line
+
+
+def test_make_clean_keeps_runs_and_clean_runs_says_what_it_removes(tmp_path):
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    (tmp_path / "Makefile").write_text((root / "Makefile").read_text())
+    (tmp_path / "_build" / "html").mkdir(parents=True)
+    (tmp_path / "runs" / "cesaro" / "L-512").mkdir(parents=True)
+    subprocess.run(["make", "-s", "clean"], cwd=tmp_path, check=True, capture_output=True)
+    assert not (tmp_path / "_build").exists() and (tmp_path / "runs" / "cesaro" / "L-512").exists()
+    done = subprocess.run(["make", "-s", "clean-runs"], cwd=tmp_path, check=True, capture_output=True, text=True)
+    assert done.stdout.startswith("removing runs/ (your reruns and sweeps") and "runs/cesaro/L-512" in done.stdout
+    assert not (tmp_path / "runs").exists()

@@ -346,7 +346,8 @@ def _parser() -> argparse.ArgumentParser:
         "run",
         help="execute one chapter with other parameters into runs/<chapter>/",
         description="Execute one chapter with parameters NAME=VALUE (YAML values) into "
-        "runs/<chapter>/<name>.ipynb and .html. Never touches the book's cache.",
+        "runs/<chapter>/<run>/: the notebook and html/, its report rendered like the book. "
+        "Never touches the book's cache.",
     )
     p.add_argument("chapter", help="chapter name (see `list`)")
     p.add_argument("params", nargs="*", metavar="NAME=VALUE", help="e.g. d_max=128 seed=3")

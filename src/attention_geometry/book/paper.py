@@ -170,8 +170,10 @@ def run_paper(
            f"{', resuming from its checkpoints' if resumed else ''}: {json.dumps(parameters, sort_keys=True)}")
     start = time.perf_counter()
     scratch = checkpoints / f"{chapter.stem}.ipynb"
+    reference = project.executed / f"{chapter.stem}.ipynb"  # the book's run: its cell times scale the estimate
     execute_chapter(project, chapter, scratch, parameters, kind="paper",
                     env={CHECKPOINT_ENV: str(checkpoints)}, progress=progress,
+                    reference=reference if reference.exists() else None,
                     record={"command": regenerate_command(chapter.name)})
     seconds = time.perf_counter() - start
 

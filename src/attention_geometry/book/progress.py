@@ -99,20 +99,20 @@ class CellProgress:
         self._stop.set()
         self._thread.join(5)
 
-    def _state(self) -> tuple[list[float], float, int] | None:
+    def _state(self) -> tuple[list[float], int] | None:
         try:
             nb = json.loads(self.notebook.read_text())
         except (OSError, ValueError):  # not written yet, or being written
             return None
         cells = _code_cells(nb)
-        done, running = [], 0.0
+        done = []
         for cell in cells:
             meta = cell.get("metadata", {}).get("papermill", {})
             if meta.get("status") == "completed" and isinstance(meta.get("duration"), (int, float)):
                 done.append(float(meta["duration"]))
             else:
                 break
-        return done, running, len(cells)
+        return done, len(cells)
 
     def line(self, done: list[float], total: int, running_for: float, elapsed: float) -> str:
         left = time_left(done, running_for, self.reference, self.estimate, elapsed)
@@ -128,7 +128,7 @@ class CellProgress:
             state = self._state()
             if state is None:
                 continue
-            done, _, total = state
+            done, total = state
             now = time.monotonic()
             if len(done) != last_count:
                 last_count, count_since = len(done), now
