@@ -68,7 +68,7 @@ def test_grid_forms_expand_and_validate():
     ({"grid": {"x": ["a"]}},
      "grid: point 0 {'x': 'a'}: parameter 'x' = 'a' has the wrong type str; allowed: a finite number in [0.0, 1.0]"),
     ({"runs": [3]}, "grid: runs[0] must be a mapping of parameter: value, got 3"),
-    ({"grid": {"n": [1]}, "extra": 1}, "grid: unknown grid key(s) ['extra']; allowed: name, fixed, grid, runs"),
+    ({"grid": {"n": [1]}, "extra": 1}, "grid: unknown grid key(s) ['extra']; allowed: name, fixed, grid, runs, plot"),
 ])
 def test_invalid_grids_are_rejected_before_running(grid, message):
     with pytest.raises(SweepError) as err:
@@ -226,5 +226,5 @@ def test_each_point_gets_a_report_and_the_sweep_an_index(project, tmp_path):
         page = (out / link).read_text()
         assert "A rerun of this chapter" in page and "{glue" not in page
     assert "summary.png" in index and (out / "summary.png").exists()
-    first, second = ((out / link).parents[1] / "_static" / "mathjax" / "tex-chtml.js" for link in links)
+    first, second = ((out / link).parents[1] / "_static" / "basic.css" for link in links)
     assert os.path.samefile(first, second)  # the static files are stored once per sweep

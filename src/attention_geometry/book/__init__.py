@@ -24,9 +24,12 @@ One module per concern (none imports another in a circle):
 ``context``         the run kind and checkpoint folder a chapter runs in
 ``execute``         one chapter through papermill (the one execution path)
 ``schedule``        the book's chapters: cached or executed in parallel
-``stage``           staging the book and building its HTML
+``progress``        the cell progress of an execution, with the time left
+``leftovers``       scratch files of executions, and those of killed ones cleaned up
+``stage``           staging the book, building its HTML (and PDF)
 ``appendices``      the generated appendices
 ``run``             ``make run``: one chapter with other parameters
+``report``          run reports: a rerun rendered as a one-chapter book
 ``sweep``           ``make sweep``: a grid of runs on Dask
 ``paper``           ``make paper``: stored paper-scale runs and their freshness
 ``cli``             the ``attention-geometry`` command
@@ -34,6 +37,8 @@ One module per concern (none imports another in a circle):
 ``claims``          a chapter's "Paper vs. this book" table
 ``ledger``          the claims ledger of the whole book
 ``sphinx_offline``  a Sphinx extension keeping the pages offline
+``sphinx_pages``    a Sphinx extension: accent-free search, the build's provenance
+``sphinx_report``   a Sphinx extension: run reports' links into the main book
 ==================  ==========================================================
 """
 

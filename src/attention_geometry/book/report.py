@@ -74,8 +74,8 @@ def _date(iso: str | None) -> str:
         return iso or "?"
 
 
-def header_markdown(chapter: Chapter, changed: Mapping[str, tuple], provenance: Mapping,
-                    book_page: str | None) -> str:
+def header_markdown(changed: Mapping[str, tuple], provenance: Mapping, book_page: str | None,
+                    chapter_name: str) -> str:
     """The box on top of a report: what differs from the book, and where it came from."""
     commit = provenance.get("commit")
     where = (f"commit `{commit[:10]}`" + (" with uncommitted changes" if provenance.get("dirty") else "")
@@ -94,7 +94,7 @@ def header_markdown(chapter: Chapter, changed: Mapping[str, tuple], provenance: 
         lines += ["", f"Command: `{provenance['command']}`."]
     if book_page:
         lines += ["", f'The book\'s own page, at the default parameters: <a href="{html.escape(book_page)}">'
-                      f"{html.escape(chapter_title(chapter, Path(provenance.get('root', '.'))))}</a>."]
+                      f"{html.escape(chapter_name)}</a>."]
     lines += [":::"]
     return "\n".join(lines)
 
@@ -147,10 +147,9 @@ def build_report(project: Project, chapter: Chapter, notebook: Path, out: Path, 
     main_url = os.path.relpath(project.html, out)
     book_page = (os.path.relpath(project.html / f"{page}.html", (out / page).parent)
                  if main_html else None)
-    changed = changed_parameters(chapter, parameters, project)
-    header = header_markdown(chapter, changed, {**provenance, "root": str(project.root)}, book_page)
-    pages = [page] + ([BIBLIOGRAPHY] if BIBLIOGRAPHY in toc_pages(project) else [])
     chapter_name = chapter_title(chapter, project.root)
+    header = header_markdown(changed_parameters(chapter, parameters, project), provenance, book_page, chapter_name)
+    pages = [page] + ([BIBLIOGRAPHY] if BIBLIOGRAPHY in toc_pages(project) else [])
     with tempfile.TemporaryDirectory(prefix=".report-", dir=out.parent) as tmp:
         stage = Path(tmp) / "stage"
         stage.mkdir()

@@ -476,8 +476,8 @@ def _write_reports(project: Project, sweep: Sweep, ids: list[str], status: dict,
         try:
             build_report(project, sweep.chapter, notebook, out_dir / "html" / pid, parameters=p,
                          provenance={**prov, "date": now(), "seconds": status[parameters_digest(p)].get("seconds"),
-                                     "command": f"make sweep CHAPTER={sweep.chapter.name} GRID=... "
-                                                f"(sweep {sweep.name}, point {pid})"},
+                                     "command": f"make sweep CHAPTER={sweep.chapter.name} (sweep {sweep.name}, "
+                                                f"point {pid})"},
                          title=f"{sweep.chapter.name}: sweep {sweep.name}, point {pid}")
             write_text_atomic(out_dir / "html" / pid / ".notebook-digest", digest)
         except ReportFailed as err:
