@@ -198,7 +198,12 @@ def share_static(first: Path, other: Path) -> int:
     return saved
 
 
-def sweep_index(out_dir: Path, title: str, rows: list[dict], varying: list[str], summary: str | None) -> Path:
+def _number(value) -> str:
+    return f"{value:.4g}" if isinstance(value, float) else str(value)
+
+
+def sweep_index(out_dir: Path, title: str, rows: list[dict], varying: list[str], summary: str | None,
+                headline: str = "headline") -> Path:
     """``out_dir/index.html``: the sweep's points (values that vary, status, headline) with
     links to their reports, and the summary figure. ``rows``: ``run``, ``parameters``,
     ``status``, ``error``, ``headline`` (text), ``report`` (a path relative to ``out_dir``
@@ -211,7 +216,7 @@ def sweep_index(out_dir: Path, title: str, rows: list[dict], varying: list[str],
         link = f'<a href="{esc(row["report"])}">report</a>' if row.get("report") else ""
         status = esc(row["status"]) + (f" <small>{esc(row['error'])}</small>" if row.get("error") else "")
         body.append(f"<tr><td><code>{esc(row['run'])}</code></td>{cells}<td>{status}</td>"
-                    f"<td>{esc(str(row.get('headline', '')))}</td><td>{link}</td></tr>")
+                    f"<td>{esc(_number(row.get('headline', '')))}</td><td>{link}</td></tr>")
     figure = f'<p><img src="{esc(summary)}" alt="summary figure" style="max-width:100%"></p>' if summary else ""
     page = f"""<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><title>{esc(title)}</title>
@@ -223,7 +228,7 @@ small{{color:#a00}}</style></head>
 The table of every glued number is <a href="results.csv">results.csv</a>; where and how it ran:
 <a href="provenance.json">provenance.json</a>.</p>
 {figure}
-<table><thead><tr><th>point</th>{head}<th>status</th><th>headline</th><th></th></tr></thead>
+<table><thead><tr><th>point</th>{head}<th>status</th><th>{esc(headline)}</th><th></th></tr></thead>
 <tbody>
 {chr(10).join(body)}
 </tbody></table></body></html>

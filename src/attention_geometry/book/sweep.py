@@ -492,4 +492,5 @@ def _write_reports(project: Project, sweep: Sweep, ids: list[str], status: dict,
     for page in built[1:]:  # the reports' static files (MathJax, theme) stored once
         share_static(built[0].parents[1], page.parents[1])
     summary = "summary.png" if (out_dir / "summary.png").exists() else None
-    sweep_index(out_dir, f"{sweep.chapter.name}: sweep {sweep.name}", rows, sweep.varying, summary)
+    sweep_index(out_dir, f"{sweep.chapter.name}: sweep {sweep.name}", rows, sweep.varying, summary,
+                headline=sweep.chapter.headline or "headline")
