@@ -83,3 +83,15 @@ def test_notation_table_names_exist_in_the_library():
     for row in rows:
         for name in re.findall(r"`([A-Za-z_][A-Za-z0-9_]*)`", row.split("|")[3]):
             assert name in public or name in argument_names, name
+
+
+@pytest.mark.book
+def test_each_chapters_headline_is_a_glued_number(built_book):
+    """What a sweep plots by default (the registry's `headline`) is a number the chapter glues."""
+    from attention_geometry.book.notebooks import glued_data
+
+    for chapter in book_chapters():
+        values = glued_data(ROOT / "_build" / "executed" / f"{chapter.stem}.ipynb")
+        assert chapter.headline in values, (chapter.name, chapter.headline)
+        assert isinstance(values[chapter.headline], (int, float)), (chapter.name, values[chapter.headline])
+        assert chapter.cost is not None, chapter.name
