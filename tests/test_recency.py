@@ -417,3 +417,16 @@ def test_simulation_resumes_from_its_checkpoint_with_the_same_numbers(tmp_path):
     assert seen[0] == 5  # chunks 1-4 came from the checkpoint
     assert np.array_equal(whole.scores, again.scores) and np.array_equal(whole.z_cov, again.z_cov)
     assert np.array_equal(whole.rp, again.rp)
+
+
+def test_heatmap_limits_follow_the_authors_rule():
+    from attention_geometry.figures.recency import heatmap_limits
+
+    S = np.tril(np.full((4, 4), 0.5)) + np.diag(np.full(4, 7.5)) + np.tril(np.arange(16.0).reshape(4, 4) / 100, -1)
+    S[np.triu_indices(4, 1)] = np.nan
+    S[2, 2] += 1e-7  # float noise on an equal diagonal does not count as distinct
+    lo, hi = heatmap_limits(S, "paper")
+    assert lo == pytest.approx(0.54) and hi == pytest.approx(0.5 + 0.14)  # the diagonal is above the scale
+    S[np.diag_indices(4)] = [1.0, 2.0, 3.0, 4.0]  # a diagonal of distinct values: only its largest is clipped
+    assert heatmap_limits(S, "paper")[1] == 3.0
+    assert heatmap_limits(S, "panel") == (pytest.approx(0.54), pytest.approx(0.64))

@@ -65,6 +65,7 @@ __all__ = [
     "gram_layer",
     "triples",
     "recency_fraction",
+    "compare_paths",
     "first_order_layer2",
     "CONTROLS",
     "layer1_controls",
@@ -215,6 +216,18 @@ def recency_fraction(S, index=None):
     near = flat.index_select(-1, (i * n + k).to(S.device))
     far = flat.index_select(-1, (i * n + j).to(S.device))
     return 0.5 * (torch.sign(near - far).mean(-1) + 1.0)
+
+
+def compare_paths(n_samples, n, d, alpha, gamma=0.0, norm="layernorm", n_layers=4, seed=0):
+    """The largest difference between the token-space and Gram-space scores of the same
+    ``n_samples`` input sequences over ``n_layers`` layers (float64; eq. ``eq-rec-gram``)."""
+    X = inputs(n_samples, n, d, alpha, generator=torch.Generator().manual_seed(seed), dtype=torch.float64)
+    K, worst = gram_of(X, norm), 0.0
+    for _ in range(check_int("n_layers", n_layers, low=1)):
+        X, S_tokens, _ = decoder_layer(X, norm=norm, gamma=gamma)
+        K, S_gram, _ = gram_layer(K, d=d, norm=norm, gamma=gamma)
+        worst = max(worst, (S_tokens - S_gram).abs().max().item())
+    return worst
 
 
 # ------------------------------------------------ first-order expansion
@@ -523,7 +536,7 @@ def _run_chunk(acc, index, d, n, alpha, gamma, norm, n_layers, b, method, device
         if layer == 0 and acc.n_controls:
             X = layer1_controls(K0, S, A, d=d, alpha=alpha, gamma=gamma)
         S_layers.append(S)
-        fracs.append(recency_fraction(S, tri))
+        fracs.append(recency_fraction(S, tri) if tri is not None else torch.full(S.shape[:1], math.nan))
     acc.add(S_layers, fracs, X)
 
 
@@ -546,6 +559,7 @@ def simulate_recency(
     store=None,
     checkpoint_every=16,
     progress=None,
+    recency_probability=True,
 ):
     """Monte Carlo of the scores :math:`S^{(1)}, \\dots, S^{(L)}` over ``n_samples`` sequences.
 
@@ -565,7 +579,8 @@ def simulate_recency(
     the CPU during the call (``None`` leaves torch's setting; one is the default:
     every tensor here is small, and on a busy machine a second thread's waits
     made the same call many times slower). ``progress(done, total)``: called
-    after each chunk. Returns :class:`RecencyStats`.
+    after each chunk. ``recency_probability=False`` skips the recency fraction
+    (a quarter of the cost; ``rp`` is then NaN). Returns :class:`RecencyStats`.
     """
     d, n, alpha, gamma, norm, n_layers = check_model(d, n, alpha, gamma, norm, n_layers)
     n_samples = check_int("n_samples", n_samples, low=2)  # a standard error needs two
@@ -583,7 +598,7 @@ def simulate_recency(
     key = {"what": "simulate_recency/2", "d": d, "n": n, "alpha": alpha, "gamma": gamma, "norm": norm,
            "n_layers": n_layers, "n_samples": n_samples, "seed": seed, "method": method,
            "dtype": str(dtype), "chunk_size": chunk_size, "probes": weights.numpy().round(12).tolist(),
-           "probe_names": list(names)}
+           "probe_names": list(names), "recency_probability": bool(recency_probability)}
     store = store or CheckpointStore(None)
     saved = store.load("recency-simulation", key)
     if saved is not None:
@@ -593,7 +608,8 @@ def simulate_recency(
     with torch_threads(threads if device.type == "cpu" else None), torch.no_grad():
         for c in range(acc.chunks, n_chunks):
             b = min(chunk_size, n_samples - c * chunk_size)
-            _run_chunk(acc, c, d, n, alpha, gamma, norm, n_layers, b, method, device, dtype, seed, tri)
+            _run_chunk(acc, c, d, n, alpha, gamma, norm, n_layers, b, method, device, dtype, seed,
+                       tri if recency_probability else None)
             if (c + 1) % checkpoint_every == 0 and c + 1 < n_chunks:
                 store.save("recency-simulation", key, acc.state())
             if progress is not None:

@@ -47,6 +47,7 @@ from .stats import Estimate, mean_estimate, wald_test
 
 __all__ = [
     "LayerSpec",
+    "limitation_specs",
     "extended_weights",
     "extended_layer",
     "ExtendedRecency",
@@ -57,6 +58,7 @@ __all__ = [
     "train_nope",
     "attention_scores",
     "nope_recency",
+    "nope_experiment",
 ]
 
 
@@ -77,6 +79,17 @@ class LayerSpec:
         check_float("ln_eps", self.ln_eps, low=0.0)
         check_float("ln_affine", self.ln_affine, low=0.0)
         return self
+
+
+def limitation_specs(n_heads=4, ln_eps=1e-5, ln_affine=0.2):
+    """The paper's layer and the additions its Limitations name, one at a time: ``{label: LayerSpec}``."""
+    return {
+        "the paper's layer": LayerSpec(),
+        "random W_Q, W_K": LayerSpec(random_qk=True),
+        f"{n_heads} heads": LayerSpec(n_heads=n_heads),
+        "feed-forward block": LayerSpec(ffn=True),
+        f"LN with eps = {ln_eps:g}, affine ({ln_affine:g})": LayerSpec(ln_eps=ln_eps, ln_affine=ln_affine),
+    }
 
 
 def extended_weights(spec: LayerSpec, d, n_layers, *, generator, dtype=torch.float32):
@@ -270,3 +283,21 @@ def nope_recency(model: TinyDecoder, ids):
     b, L, H, s, _ = S.shape
     rp = recency_fraction(S.reshape(b * L * H, s, s), triples(s)).reshape(b, L, H).mean(-1)
     return tuple(mean_estimate(rp[:, layer].numpy()) for layer in range(L))
+
+
+def nope_experiment(texts, *, d=32, n_layers=4, n_heads=4, seq_len=32, n_steps=300, batch_size=16,
+                    n_eval=256, seed=0, store=None):
+    """Train a NoPE decoder on byte windows of ``texts`` and measure its recency before and after.
+
+    Training windows: 20,000 random windows of ``seq_len + 1`` bytes (seed ``seed``);
+    evaluation: ``n_eval`` other random windows of ``seq_len`` bytes (seed ``seed + 1``).
+    Returns ``{"losses", "before", "after", "config"}`` (``before``/``after``: per layer an
+    Estimate of the recency probability, :func:`nope_recency`)."""
+    from .models.corpus import byte_batches
+
+    config = TinyDecoderConfig(d=d, n_layers=n_layers, n_heads=n_heads, max_len=seq_len + 1)
+    data = byte_batches(texts, 20_000, seq_len + 1, seed)
+    held = byte_batches(texts, n_eval, seq_len, seed + 1)
+    before = nope_recency(nope_decoder(config, torch.Generator().manual_seed(seed)), held)
+    model, losses = train_nope(config, data, n_steps, batch_size, seed, store=store)
+    return {"losses": losses, "before": before, "after": nope_recency(model, held), "config": config}

@@ -65,6 +65,7 @@ from scipy import integrate, special
 
 from ._checks import check_choice
 from .recency import check_model, gram_layer
+from .stats import Estimate, ratio_estimate
 
 __all__ = [
     "WEIGHTS",
@@ -73,6 +74,8 @@ __all__ = [
     "mean_first_layer_weight",
     "contrast_factor",
     "contrast_factor_limit",
+    "factor_row",
+    "rise_row",
     "layer2_scores",
     "layer2_log_profile",
     "layer2_contrast",
@@ -319,3 +322,34 @@ def layer1_score_sd(alpha):
     :math:`e^{(1-\alpha^2)^2/2}`."""
     _, _, alpha, *_ = check_model(2, 3, alpha)
     return 1.0 - alpha**2
+
+
+def factor_row(stats, layer=2, controls="all"):
+    r"""One width of the missing-factor study, from a simulation ``stats``
+    (:class:`~attention_geometry.recency.RecencyStats`, LayerNorm): the last query's
+    contrast at ``layer`` (control-variate :class:`~attention_geometry.stats.Estimate`),
+    the paper's and the adjusted closed forms, Monte Carlo over each, and the limit."""
+    est = stats.contrast_estimate(layer, controls)
+    paper = layer2_contrast(stats.d, stats.n, stats.alpha, stats.gamma)
+    adjusted = layer2_contrast(stats.d, stats.n, stats.alpha, stats.gamma, weights="mean")
+    return {"d": stats.d, "alpha": stats.alpha, "gamma": stats.gamma, "measured": est, "paper": paper,
+            "adjusted": adjusted, "over_paper": Estimate(est.value / paper, est.se / abs(paper)),
+            "over_adjusted": Estimate(est.value / adjusted, est.se / abs(adjusted)),
+            "adjusted_over_paper": adjusted / paper, "limit": contrast_factor_limit(stats.alpha)}
+
+
+def rise_row(stats):
+    r"""The rise :math:`h(n-1)/h(1) - 1 = (S^{(2)}_{n,n-1} - S^{(2)}_{n,1})/S^{(2)}_{n,1}` of the last query:
+    Monte Carlo (control-variate contrast over the mean level, delta method treating the two
+    as independent) against this book's, the paper's (Eq. 41) and the adjusted closed forms,
+    with each one's relative error ``closed / measured - 1`` (an Estimate)."""
+    d, n, a, g = stats.d, stats.n, stats.alpha, stats.gamma
+    level = Estimate(float(stats.scores[1, n - 1, 0]), float(stats.scores_se[1, n - 1, 0]))
+    measured = ratio_estimate(stats.contrast_estimate(2), level)
+    out = {"alpha": a, "gamma": g, "measured": measured}
+    for name, kw in (("ours", {}), ("paper", {"residual": "normalised"}), ("adjusted", {"weights": "mean"})):
+        rise = float(np.expm1(layer2_log_profile(d, n, a, g, **kw)[n - 2]))
+        out[name] = rise
+        out[f"{name}_error"] = ratio_estimate(Estimate(rise, 0.0), measured)
+        out[f"{name}_error"] = Estimate(out[f"{name}_error"].value - 1.0, out[f"{name}_error"].se)
+    return out
