@@ -560,6 +560,7 @@ def simulate_recency(
     checkpoint_every=16,
     progress=None,
     recency_probability=True,
+    controls=True,
 ):
     """Monte Carlo of the scores :math:`S^{(1)}, \\dots, S^{(L)}` over ``n_samples`` sequences.
 
@@ -580,7 +581,9 @@ def simulate_recency(
     every tensor here is small, and on a busy machine a second thread's waits
     made the same call many times slower). ``progress(done, total)``: called
     after each chunk. ``recency_probability=False`` skips the recency fraction
-    (a quarter of the cost; ``rp`` is then NaN). Returns :class:`RecencyStats`.
+    (a quarter of the cost; ``rp`` is then NaN). ``controls=False`` records no
+    first-layer controls (probe estimates are then plain means). Returns
+    :class:`RecencyStats`.
     """
     d, n, alpha, gamma, norm, n_layers = check_model(d, n, alpha, gamma, norm, n_layers)
     n_samples = check_int("n_samples", n_samples, low=2)  # a standard error needs two
@@ -593,12 +596,13 @@ def simulate_recency(
         if np.shape(w) != (n, n) or "@" in name:
             raise fail("probes", name, f"names without '@' mapped to ({n}, {n}) weight arrays")
     weights = torch.as_tensor(np.stack([np.asarray(w, dtype=np.float64) for w in names.values()]))
-    controls = control_names(alpha, norm)
+    controls = control_names(alpha, norm) if controls else ()
     acc = _Accumulator(n_layers, weights.to(device), len(controls))
     key = {"what": "simulate_recency/2", "d": d, "n": n, "alpha": alpha, "gamma": gamma, "norm": norm,
            "n_layers": n_layers, "n_samples": n_samples, "seed": seed, "method": method,
            "dtype": str(dtype), "chunk_size": chunk_size, "probes": weights.numpy().round(12).tolist(),
-           "probe_names": list(names), "recency_probability": bool(recency_probability)}
+           "probe_names": list(names), "recency_probability": bool(recency_probability),
+           "controls": list(controls)}
     store = store or CheckpointStore(None)
     saved = store.load("recency-simulation", key)
     if saved is not None:
