@@ -106,7 +106,7 @@ def _shared_scale(alpha):
 
 
 def inputs(n_samples, n, d, alpha, *, generator, dtype=torch.float32, device="cpu"):
-    r"""Draw ``X: (batch, n, d)``, rows :math:`x_i = \varepsilon_i + \sqrt{\alpha/(1-\alpha)}\,v`.
+    r"""Draw ``X: (batch, n, d)``, rows :math:`x_i = \varepsilon_i + \sqrt{\alpha/(1-\alpha)}\,v` (eq. ``eq-rec-inputs``).
 
     ``generator`` is a ``torch.Generator`` on ``device``; the draw order is
     :math:`\varepsilon` then :math:`v`, so one seed gives the same noise for every
@@ -119,7 +119,7 @@ def inputs(n_samples, n, d, alpha, *, generator, dtype=torch.float32, device="cp
 
 
 def decoder_layer(X, *, norm="layernorm", gamma=0.0):
-    r"""One layer in token space: ``X: (batch, n, d) -> (X_next, S, A)``.
+    r"""One layer in token space (eq. ``eq-rec-layer``): ``X: (batch, n, d) -> (X_next, S, A)``.
 
     :math:`Y = \mathrm{norm}(X)`, ``S = Y Y^T / sqrt(d): (batch, n, n)`` (full, the
     causal mask is applied inside the softmax), ``A: (batch, n, n)``,
@@ -141,7 +141,7 @@ def gram_of(X, norm="layernorm"):
 
 
 def input_gram(n_samples, n, d, alpha, *, norm="layernorm", rng, dtype=torch.float32, device="cpu"):
-    r"""Draw ``K: (batch, n, n)`` with the law of :func:`gram_of` of :func:`inputs`.
+    r"""Draw ``K: (batch, n, n)`` with the law of :func:`gram_of` of :func:`inputs` (prop. ``prop-rec-gram``).
 
     :math:`K = FF^\top` with :math:`F = (I + \kappa\mathbf 1\mathbf 1^\top) L/\sqrt d`,
     :math:`(1 + \kappa n)^2 = 1 + c^2 n` (so :math:`(I+\kappa\mathbf 1\mathbf 1^\top)^2 = \Sigma`)
@@ -170,7 +170,7 @@ def input_gram(n_samples, n, d, alpha, *, norm="layernorm", rng, dtype=torch.flo
 
 
 def gram_layer(K, *, d, norm="layernorm", gamma=0.0):
-    r"""One layer in Gram space: ``K: (batch, n, n) -> (K_next, S, A)``.
+    r"""One layer in Gram space (eq. ``eq-rec-gram``): ``K: (batch, n, n) -> (K_next, S, A)``.
 
     With :math:`D = \mathrm{diag}(\sqrt d/\sqrt{K_{ii}})` (identity for ``"none"``):
     :math:`S = DKD/\sqrt d`, :math:`A` the causal softmax, :math:`M = AD + \gamma I`,
@@ -207,7 +207,7 @@ def triples(n):
 
 
 def recency_fraction(S, index=None):
-    """``(batch,)``: per score matrix ``S: (batch, n, n)``, the fraction of triples
+    """``(batch,)``: per score matrix ``S: (batch, n, n)``, the fraction :math:`F` of eq. ``eq-rec-rp``: triples
     i > k > j with ``S[i, k] > S[i, j]`` (nearer key wins), ties counting 1/2.
     ``index``: :func:`triples` of ``n``, to reuse."""
     n = S.shape[-1]

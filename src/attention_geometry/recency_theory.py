@@ -146,7 +146,7 @@ def cosine_log_density(r, d, alpha, centred=True):
 
 
 def mean_first_layer_weight(d, alpha, centred=True):
-    r""":math:`m_1(d,\alpha) = E\,e^{S^{(1)}_{ij} - \sqrt d\alpha}`, exact at finite :math:`d` (eq. ``eq-rec-mean-weight``).
+    r""":math:`m_1(d,\alpha) = E\,e^{S^{(1)}_{ij} - \sqrt d\alpha}`, exact at finite :math:`d` (def. ``def-rec-mean-weight``).
 
     The mean first-layer weight over the paper's :math:`e^{\sqrt d\alpha}`: the integral of
     :math:`e^{\sqrt d(r-\alpha)}` against :func:`cosine_log_density`, by adaptive
@@ -236,7 +236,7 @@ def layer2_contrast(d, n, alpha=0.0, gamma=0.0, residual="input", weights="limit
 
 
 def theorem1_scores(d, n):
-    r"""``(n, n)``: the paper's Eq. 5, :math:`S^{(2)}_{ij} = \sqrt d(a+j-1)/\sqrt{(a^2+i-1)(a^2+j-1)}`,
+    r"""``(n, n)``: the paper's Eq. 5 (eq. ``eq-rec-thm1``), :math:`S^{(2)}_{ij} = \sqrt d(a+j-1)/\sqrt{(a^2+i-1)(a^2+j-1)}`,
     :math:`S_{ii} = \sqrt d` (evaluated in the stable form :math:`a \to` ratios)."""
     d, n, *_ = check_model(d, n, 0.0)
     e = math.exp(-math.sqrt(d))  # 1/a
@@ -275,7 +275,7 @@ def corrected_h(j, d, alpha, gamma):
 
 
 def no_ln_layer2_scores(d, n):
-    r"""``(n, n)``: Proposition 1 corrected (:math:`\alpha = \gamma = 0`, no normalisation).
+    r"""``(n, n)``: Proposition 1 corrected (eq. ``eq-rec-noln``; :math:`\alpha = \gamma = 0`, no normalisation).
 
     :math:`S^{(1)}_{ii} \to 1/\sqrt d`, :math:`S^{(1)}_{ij} \to 0`; with :math:`a' = e^{1/\sqrt d}`,
     :math:`D'_i = a' + i - 1`: :math:`S^{(2)}_{ij} = 1/(\sqrt d\,D'_i)` for :math:`j < i` (the same for
