@@ -279,3 +279,154 @@ def test_closed_forms_validate_too():
         th.paper_h([1, 2], 0, 0.0, 0.0)
     with pytest.raises(ValueError, match="residual"):
         th.residual_weight(64, 0.0, 1.0, "post")
+
+
+# --------------------------------------------------- the missing factor (issue 13)
+
+
+@pytest.mark.parametrize("alpha, gamma", [(0.5, 0.0), (0.5, 1.0), (0.0, 0.0), (0.3, 1.0)])
+def test_first_order_expansion_leaves_a_second_order_remainder(alpha, gamma):
+    """S^(2)_nj - (sqrt(d) g_nj + U_n(j) + T_n(j)) is O(rho^2): relative to the first-order
+    part it is O(rho), and falls as rho falls with d."""
+    n, ratios = 8, []
+    for d in (36, 144):
+        K = rec.input_gram(2000, n, d, alpha, rng=np.random.default_rng(0), dtype=torch.float64)
+        K1, _, A1 = rec.gram_layer(K, d=d, gamma=gamma)
+        _, S2, _ = rec.gram_layer(K1, d=d, gamma=gamma)
+        base, U, T = rec.first_order_layer2(K, A1, d=d, gamma=gamma)
+        exact = S2[:, -1, :-1]
+        ratio = ((exact - base - U - T).abs().mean() / (exact - base).abs().mean()).item()
+        rho = math.exp(-math.sqrt(d) * (1 - alpha))
+        assert ratio < 3 * (n - 1) * rho
+        ratios.append(ratio)
+    assert ratios[1] < ratios[0] / 5
+
+
+@pytest.mark.parametrize("alpha", [0.0, 0.5])
+def test_first_layer_controls_have_mean_zero(alpha):
+    d, n, N = 36, 10, 60_000
+    K = rec.input_gram(N, n, d, alpha, rng=np.random.default_rng(1), dtype=torch.float64)
+    _, S, A = rec.gram_layer(K, d=d, gamma=1.0)
+    X = rec.layer1_controls(K, S, A, d=d, alpha=alpha, gamma=1.0).numpy()
+    assert X.shape == (N, len(rec.control_names(alpha)))
+    z = X.mean(0) / (X.std(0) / math.sqrt(N))
+    assert np.all(np.abs(z) < 4.5)
+    if alpha > 0:  # T_n(n-1) carries the recency itself when alpha > 0: not a control there
+        _, U, T = rec.first_order_layer2(K, A, d=d, gamma=1.0)
+        t = T[:, n - 2].numpy()
+        assert t.mean() / (t.std() / math.sqrt(N)) > 10
+
+
+def test_control_variate_contrast_agrees_with_the_plain_mean_and_is_far_sharper():
+    st = rec.simulate_recency(64, 10, 0.0, n_layers=2, n_samples=30_000, seed=3, dtype=torch.float64)
+    plain, cv = st.contrast_estimate(2, None), st.contrast_estimate(2, "all")
+    m, se = st.recency_contrast(2)
+    assert plain.value == pytest.approx(m) and plain.se == pytest.approx(se, rel=1e-6)
+    assert abs(plain.value - cv.value) < 4 * plain.se
+    assert cv.se < plain.se / 1000 and cv.value > 10 * cv.se  # the theorem's sign, resolved
+    one = st.contrast_estimate(2, ("score",))
+    assert cv.se < one.se < plain.se
+    with pytest.raises(ValueError, match="controls"):
+        st.contrast_estimate(2, ("nonsense",))
+
+
+@pytest.mark.parametrize("statistic", ["score", "fraction"])
+def test_gram_and_token_paths_give_the_same_law_of_a_nonlinear_statistic(statistic):
+    """Two-sample Kolmogorov-Smirnov test, Gram path against token path, of a nonlinear
+    function of the inputs: S^(2)_{n,1} (LN, softmax, LN again) or the recency fraction F."""
+    from scipy.stats import ks_2samp
+
+    d, n, alpha, N = 16, 6, 0.4, 6000
+
+    def draw(method, a=alpha):
+        if method == "gram":
+            K = rec.input_gram(N, n, d, a, rng=np.random.default_rng(5), dtype=torch.float64)
+            K, _, _ = rec.gram_layer(K, d=d, gamma=1.0)
+            _, S, _ = rec.gram_layer(K, d=d, gamma=1.0)
+        else:
+            X = rec.inputs(N, n, d, a, generator=torch.Generator().manual_seed(6), dtype=torch.float64)
+            X, _, _ = rec.decoder_layer(X, gamma=1.0)
+            _, S, _ = rec.decoder_layer(X, gamma=1.0)
+        return S[:, n - 1, 0].numpy() if statistic == "score" else rec.recency_fraction(S).numpy()
+
+    gram, tokens = draw("gram"), draw("tokens")
+    assert ks_2samp(gram, tokens).pvalue > 1e-3
+    assert ks_2samp(gram, draw("tokens", a=0.2)).pvalue < 1e-6  # the test has power
+
+
+@pytest.mark.parametrize("d, alpha", [(16, 0.0), (64, 0.5), (256, 0.8)])
+def test_mean_first_layer_weight_matches_monte_carlo(d, alpha):
+    grid = np.linspace(-0.999, 0.999, 40_001)
+    dens = np.exp(th.cosine_log_density(grid, d, alpha))
+    assert np.trapezoid(dens, grid) == pytest.approx(1.0, abs=1e-4)
+    K = rec.input_gram(300_000, 3, d, alpha, rng=np.random.default_rng(7), dtype=torch.float64)
+    _, S, _ = rec.gram_layer(K, d=d)
+    w = torch.exp(S[:, 1, 0] - math.sqrt(d) * alpha).numpy()
+    m1 = th.mean_first_layer_weight(d, alpha)
+    assert abs(w.mean() - m1) < 4 * w.std() / math.sqrt(w.size)
+
+
+def test_contrast_factor_tends_to_its_limit():
+    for alpha in (0.0, 0.5):
+        gaps = [abs(th.contrast_factor(d, 10, alpha) - th.contrast_factor_limit(alpha)) for d in (256, 1024, 16384)]
+        assert gaps[0] > gaps[1] > gaps[2]
+        assert gaps[2] < (1e-3 if alpha == 0 else 0.01)
+    assert th.contrast_factor_limit(0.0) == pytest.approx(math.e)
+    assert th.contrast_factor_limit(0.5) == pytest.approx(math.exp(0.75**2 / 2))
+    # the adjusted form is the limit form with rho scaled by the mean weight
+    assert th.layer2_contrast(64, 10, 0.5, weights="mean") > th.layer2_contrast(64, 10, 0.5)
+    with pytest.raises(ValueError, match="weights"):
+        th.layer2_scores(64, 10, 0.5, weights="median")
+
+
+@pytest.mark.parametrize("alpha, dims, dtype", [(0.5, (64, 1024), torch.float32), (0.0, (64, 256), torch.float64)])
+def test_adjusted_closed_form_converges_to_monte_carlo_and_the_paper_does_not(alpha, dims, dtype):
+    gaps = []
+    for d in dims:
+        st = rec.simulate_recency(d, 10, alpha, n_layers=2, n_samples=30_000, seed=8, dtype=dtype)
+        est = st.contrast_estimate(2)
+        adjusted, paper = th.layer2_contrast(d, 10, alpha, weights="mean"), th.layer2_contrast(d, 10, alpha)
+        gaps.append((abs(est.value / adjusted - 1), est.se / adjusted))
+        # the paper's closed form misses by a factor of order the limit, by many standard errors
+        assert abs(est.value / paper - 1) > 20 * est.se / paper
+    (g0, s0), (g1, s1) = gaps
+    assert g1 < g0 - 4 * math.hypot(s0, s1)  # the adjusted form's error shrinks as d grows
+    assert g1 < 0.05
+
+
+def test_simulation_resumes_from_its_checkpoint_with_the_same_numbers(tmp_path):
+    from attention_geometry.checkpoint import CheckpointStore
+
+    kw = dict(d=32, n=6, alpha=0.3, gamma=1.0, n_layers=2, n_samples=5000, seed=4, chunk_size=500,
+              checkpoint_every=2)
+    whole = rec.simulate_recency(**kw)
+
+    class Stop(Exception):
+        pass
+
+    def stop_after_five(done, total):
+        if done == 5:
+            raise Stop
+
+    store = CheckpointStore(tmp_path)
+    with pytest.raises(Stop):
+        rec.simulate_recency(**kw, store=store, progress=stop_after_five)
+    assert list(tmp_path.glob("recency-simulation-*.pt"))
+    seen = []
+    again = rec.simulate_recency(**kw, store=store, progress=lambda done, total: seen.append(done))
+    assert seen[0] == 5  # chunks 1-4 came from the checkpoint
+    assert np.array_equal(whole.scores, again.scores) and np.array_equal(whole.z_cov, again.z_cov)
+    assert np.array_equal(whole.rp, again.rp)
+
+
+def test_heatmap_limits_follow_the_authors_rule():
+    from attention_geometry.figures.recency import heatmap_limits
+
+    S = np.tril(np.full((4, 4), 0.5)) + np.diag(np.full(4, 7.5)) + np.tril(np.arange(16.0).reshape(4, 4) / 100, -1)
+    S[np.triu_indices(4, 1)] = np.nan
+    S[2, 2] += 1e-7  # float noise on an equal diagonal does not count as distinct
+    lo, hi = heatmap_limits(S, "paper")
+    assert lo == pytest.approx(0.54) and hi == pytest.approx(0.5 + 0.14)  # the diagonal is above the scale
+    S[np.diag_indices(4)] = [1.0, 2.0, 3.0, 4.0]  # a diagonal of distinct values: only its largest is clipped
+    assert heatmap_limits(S, "paper")[1] == 3.0
+    assert heatmap_limits(S, "panel") == (pytest.approx(0.54), pytest.approx(0.64))

@@ -20,6 +20,7 @@ module                    object
 :mod:`.ln_dynamics`       LayerNorm dynamics on the sphere, equilibria (ch. 5)
 :mod:`.recency`           the recency simulation, token and Gram space (ch. 6)
 :mod:`.recency_theory`    its closed forms (ch. 6)
+:mod:`.recency_extensions` real-layer additions, relativity, a NoPE decoder (ch. 6)
 :mod:`.cesaro`            the Cesàro calculus of causal averaging (ch. 7)
 :mod:`.jacobians`         Jacobian profiles of random-init decoders (ch. 8)
 :mod:`.synthesis`         a decoder with every component switchable (ch. 9)
@@ -41,6 +42,7 @@ from . import (
     ln_dynamics,
     majority,
     recency,
+    recency_extensions,
     recency_theory,
     selectability,
     stats,
@@ -61,6 +63,7 @@ from .models.corpus import *  # noqa: F401,F403
 from .models.pretrained import *  # noqa: F401,F403
 from .models.tiny_decoder import *  # noqa: F401,F403
 from .recency import *  # noqa: F401,F403
+from .recency_extensions import *  # noqa: F401,F403
 from .recency_theory import *  # noqa: F401,F403
 from .selectability import *  # noqa: F401,F403
 from .stats import *  # noqa: F401,F403
@@ -69,7 +72,8 @@ from .verdicts import *  # noqa: F401,F403
 
 #: The modules whose ``__all__`` make up the package's public names.
 MODULES = (layernorm, layernorm_checks, attention, majority, selectability, collapse, ln_dynamics, recency,
-           recency_theory, cesaro, jacobians, synthesis, stats, verdicts, checkpoint, corpus, pretrained,
+           recency_theory, recency_extensions, cesaro, jacobians, synthesis, stats, verdicts, checkpoint, corpus,
+           pretrained,
            tiny_decoder)
 
 __all__ = [name for module in MODULES for name in module.__all__]

@@ -50,9 +50,11 @@ import numpy as np
 import torch
 
 from ._checks import check_choice, check_float, check_int, fail, torch_threads
+from .checkpoint import CheckpointStore
 from .attention import causal_softmax, mask_tensor, masked_softmax
 from .layernorm import NORMS as _ALL_NORMS
 from .layernorm import normalise
+from .stats import control_variate_moments
 
 __all__ = [
     "check_model",
@@ -63,6 +65,11 @@ __all__ = [
     "gram_layer",
     "triples",
     "recency_fraction",
+    "compare_paths",
+    "first_order_layer2",
+    "CONTROLS",
+    "layer1_controls",
+    "control_names",
     "RecencyStats",
     "simulate_recency",
 ]
@@ -99,7 +106,7 @@ def _shared_scale(alpha):
 
 
 def inputs(n_samples, n, d, alpha, *, generator, dtype=torch.float32, device="cpu"):
-    r"""Draw ``X: (batch, n, d)``, rows :math:`x_i = \varepsilon_i + \sqrt{\alpha/(1-\alpha)}\,v`.
+    r"""Draw ``X: (batch, n, d)``, rows :math:`x_i = \varepsilon_i + \sqrt{\alpha/(1-\alpha)}\,v` (eq. ``eq-rec-inputs``).
 
     ``generator`` is a ``torch.Generator`` on ``device``; the draw order is
     :math:`\varepsilon` then :math:`v`, so one seed gives the same noise for every
@@ -112,7 +119,7 @@ def inputs(n_samples, n, d, alpha, *, generator, dtype=torch.float32, device="cp
 
 
 def decoder_layer(X, *, norm="layernorm", gamma=0.0):
-    r"""One layer in token space: ``X: (batch, n, d) -> (X_next, S, A)``.
+    r"""One layer in token space (eq. ``eq-rec-layer``): ``X: (batch, n, d) -> (X_next, S, A)``.
 
     :math:`Y = \mathrm{norm}(X)`, ``S = Y Y^T / sqrt(d): (batch, n, n)`` (full, the
     causal mask is applied inside the softmax), ``A: (batch, n, n)``,
@@ -134,7 +141,7 @@ def gram_of(X, norm="layernorm"):
 
 
 def input_gram(n_samples, n, d, alpha, *, norm="layernorm", rng, dtype=torch.float32, device="cpu"):
-    r"""Draw ``K: (batch, n, n)`` with the law of :func:`gram_of` of :func:`inputs`.
+    r"""Draw ``K: (batch, n, n)`` with the law of :func:`gram_of` of :func:`inputs` (prop. ``prop-rec-gram``).
 
     :math:`K = FF^\top` with :math:`F = (I + \kappa\mathbf 1\mathbf 1^\top) L/\sqrt d`,
     :math:`(1 + \kappa n)^2 = 1 + c^2 n` (so :math:`(I+\kappa\mathbf 1\mathbf 1^\top)^2 = \Sigma`)
@@ -163,7 +170,7 @@ def input_gram(n_samples, n, d, alpha, *, norm="layernorm", rng, dtype=torch.flo
 
 
 def gram_layer(K, *, d, norm="layernorm", gamma=0.0):
-    r"""One layer in Gram space: ``K: (batch, n, n) -> (K_next, S, A)``.
+    r"""One layer in Gram space (eq. ``eq-rec-gram``): ``K: (batch, n, n) -> (K_next, S, A)``.
 
     With :math:`D = \mathrm{diag}(\sqrt d/\sqrt{K_{ii}})` (identity for ``"none"``):
     :math:`S = DKD/\sqrt d`, :math:`A` the causal softmax, :math:`M = AD + \gamma I`,
@@ -200,7 +207,7 @@ def triples(n):
 
 
 def recency_fraction(S, index=None):
-    """``(batch,)``: per score matrix ``S: (batch, n, n)``, the fraction of triples
+    """``(batch,)``: per score matrix ``S: (batch, n, n)``, the fraction :math:`F` of eq. ``eq-rec-rp``: triples
     i > k > j with ``S[i, k] > S[i, j]`` (nearer key wins), ties counting 1/2.
     ``index``: :func:`triples` of ``n``, to reuse."""
     n = S.shape[-1]
@@ -209,6 +216,90 @@ def recency_fraction(S, index=None):
     near = flat.index_select(-1, (i * n + k).to(S.device))
     far = flat.index_select(-1, (i * n + j).to(S.device))
     return 0.5 * (torch.sign(near - far).mean(-1) + 1.0)
+
+
+def compare_paths(n_samples, n, d, alpha, gamma=0.0, norm="layernorm", n_layers=4, seed=0):
+    """The largest difference between the token-space and Gram-space scores of the same
+    ``n_samples`` input sequences over ``n_layers`` layers (float64; eq. ``eq-rec-gram``)."""
+    X = inputs(n_samples, n, d, alpha, generator=torch.Generator().manual_seed(seed), dtype=torch.float64)
+    K, worst = gram_of(X, norm), 0.0
+    for _ in range(check_int("n_layers", n_layers, low=1)):
+        X, S_tokens, _ = decoder_layer(X, norm=norm, gamma=gamma)
+        K, S_gram, _ = gram_layer(K, d=d, norm=norm, gamma=gamma)
+        worst = max(worst, (S_tokens - S_gram).abs().max().item())
+    return worst
+
+
+# ------------------------------------------------ first-order expansion
+
+
+def first_order_layer2(K, A, *, d, gamma=0.0):
+    r"""The second-layer scores of the last query to first order in the first layer's off-diagonal attention.
+
+    ``K: (batch, n, n)`` the inputs' Gram matrix (:func:`gram_of`, :func:`input_gram`),
+    ``A: (batch, n, n)`` the first layer's attention (:func:`gram_layer`). With
+    :math:`g_{kl} = K_{kl}/\sqrt{K_{kk}K_{ll}}` (the first-layer cosines) and
+    :math:`r_i = \gamma\sqrt{K_{ii}/d}` (the residual's weight on :math:`y_i`), for the
+    last query :math:`n` and every key :math:`j < n` (eq. ``eq-rec-first-order``)
+
+    .. math::
+
+        S^{(2)}_{nj} = \sqrt d\,g_{nj} + U_n(j) + T_n(j) + O(A_{\text{off}}^2),\quad
+        U_n(j) = \frac{\sqrt d}{1+r_n}\sum_{m<n} A_{nm}(g_{mj} - g_{nj}g_{nm}),\quad
+        T_n(j) = \frac{\sqrt d}{1+r_j}\sum_{m<j} A_{jm}(g_{nm} - g_{nj}g_{jm}).
+
+    Returns ``(base, U, T)``, each ``(batch, n - 1)`` for keys ``j = 1..n-1``.
+    Only :math:`T_n(j)` depends on :math:`j` beyond exchangeable keys: it carries the
+    recency at first order. For LayerNorm and RMSNorm (the scaling is what makes
+    :math:`A` nearly diagonal); the book checks the remainder numerically.
+    """
+    n = K.shape[-1]
+    diag = torch.diagonal(K, dim1=-2, dim2=-1)
+    g = K / torch.sqrt(diag[..., :, None] * diag[..., None, :])
+    r = gamma * torch.sqrt(diag / d)
+    gn = g[..., n - 1, : n - 1]  # g_nm, m < n: (batch, n-1)
+    An = A[..., n - 1, : n - 1]
+    # U_n(j) = sqrt(d)/(1+r_n) sum_m A_nm (g_mj - g_nj g_nm)
+    U = (An[..., :, None] * (g[..., : n - 1, : n - 1] - gn[..., :, None] * gn[..., None, :])).sum(-2)
+    U = U * (math.sqrt(d) / (1.0 + r[..., n - 1 : n]))
+    # T_n(j) = sqrt(d)/(1+r_j) sum_{m<j} A_jm (g_nm - g_nj g_jm): A is causal, so m < j is A[j, :j]
+    Aoff = A[..., : n - 1, : n - 1].tril(-1)
+    T = (Aoff * (gn[..., None, :] - gn[..., :, None] * g[..., : n - 1, : n - 1])).sum(-1)
+    T = T * (math.sqrt(d) / (1.0 + r[..., : n - 1]))
+    return math.sqrt(d) * gn, U, T
+
+
+#: The first-layer control variates of the last query's recency contrast, each of mean 0
+#: (:func:`layer1_controls`); ``"T"`` only for isotropic inputs.
+CONTROLS = ("score", "weight", "U", "T")
+
+
+def layer1_controls(K, S, A, *, d, alpha, gamma=0.0):
+    r"""``(batch, c)``: first-layer statistics of known mean 0 that track the last query's contrast.
+
+    With keys :math:`n-1` (nearest) and :math:`1` (farthest) of the last query:
+    ``"score"`` :math:`S^{(1)}_{n,n-1} - S^{(1)}_{n,1}`, ``"weight"``
+    :math:`A^{(1)}_{n,n-1} - A^{(1)}_{n,1}`, ``"U"`` :math:`U_n(n-1) - U_n(1)` (all three
+    mean 0 because the keys of the first layer are exchangeable) and, for
+    :math:`\alpha = 0` only, ``"T"`` :math:`T_n(n-1)` (mean 0 because flipping the
+    sign of :math:`x_n` negates it and leaves isotropic inputs' law unchanged);
+    :func:`first_order_layer2` defines :math:`U, T`. Returns the columns named by
+    :func:`control_names`.
+    """
+    n = K.shape[-1]
+    _, U, T = first_order_layer2(K, A, d=d, gamma=gamma)
+    cols = [S[..., n - 1, n - 2] - S[..., n - 1, 0], A[..., n - 1, n - 2] - A[..., n - 1, 0],
+            U[..., n - 2] - U[..., 0]]
+    if alpha == 0:
+        cols.append(T[..., n - 2])
+    return torch.stack(cols, -1)
+
+
+def control_names(alpha, norm="layernorm"):
+    """The controls :func:`layer1_controls` records for these inputs and this norm (none without one)."""
+    if norm == "none":
+        return ()
+    return CONTROLS if alpha == 0 else CONTROLS[:3]
 
 
 # --------------------------------------------------------------- simulation
@@ -223,6 +314,14 @@ class RecencyStats:
     ``row_cov``: ``(layer, n, n, n)``, ``row_cov[l, i, j, k]`` the covariance of
     :math:`S_{ij}` and :math:`S_{ik}` across sequences (for contrasts within a query
     row). ``rp``, ``rp_se``: ``(layer,)`` recency probability and its standard error.
+
+    *Probes* are linear functionals :math:`\\sum_{ij} w_{ij}S^{(\\ell)}_{ij}` recorded per
+    sequence at every layer (``probe_names``: ``"name@layer"``), jointly with the
+    first-layer controls (``control_names``, :func:`layer1_controls`). Their moments
+    are kept as those of :math:`Z = (P - X\\beta_0^\\top, X)`, the probes less a pilot
+    regression on the controls fitted on the first chunk, so that a control that
+    explains all but :math:`10^{-20}` of a probe's variance loses nothing to
+    rounding: ``z_mean: (p,)``, ``z_cov: (p, p)``, ``pilot: (probes, controls)``.
     """
 
     d: int
@@ -237,6 +336,11 @@ class RecencyStats:
     row_cov: np.ndarray
     rp: np.ndarray
     rp_se: np.ndarray
+    probe_names: tuple = ()
+    control_names: tuple = ()
+    z_mean: np.ndarray | None = None
+    z_cov: np.ndarray | None = None
+    pilot: np.ndarray | None = None
 
     def contrast(self, layer, i, weights):
         r"""Mean and standard error of :math:`\sum_j w_j S^{(\ell)}_{ij}` for query ``i`` (1-based
@@ -257,7 +361,8 @@ class RecencyStats:
 
     def recency_contrast(self, layer):
         r"""Mean and standard error of :math:`S^{(\ell)}_{n,n-1} - S^{(\ell)}_{n,1}`, nearest minus
-        farthest earlier key of the last query."""
+        farthest earlier key of the last query (the plain mean; :meth:`contrast_estimate`
+        for the control-variate one)."""
         w = np.zeros(self.n)
         w[self.n - 2], w[0] = 1.0, -1.0
         return self.contrast(layer, self.n, w)
@@ -268,12 +373,58 @@ class RecencyStats:
         out = np.array([self.ratio(layer, self.n, j, 1) for j in range(1, self.n)])
         return out[:, 0], out[:, 1]
 
+    # -- probes and control variates
+
+    def _index(self, name):
+        if name not in self.probe_names:
+            raise fail("probe", name, "one of " + ", ".join(self.probe_names))
+        return self.probe_names.index(name)
+
+    def _transform(self, rows):
+        """Mean and covariance of linear combinations ``rows: (m, p)`` of Z."""
+        return rows @ self.z_mean, rows @ self.z_cov @ rows.T
+
+    def probe_moments(self, names):
+        """``(mean (k,), cov (k, k))`` of the raw probes ``names`` across sequences."""
+        k, c = len(self.probe_names), len(self.control_names)
+        rows = np.zeros((len(names), k + c))
+        for r, name in enumerate(names):
+            j = self._index(name)
+            rows[r, j] = 1.0
+            if c:
+                rows[r, k:] = self.pilot[j]  # P = R + beta_0 X
+        return self._transform(rows)
+
+    def probe_estimate(self, name, controls="all"):
+        """The mean of probe ``name`` as an :class:`~attention_geometry.stats.Estimate`:
+        the plain mean (``controls=None``) or the control-variate mean with the
+        first-layer controls ``controls`` (``"all"`` or a tuple of names from
+        ``control_names``; :func:`~attention_geometry.stats.control_variate_moments`)."""
+        k, c = len(self.probe_names), len(self.control_names)
+        chosen = self.control_names if controls == "all" else tuple(controls or ())
+        for x in chosen:
+            check_choice("controls", x, self.control_names)
+        j = self._index(name)
+        rows = np.zeros((1 + len(chosen), k + c))
+        rows[0, j] = 1.0
+        for x in range(c):  # the pilot's part on controls left out goes back into y
+            if self.control_names[x] not in chosen:
+                rows[0, k + x] = self.pilot[j, x]
+        for r, x in enumerate(chosen, start=1):
+            rows[r, k + self.control_names.index(x)] = 1.0
+        mean, cov = self._transform(rows)
+        return control_variate_moments(mean, cov, self.n_samples, 0.0)  # every control has mean 0
+
+    def contrast_estimate(self, layer, controls="all"):
+        r""":math:`E[S^{(\ell)}_{n,n-1} - S^{(\ell)}_{n,1}]` as an Estimate (probe ``"contrast"``)."""
+        return self.probe_estimate(f"contrast@{layer}", controls)
+
 
 class _Moments:
     """Running mean and co-moments, merged chunk by chunk (Chan et al.) in float64."""
 
-    def __init__(self):
-        self.count, self.mean, self.m2 = 0, None, None
+    def __init__(self, outer):
+        self.count, self.mean, self.m2, self._outer = 0, None, None, outer
 
     def add(self, x, m2):
         # x: (batch, ...) of one chunk, m2: that chunk's centred second-moment sums
@@ -288,47 +439,105 @@ class _Moments:
         self.mean = self.mean + delta * (b / n)
         self.count = n
 
-    _outer = staticmethod(lambda delta: delta * delta)
+    def state(self):
+        return (self.count, self.mean, self.m2)
+
+    def load(self, state):
+        self.count, self.mean, self.m2 = state
 
 
-class _RowMoments(_Moments):
-    _outer = staticmethod(lambda delta: delta[:, :, None] * delta[:, None, :])
+def _scalar_outer(delta):
+    return delta * delta
 
 
-def _accumulate(S, frac, mom_s, mom_rp):
-    S64 = S.to(torch.float64)
-    centred = S64 - S64.mean(0)
-    rows = centred.permute(1, 2, 0)  # (n, n, batch): per query row i, keys x batch
-    mom_s.add(S64, rows @ rows.transpose(-1, -2))
-    f64 = frac.to(torch.float64)
-    mom_rp.add(f64, ((f64 - f64.mean()) ** 2).sum())
+def _row_outer(delta):  # (n, n): per query row, keys x keys
+    return delta[:, :, None] * delta[:, None, :]
 
 
-def _run_chunks(d, n, alpha, gamma, norm, n_layers, n_samples, method, device, dtype, chunk_size,
-                seed, index):
-    """The simulation loop of :func:`simulate_recency`: per-layer running moments."""
+def _vec_outer(delta):
+    return delta[:, None] * delta[None, :]
+
+
+def _last_contrast_weights(n):
+    w = np.zeros((n, n))
+    w[n - 1, n - 2], w[n - 1, 0] = 1.0, -1.0
+    return w
+
+
+def _chunk_generator(seed, index, method, device):
+    """The random source of chunk ``index``: independent of every other chunk (so a run resumes)."""
     if method == "gram":
-        rng = np.random.default_rng(seed)
+        return np.random.default_rng([seed, index])
+    state = int(np.random.SeedSequence([seed, index]).generate_state(1, np.uint64)[0] >> np.uint64(1))
+    return torch.Generator(device=device).manual_seed(state)
+
+
+class _Accumulator:
+    """Per-layer moments of the scores, of the recency fraction, and of (probes, controls)."""
+
+    def __init__(self, n_layers, probes, n_controls):
+        self.scores = [_Moments(_row_outer) for _ in range(n_layers)]
+        self.rp = [_Moments(_scalar_outer) for _ in range(n_layers)]
+        self.z = _Moments(_vec_outer)
+        self.probes, self.n_controls, self.pilot, self.chunks = probes, n_controls, None, 0
+
+    def add(self, S_layers, fracs, X):
+        P = []
+        for layer, (S, frac) in enumerate(zip(S_layers, fracs)):
+            S64 = S.to(torch.float64)
+            centred = S64 - S64.mean(0)
+            rows = centred.permute(1, 2, 0)  # (n, n, batch): per query row i, keys x batch
+            self.scores[layer].add(S64, rows @ rows.transpose(-1, -2))
+            f64 = frac.to(torch.float64)
+            self.rp[layer].add(f64, ((f64 - f64.mean()) ** 2).sum())
+            P.append(torch.einsum("bij,kij->bk", S64, self.probes))
+        P = torch.cat(P, 1)  # (batch, probes x layers), layer-major
+        if self.n_controls:
+            X = X.to(torch.float64)
+            if self.pilot is None:  # least squares of the probes on the controls, this chunk only
+                Xc = X - X.mean(0)
+                scale = Xc.std(0).clamp_min(torch.finfo(torch.float64).tiny)  # columns differ by e^sqrt(d)
+                fit = torch.linalg.lstsq(Xc / scale, P - P.mean(0), driver="gelsd").solution
+                self.pilot = (fit / scale[:, None]).T
+            Z = torch.cat([P - X @ self.pilot.T, X], 1)
+        else:
+            Z = P
+        zc = Z - Z.mean(0)
+        self.z.add(Z, zc.T @ zc)
+        self.chunks += 1
+
+    def state(self):
+        return {"scores": [m.state() for m in self.scores], "rp": [m.state() for m in self.rp],
+                "z": self.z.state(), "pilot": self.pilot, "chunks": self.chunks}
+
+    def load(self, state):
+        for m, st in zip(self.scores, state["scores"]):
+            m.load(st)
+        for m, st in zip(self.rp, state["rp"]):
+            m.load(st)
+        self.z.load(state["z"])
+        self.pilot, self.chunks = state["pilot"], state["chunks"]
+
+
+def _run_chunk(acc, index, d, n, alpha, gamma, norm, n_layers, b, method, device, dtype, seed, tri):
+    gen = _chunk_generator(seed, index, method, device)
+    if method == "gram":
+        state = input_gram(b, n, d, alpha, norm=norm, rng=gen, dtype=dtype, device=device)
+        K0 = state
     else:
-        gen = torch.Generator(device=device).manual_seed(seed)
-    mom_s = [_RowMoments() for _ in range(n_layers)]
-    mom_rp = [_Moments() for _ in range(n_layers)]
-    done = 0
-    with torch.no_grad():
-        while done < n_samples:
-            b = min(chunk_size, n_samples - done)
-            if method == "gram":
-                state = input_gram(b, n, d, alpha, norm=norm, rng=rng, dtype=dtype, device=device)
-            else:
-                state = inputs(b, n, d, alpha, generator=gen, dtype=dtype, device=device)
-            for layer in range(n_layers):
-                if method == "gram":
-                    state, S, _ = gram_layer(state, d=d, norm=norm, gamma=gamma)
-                else:
-                    state, S, _ = decoder_layer(state, norm=norm, gamma=gamma)
-                _accumulate(S, recency_fraction(S, index), mom_s[layer], mom_rp[layer])
-            done += b
-    return mom_s, mom_rp
+        state = inputs(b, n, d, alpha, generator=gen, dtype=dtype, device=device)
+        K0 = gram_of(state, norm)
+    S_layers, fracs, X = [], [], None
+    for layer in range(n_layers):
+        if method == "gram":
+            state, S, A = gram_layer(state, d=d, norm=norm, gamma=gamma)
+        else:
+            state, S, A = decoder_layer(state, norm=norm, gamma=gamma)
+        if layer == 0 and acc.n_controls:
+            X = layer1_controls(K0, S, A, d=d, alpha=alpha, gamma=gamma)
+        S_layers.append(S)
+        fracs.append(recency_fraction(S, tri) if tri is not None else torch.full(S.shape[:1], math.nan))
+    acc.add(S_layers, fracs, X)
 
 
 def simulate_recency(
@@ -346,39 +555,84 @@ def simulate_recency(
     dtype=torch.float32,
     chunk_size=8192,
     threads=1,
+    probes=None,
+    store=None,
+    checkpoint_every=16,
+    progress=None,
+    recency_probability=True,
+    controls=True,
 ):
     """Monte Carlo of the scores :math:`S^{(1)}, \\dots, S^{(L)}` over ``n_samples`` sequences.
 
     ``method="gram"`` runs :func:`gram_layer` on :func:`input_gram` draws (cost
-    independent of ``d``; ``seed`` seeds a ``numpy.random.Generator``);
-    ``method="tokens"`` runs :func:`decoder_layer` on :func:`inputs` draws
-    (``seed`` seeds a ``torch.Generator`` on ``device``; memory ``chunk_size * n * d``).
-    Sequences are processed ``chunk_size`` at a time; results are bit-reproducible
-    for the same arguments on the same machine. ``threads``: torch's intra-op
-    threads on the CPU during the call (restored afterwards; ``None`` leaves
-    torch's setting). One is the default because every tensor here is small
-    (``chunk_size * n * n``): on an idle 2-core machine a second thread makes
-    the paper's four-model simulation about 1.7 times faster, but on a busy
-    machine its waits made the same call many times slower. Returns
+    independent of ``d``); ``method="tokens"`` runs :func:`decoder_layer` on
+    :func:`inputs` draws (memory ``chunk_size * n * d``). Sequences are processed
+    ``chunk_size`` at a time; chunk ``c`` draws from its own generator seeded by
+    ``(seed, c)``, so results are bit-reproducible for the same arguments on the
+    same machine, and a run resumes from a checkpoint with the same numbers.
+
+    ``probes``: extra linear functionals ``{name: weights (n, n)}`` recorded per
+    sequence at every layer beside ``"contrast"`` (the last query's nearest minus
+    farthest key), jointly with the first-layer controls (:class:`RecencyStats`).
+    ``store``: a :class:`~attention_geometry.checkpoint.CheckpointStore`; the
+    running moments are saved every ``checkpoint_every`` chunks under a key of
+    every argument that determines them. ``threads``: torch's intra-op threads on
+    the CPU during the call (``None`` leaves torch's setting; one is the default:
+    every tensor here is small, and on a busy machine a second thread's waits
+    made the same call many times slower). ``progress(done, total)``: called
+    after each chunk. ``recency_probability=False`` skips the recency fraction
+    (a quarter of the cost; ``rp`` is then NaN). ``controls=False`` records no
+    first-layer controls (probe estimates are then plain means). Returns
     :class:`RecencyStats`.
     """
     d, n, alpha, gamma, norm, n_layers = check_model(d, n, alpha, gamma, norm, n_layers)
-    check_int("n_samples", n_samples, low=2)  # a standard error needs two
+    n_samples = check_int("n_samples", n_samples, low=2)  # a standard error needs two
     check_choice("method", method, ("gram", "tokens"))
-    check_int("chunk_size", chunk_size, low=2)
+    chunk_size = check_int("chunk_size", chunk_size, low=2)
+    checkpoint_every = check_int("checkpoint_every", checkpoint_every, low=1)
     device = torch.device(device)
-    index = tuple(t.to(device) for t in triples(n))
-    with torch_threads(threads if device.type == "cpu" else None):
-        mom_s, mom_rp = _run_chunks(d, n, alpha, gamma, norm, n_layers, n_samples, method, device,
-                                    dtype, chunk_size, seed, index)
-    count = mom_s[0].count
-    mean = torch.stack([m.mean for m in mom_s]).cpu().numpy()
-    cov = torch.stack([m.m2 for m in mom_s]).cpu().numpy() / (count - 1)
+    names = {"contrast": _last_contrast_weights(n), **dict(probes or {})}
+    for name, w in names.items():
+        if np.shape(w) != (n, n) or "@" in name:
+            raise fail("probes", name, f"names without '@' mapped to ({n}, {n}) weight arrays")
+    weights = torch.as_tensor(np.stack([np.asarray(w, dtype=np.float64) for w in names.values()]))
+    controls = control_names(alpha, norm) if controls else ()
+    acc = _Accumulator(n_layers, weights.to(device), len(controls))
+    key = {"what": "simulate_recency/2", "d": d, "n": n, "alpha": alpha, "gamma": gamma, "norm": norm,
+           "n_layers": n_layers, "n_samples": n_samples, "seed": seed, "method": method,
+           "dtype": str(dtype), "chunk_size": chunk_size, "probes": weights.numpy().round(12).tolist(),
+           "probe_names": list(names), "recency_probability": bool(recency_probability),
+           "controls": list(controls)}
+    store = store or CheckpointStore(None)
+    saved = store.load("recency-simulation", key)
+    if saved is not None:
+        acc.load(saved)
+    n_chunks = -(-n_samples // chunk_size)
+    tri = tuple(t.to(device) for t in triples(n))
+    with torch_threads(threads if device.type == "cpu" else None), torch.no_grad():
+        for c in range(acc.chunks, n_chunks):
+            b = min(chunk_size, n_samples - c * chunk_size)
+            _run_chunk(acc, c, d, n, alpha, gamma, norm, n_layers, b, method, device, dtype, seed,
+                       tri if recency_probability else None)
+            if (c + 1) % checkpoint_every == 0 and c + 1 < n_chunks:
+                store.save("recency-simulation", key, acc.state())
+            if progress is not None:
+                progress(c + 1, n_chunks)
+    return _finish(acc, d, n, alpha, gamma, norm, n_samples, seed, list(names), n_layers, controls)
+
+
+def _finish(acc, d, n, alpha, gamma, norm, n_samples, seed, names, n_layers, controls):
+    count = acc.scores[0].count
+    mean = torch.stack([m.mean for m in acc.scores]).cpu().numpy()
+    cov = torch.stack([m.m2 for m in acc.scores]).cpu().numpy() / (count - 1)
     var = np.diagonal(cov, axis1=-2, axis2=-1)
-    rp = np.array([float(m.mean) for m in mom_rp])
-    rp_var = np.array([float(m.m2) for m in mom_rp]) / (count - 1)
+    rp = np.array([float(m.mean) for m in acc.rp])
+    rp_var = np.array([float(m.m2) for m in acc.rp]) / (count - 1)
     return RecencyStats(
         d=d, n=n, alpha=alpha, gamma=gamma, norm=norm, n_samples=count, seed=seed,
-        scores=mean, scores_se=np.sqrt(var / count), row_cov=cov,
-        rp=rp, rp_se=np.sqrt(rp_var / count),
+        scores=mean, scores_se=np.sqrt(var / count), row_cov=cov, rp=rp, rp_se=np.sqrt(rp_var / count),
+        probe_names=tuple(f"{name}@{layer}" for layer in range(1, n_layers + 1) for name in names),
+        control_names=tuple(controls), z_mean=acc.z.mean.cpu().numpy(),
+        z_cov=acc.z.m2.cpu().numpy() / (count - 1),
+        pilot=None if acc.pilot is None else acc.pilot.cpu().numpy(),
     )

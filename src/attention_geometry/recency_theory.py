@@ -36,6 +36,18 @@ with :math:`\lVert x_i\rVert^2 \to 1`, so the first layer is nearly uniform, not
 nearly diagonal (:func:`no_ln_layer2_scores`; the paper's version is
 :func:`paper_no_ln_layer2_scores`).
 
+**The missing factor.** The approximation replaces each first-layer weight
+:math:`e^{S^{(1)}_{ij}}` by :math:`e^{E S^{(1)}_{ij}} = b` although
+:math:`S^{(1)}_{ij} - \sqrt d\alpha` keeps a spread of order one for every :math:`d`. To
+leading order the second layer's key dependence is *linear* in the
+off-diagonal weights (first order in :math:`\rho` for :math:`\alpha > 0`; for
+:math:`\alpha = 0` a product of two *independent* weights), so the exact mean is
+the closed form with :math:`b` replaced by the mean weight
+:math:`\tilde b = E\,e^{S^{(1)}_{ij}} = b\,m_1(d,\alpha)` (:func:`mean_first_layer_weight`,
+``weights="mean"``). The ratio of the mean contrast to the paper's closed form
+tends to :math:`e^{(1-\alpha^2)^2/2}` for :math:`\alpha > 0` and to :math:`e` for
+:math:`\alpha = 0` (:func:`contrast_factor_limit`), not to 1.
+
 :func:`mean_field_scores` runs the whole network on the limiting Gram matrix:
 the same approximation at every layer (at layer 2 it equals the formulas above;
 the tests check it).
@@ -49,11 +61,21 @@ import math
 
 import numpy as np
 import torch
+from scipy import integrate, special
 
+from ._checks import check_choice
 from .recency import check_model, gram_layer
+from .stats import Estimate, ratio_estimate
 
 __all__ = [
+    "WEIGHTS",
     "residual_weight",
+    "cosine_log_density",
+    "mean_first_layer_weight",
+    "contrast_factor",
+    "contrast_factor_limit",
+    "factor_row",
+    "rise_row",
     "layer2_scores",
     "layer2_log_profile",
     "layer2_contrast",
@@ -90,9 +112,84 @@ def residual_weight(d, alpha, gamma, residual="input"):
     raise ValueError(f"residual = {residual!r} is not allowed; allowed: 'input' or 'normalised'")
 
 
-def _parts(d, n, alpha, r):
-    """rho, delta_i (n,), P_i (n,), N_j (n,) of the module docstring."""
+#: The first-layer weights a closed form uses: ``"limit"`` is the paper's
+#: :math:`e^{E S^{(1)}_{ij}}`, ``"mean"`` is :math:`E e^{S^{(1)}_{ij}}`.
+WEIGHTS = ("limit", "mean")
+
+
+def cosine_log_density(r, d, alpha, centred=True):
+    r"""Log-density of the cosine :math:`S^{(1)}_{ij}/\sqrt d` of two input tokens (eq. ``eq-rec-cosine-law``).
+
+    Per coordinate of an orthonormal basis (of :math:`\mathbf 1^\perp` for LayerNorm,
+    ``centred=True``) the two tokens are :math:`\nu` independent pairs of jointly
+    Gaussian numbers with correlation :math:`\alpha` (:math:`\nu = d - 1` centred,
+    :math:`d` otherwise), so the cosine has the law of their uncentred sample
+    correlation: Hotelling's form of Fisher's density,
+
+    .. math::
+
+        f(r) = \frac{(\nu-1)\Gamma(\nu)}{\sqrt{2\pi}\,\Gamma(\nu+\frac12)}(1-\alpha^2)^{\nu/2}
+        (1-r^2)^{(\nu-3)/2}(1-\alpha r)^{\frac12-\nu}\,
+        {}_2F_1\bigl(\tfrac12,\tfrac12;\nu+\tfrac12;\tfrac{1+\alpha r}2\bigr).
+
+    ``r``: array in (-1, 1); returns an array of the same shape.
+    """
+    d, _, alpha, *_ = check_model(d, 3, alpha)
+    nu = d - 1 if centred else d
+    if nu < 3:
+        raise ValueError(f"d = {d} is out of range; allowed: d >= {4 if centred else 3} (a density needs nu >= 3)")
+    r = np.asarray(r, dtype=np.float64)
+    const = (math.log(nu - 1) + special.gammaln(nu) - 0.5 * math.log(2 * math.pi)
+             - special.gammaln(nu + 0.5) + nu / 2 * math.log1p(-alpha**2))
+    return (const + (nu - 3) / 2 * np.log1p(-r**2) + (0.5 - nu) * np.log1p(-alpha * r)
+            + np.log(special.hyp2f1(0.5, 0.5, nu + 0.5, (1 + alpha * r) / 2)))
+
+
+def mean_first_layer_weight(d, alpha, centred=True):
+    r""":math:`m_1(d,\alpha) = E\,e^{S^{(1)}_{ij} - \sqrt d\alpha}`, exact at finite :math:`d` (def. ``def-rec-mean-weight``).
+
+    The mean first-layer weight over the paper's :math:`e^{\sqrt d\alpha}`: the integral of
+    :math:`e^{\sqrt d(r-\alpha)}` against :func:`cosine_log_density`, by adaptive
+    quadrature in the variable :math:`t = \sqrt d(r-\alpha)`. Tends to
+    :math:`e^{(1-\alpha^2)^2/2}` as :math:`d \to \infty` (the score's spread is
+    :math:`1-\alpha^2`).
+    """
+    d, _, alpha, *_ = check_model(d, 3, alpha)
+    sd = math.sqrt(d)
+    lo, hi = max(-1.0, alpha - 60.0 / sd), min(1.0, alpha + 60.0 / sd)
+
+    def integrand(r):
+        return np.exp(sd * (r - alpha) + cosine_log_density(r, d, alpha, centred))
+
+    value, _ = integrate.quad(integrand, lo, hi, points=[alpha], limit=400, epsabs=0.0, epsrel=1e-11)
+    return float(value)
+
+
+def contrast_factor(d, n, alpha=0.0, gamma=0.0):
+    r"""The adjusted closed-form contrast over the paper's: ``layer2_contrast(weights="mean") /
+    layer2_contrast(weights="limit")``, at finite :math:`d` (tends to :func:`contrast_factor_limit`)."""
+    return layer2_contrast(d, n, alpha, gamma, weights="mean") / layer2_contrast(d, n, alpha, gamma)
+
+
+def contrast_factor_limit(alpha):
+    r"""The limit of (mean second-layer contrast) / (paper's closed form) as :math:`d \to \infty`
+    (eq. ``eq-rec-factor-limit``): :math:`e^{(1-\alpha^2)^2/2}` for :math:`0 < \alpha < 1` (first
+    order in the off-diagonal weight) and :math:`e` for :math:`\alpha = 0` (a product of two
+    independent weights, each of mean :math:`e^{1/2}`)."""
+    _, _, alpha, *_ = check_model(2, 3, alpha)
+    return math.e if alpha == 0 else math.exp((1.0 - alpha**2) ** 2 / 2.0)
+
+
+def _rho(d, alpha, weights):
+    """rho = b/a with b = e^{sqrt(d) alpha} (``"limit"``) or the mean weight E e^{S^(1)} (``"mean"``)."""
+    check_choice("weights", weights, WEIGHTS)
     rho = math.exp(-math.sqrt(d) * (1.0 - alpha))
+    return rho * mean_first_layer_weight(d, alpha) if weights == "mean" else rho
+
+
+def _parts(d, n, alpha, r, weights="limit"):
+    """rho, delta_i (n,), P_i (n,), N_j (n,) of the module docstring."""
+    rho = _rho(d, alpha, weights)
     t = _idx(n) - 1.0  # i - 1
     delta = 1.0 + t * rho
     P = (1.0 - alpha) * (1.0 + r) * rho / delta + alpha * (1.0 + r) ** 2
@@ -101,41 +198,45 @@ def _parts(d, n, alpha, r):
     return rho, delta, P, N
 
 
-def layer2_scores(d, n, alpha=0.0, gamma=0.0, residual="input"):
-    r"""``(n, n)``: the large-:math:`d` closed form of :math:`S^{(2)}` with LayerNorm.
+def layer2_scores(d, n, alpha=0.0, gamma=0.0, residual="input", weights="limit"):
+    r"""``(n, n)``: the large-:math:`d` closed form of :math:`S^{(2)}` with LayerNorm (eq. ``eq-rec-corrected``).
 
     ``residual="input"`` is this book's corrected form (the residual adds the
     pre-norm input); ``residual="normalised"`` is what the paper's Eq. 41 implies.
     At :math:`\alpha = \gamma = 0` both equal Theorem 1 (:func:`theorem1_scores`).
+    ``weights="limit"``: the first-layer weights :math:`e^{E S^{(1)}}` of the paper's
+    approximation; ``weights="mean"``: their means :math:`E e^{S^{(1)}}` (the adjusted
+    closed form, eq. ``eq-rec-adjusted``).
     """
     d, n, alpha, gamma, *_ = check_model(d, n, alpha, gamma)
     r = residual_weight(d, alpha, gamma, residual)
-    _, _, P, N = _parts(d, n, alpha, r)
+    _, _, P, N = _parts(d, n, alpha, r, weights)
     S = math.sqrt(d) * P[:, None] / np.sqrt(N[:, None] * N[None, :])
     np.fill_diagonal(S, math.sqrt(d))
     return _masked(S)
 
 
-def layer2_log_profile(d, n, alpha=0.0, gamma=0.0, residual="input"):
+def layer2_log_profile(d, n, alpha=0.0, gamma=0.0, residual="input", weights="limit"):
     r"""``(n,)``: :math:`\log S^{(2)}_{ij} - \log S^{(2)}_{i1} = \log h(j) - \log h(1)` for keys
     :math:`j = 1..n` (any query :math:`i > j`), computed without cancellation:
     :math:`N_j - N_1 = -(1-\alpha)(j-1)\rho\,[1/\delta_j + 1 + 2r - \rho/\delta_j]/\delta_j`."""
     d, n, alpha, gamma, *_ = check_model(d, n, alpha, gamma)
     r = residual_weight(d, alpha, gamma, residual)
-    rho, delta, _, N = _parts(d, n, alpha, r)
+    rho, delta, _, N = _parts(d, n, alpha, r, weights)
     t = _idx(n) - 1.0
     dN = -(1.0 - alpha) * t * rho / delta * (1.0 / delta + 1.0 + 2.0 * r - rho / delta)
     return -0.5 * np.log1p(dN / N[0])
 
 
-def layer2_contrast(d, n, alpha=0.0, gamma=0.0, residual="input"):
-    r"""Recency contrast of the last query, :math:`S^{(2)}_{n,n-1} - S^{(2)}_{n,1}`, without cancellation."""
-    S = layer2_scores(d, n, alpha, gamma, residual)
-    return float(S[n - 1, 0] * np.expm1(layer2_log_profile(d, n, alpha, gamma, residual)[n - 2]))
+def layer2_contrast(d, n, alpha=0.0, gamma=0.0, residual="input", weights="limit"):
+    r"""Recency contrast of the last query, :math:`S^{(2)}_{n,n-1} - S^{(2)}_{n,1}`, without cancellation
+    (``weights`` as in :func:`layer2_scores`)."""
+    S = layer2_scores(d, n, alpha, gamma, residual, weights)
+    return float(S[n - 1, 0] * np.expm1(layer2_log_profile(d, n, alpha, gamma, residual, weights)[n - 2]))
 
 
 def theorem1_scores(d, n):
-    r"""``(n, n)``: the paper's Eq. 5, :math:`S^{(2)}_{ij} = \sqrt d(a+j-1)/\sqrt{(a^2+i-1)(a^2+j-1)}`,
+    r"""``(n, n)``: the paper's Eq. 5 (eq. ``eq-rec-thm1``), :math:`S^{(2)}_{ij} = \sqrt d(a+j-1)/\sqrt{(a^2+i-1)(a^2+j-1)}`,
     :math:`S_{ii} = \sqrt d` (evaluated in the stable form :math:`a \to` ratios)."""
     d, n, *_ = check_model(d, n, 0.0)
     e = math.exp(-math.sqrt(d))  # 1/a
@@ -174,7 +275,7 @@ def corrected_h(j, d, alpha, gamma):
 
 
 def no_ln_layer2_scores(d, n):
-    r"""``(n, n)``: Proposition 1 corrected (:math:`\alpha = \gamma = 0`, no normalisation).
+    r"""``(n, n)``: Proposition 1 corrected (eq. ``eq-rec-noln``; :math:`\alpha = \gamma = 0`, no normalisation).
 
     :math:`S^{(1)}_{ii} \to 1/\sqrt d`, :math:`S^{(1)}_{ij} \to 0`; with :math:`a' = e^{1/\sqrt d}`,
     :math:`D'_i = a' + i - 1`: :math:`S^{(2)}_{ij} = 1/(\sqrt d\,D'_i)` for :math:`j < i` (the same for
@@ -221,3 +322,34 @@ def layer1_score_sd(alpha):
     :math:`e^{(1-\alpha^2)^2/2}`."""
     _, _, alpha, *_ = check_model(2, 3, alpha)
     return 1.0 - alpha**2
+
+
+def factor_row(stats, layer=2, controls="all"):
+    r"""One width of the missing-factor study, from a simulation ``stats``
+    (:class:`~attention_geometry.recency.RecencyStats`, LayerNorm): the last query's
+    contrast at ``layer`` (control-variate :class:`~attention_geometry.stats.Estimate`),
+    the paper's and the adjusted closed forms, Monte Carlo over each, and the limit."""
+    est = stats.contrast_estimate(layer, controls)
+    paper = layer2_contrast(stats.d, stats.n, stats.alpha, stats.gamma)
+    adjusted = layer2_contrast(stats.d, stats.n, stats.alpha, stats.gamma, weights="mean")
+    return {"d": stats.d, "alpha": stats.alpha, "gamma": stats.gamma, "measured": est, "paper": paper,
+            "adjusted": adjusted, "over_paper": Estimate(est.value / paper, est.se / abs(paper)),
+            "over_adjusted": Estimate(est.value / adjusted, est.se / abs(adjusted)),
+            "adjusted_over_paper": adjusted / paper, "limit": contrast_factor_limit(stats.alpha)}
+
+
+def rise_row(stats):
+    r"""The rise :math:`h(n-1)/h(1) - 1 = (S^{(2)}_{n,n-1} - S^{(2)}_{n,1})/S^{(2)}_{n,1}` of the last query:
+    Monte Carlo (control-variate contrast over the mean level, delta method treating the two
+    as independent) against this book's, the paper's (Eq. 41) and the adjusted closed forms,
+    with each one's relative error ``closed / measured - 1`` (an Estimate)."""
+    d, n, a, g = stats.d, stats.n, stats.alpha, stats.gamma
+    level = Estimate(float(stats.scores[1, n - 1, 0]), float(stats.scores_se[1, n - 1, 0]))
+    measured = ratio_estimate(stats.contrast_estimate(2), level)
+    out = {"alpha": a, "gamma": g, "measured": measured}
+    for name, kw in (("ours", {}), ("paper", {"residual": "normalised"}), ("adjusted", {"weights": "mean"})):
+        rise = float(np.expm1(layer2_log_profile(d, n, a, g, **kw)[n - 2]))
+        out[name] = rise
+        out[f"{name}_error"] = ratio_estimate(Estimate(rise, 0.0), measured)
+        out[f"{name}_error"] = Estimate(out[f"{name}_error"].value - 1.0, out[f"{name}_error"].se)
+    return out

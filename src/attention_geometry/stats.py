@@ -8,9 +8,12 @@ from a small sample, the degrees of freedom of a Student-t interval.
 * :func:`paired_difference` -- the mean of per-seed differences :math:`a_s - b_s`
   (same seed: same data and initial weights), with its t interval and the
   number of seeds on which ``a`` is ahead;
-* :func:`control_variate_mean` -- :math:`\bar y - \hat\beta(\bar x - \mu_x)` for
-  a control :math:`x` of known mean :math:`\mu_x`; its variance is
-  :math:`(1-\rho^2)` times that of :math:`\bar y`;
+* :func:`control_variate_mean` -- :math:`\bar y - \hat\beta^\top(\bar x - \mu_x)` for
+  one or several controls :math:`x` of known means :math:`\mu_x`; its variance is
+  :math:`(1-R^2)` times that of :math:`\bar y` (:math:`R^2` of the regression of
+  :math:`y` on :math:`x`); :func:`control_variate_moments` is the same estimator
+  from the sample mean and covariance alone (for streamed samples);
+* :func:`wald_test` -- whether a vector of means is zero, from its covariance;
 * :func:`ratio_estimate` -- a ratio of two estimates by the delta method;
 * :func:`bootstrap_interval` -- a percentile bootstrap for any statistic;
 * :func:`spearman` and :func:`noise_ceiling` -- rank correlation, and the
@@ -33,6 +36,8 @@ __all__ = [
     "PairedDifference",
     "paired_difference",
     "control_variate_mean",
+    "control_variate_moments",
+    "wald_test",
     "ratio_estimate",
     "bootstrap_interval",
     "spearman",
@@ -98,26 +103,80 @@ def paired_difference(a, b) -> PairedDifference:
     return PairedDifference(est.value, est.se, est.df, n=a.size, wins=int((a > b).sum()))
 
 
-def control_variate_mean(y, x, x_mean: float = 0.0) -> Estimate:
-    r"""Mean of ``y`` with the control variate ``x`` of known mean ``x_mean``.
+def control_variate_moments(mean, cov, count: int, x_mean=0.0) -> Estimate:
+    r"""The control-variate mean of :math:`y` from the sample moments of :math:`(y, x_1, \dots, x_k)`.
 
-    :math:`\hat\mu = \bar y - \hat\beta(\bar x - \mu_x)` with
-    :math:`\hat\beta = \widehat{\mathrm{cov}}(y, x)/\widehat{\mathrm{var}}(x)`. Its
-    standard error is that of the residuals :math:`y - \hat\beta x`, i.e.
-    :math:`\sqrt{1-\rho^2}` times the plain one (asymptotically; the estimate of
-    :math:`\beta` costs one degree of freedom). ``y, x: (n,)`` paired samples.
+    ``mean: (k + 1,)`` and ``cov: (k + 1, k + 1)`` are the sample mean and the
+    sample covariance (``ddof = 1``) of ``count`` paired draws of :math:`y` (first
+    entry) and the controls :math:`x` of known means ``x_mean`` (a number or
+    ``(k,)``). With :math:`\hat\beta = \hat\Sigma_{xx}^{-1}\hat\Sigma_{xy}`, the estimate is
+    :math:`\bar y - \hat\beta^\top(\bar x - \mu_x)` and its variance is the residual
+    variance :math:`(\hat\Sigma_{yy} - \hat\Sigma_{yx}\hat\beta)\,(N-1)/(N-k-1)` over
+    :math:`N`; ``df = N - k - 1``. Controls of zero variance are ignored (a
+    pseudo-inverse on the standardised controls). With ``k = 0`` it is the plain mean.
+    """
+    mean = np.atleast_1d(np.asarray(mean, dtype=np.float64))
+    cov = np.atleast_2d(np.asarray(cov, dtype=np.float64))
+    k = mean.size - 1
+    if cov.shape != (k + 1, k + 1):
+        raise fail("cov", f"an array of shape {cov.shape}", f"shape ({k + 1}, {k + 1}) to match mean")
+    n = check_int("count", count, low=k + 3)  # a residual variance needs n - k - 1 >= 2
+    if k == 0:
+        return Estimate(float(mean[0]), math.sqrt(max(cov[0, 0], 0.0) / n), df=n - 1)
+    mu = np.broadcast_to(np.asarray(x_mean, dtype=np.float64), (k,))
+    sxx, sxy = cov[1:, 1:], cov[1:, 0]
+    scale = np.sqrt(np.clip(np.diag(sxx), 0.0, None))
+    live = scale > 0
+    beta = np.zeros(k)
+    if live.any():
+        s = scale[live]
+        beta[live] = np.linalg.pinv(sxx[np.ix_(live, live)] / np.outer(s, s), rcond=1e-12) @ (sxy[live] / s) / s
+    value = float(mean[0] - beta @ (mean[1:] - mu))
+    resid = max(float(cov[0, 0] - sxy @ beta), 0.0) * (n - 1) / (n - k - 1)
+    return Estimate(value, math.sqrt(resid / n), df=n - k - 1)
+
+
+def control_variate_mean(y, x, x_mean=0.0) -> Estimate:
+    r"""Mean of ``y`` with the control variate(s) ``x`` of known mean(s) ``x_mean``.
+
+    ``y: (n,)``; ``x: (n,)`` (one control) or ``(n, k)``; ``x_mean`` a number or
+    ``(k,)``. :math:`\hat\mu = \bar y - \hat\beta^\top(\bar x - \mu_x)` with
+    :math:`\hat\beta` the least-squares coefficients of :math:`y` on :math:`x`. Its
+    standard error is that of the residuals :math:`y - \hat\beta^\top x`, i.e.
+    :math:`\sqrt{1-R^2}` times the plain one (asymptotically; estimating
+    :math:`\beta` costs ``k`` degrees of freedom). Computed by
+    :func:`control_variate_moments` from the samples' mean and covariance.
     """
     y = np.asarray(y, dtype=np.float64).ravel()
-    x = np.asarray(x, dtype=np.float64).ravel()
-    if y.shape != x.shape:
-        raise fail("x", f"an array of shape {x.shape}", f"the shape of y, {y.shape} (paired samples)")
-    n = check_int("len(y)", y.size, low=3)
-    xc = x - x.mean()
-    var_x = float(xc @ xc)
-    beta = float(xc @ (y - y.mean())) / var_x if var_x > 0 else 0.0
-    resid = y - beta * xc
-    value = float(y.mean() - beta * (x.mean() - x_mean))
-    return Estimate(value, float(resid.std(ddof=2) / math.sqrt(n)), df=n - 2)
+    x = np.asarray(x, dtype=np.float64)
+    x = x.reshape(-1, 1) if x.ndim == 1 else x
+    if x.ndim != 2 or x.shape[0] != y.size:
+        raise fail("x", f"an array of shape {x.shape}", f"shape ({y.size},) or ({y.size}, k): paired with y")
+    check_int("len(y)", y.size, low=x.shape[1] + 3)
+    z = np.column_stack([y, x])
+    return control_variate_moments(z.mean(0), np.cov(z, rowvar=False, ddof=1), y.size, x_mean)
+
+
+def wald_test(mean, cov, count: int, null=0.0) -> tuple[float, int, float]:
+    r"""Wald test that a vector of means equals ``null``: ``(chi2, df, p_value)``.
+
+    ``mean: (k,)`` and ``cov: (k, k)`` are the sample mean and covariance of
+    ``count`` draws; :math:`\chi^2 = N(\bar v - v_0)^\top\hat\Sigma^{+}(\bar v - v_0)` with
+    ``df`` the rank of :math:`\hat\Sigma`, referred to the chi-square law (large ``count``).
+    """
+    mean = np.atleast_1d(np.asarray(mean, dtype=np.float64))
+    cov = np.atleast_2d(np.asarray(cov, dtype=np.float64))
+    if cov.shape != (mean.size, mean.size):
+        raise fail("cov", f"an array of shape {cov.shape}", f"shape ({mean.size}, {mean.size}) to match mean")
+    n = check_int("count", count, low=2)
+    gap = mean - np.broadcast_to(np.asarray(null, dtype=np.float64), mean.shape)
+    scale = np.sqrt(np.clip(np.diag(cov), 0.0, None))
+    if not (scale > 0).all():
+        raise fail("cov", "a covariance with a zero variance", "positive variances (a constant entry cannot be tested)")
+    corr = cov / np.outer(scale, scale)
+    df = int(np.linalg.matrix_rank(corr, tol=1e-10))
+    chi2 = float(n * (gap / scale) @ np.linalg.pinv(corr, rcond=1e-10) @ (gap / scale))
+    return chi2, df, float(_sps.chi2.sf(chi2, df))
 
 
 def ratio_estimate(num: Estimate, den: Estimate) -> Estimate:

@@ -26,6 +26,10 @@ Rules:
 * :func:`sign_verdict` -- a claimed direction of an effect (a difference, a
   contrast, a slope);
 * :func:`bound_verdict` -- a claimed bound (``at most``/``at least``);
+* :func:`sign_and_size_verdict` -- a claimed closed-form value whose *sign* and
+  *size* are judged separately (the sign can hold while the size is off);
+* :func:`hypothesis_verdict` -- a claim that a null hypothesis is false (or
+  true), judged by a test's p-value;
 * :func:`property_verdict` -- a claimed exact property checked by a
   computation that either holds or fails (a proof-checking computation: exact
   arithmetic, an identity to rounding);
@@ -39,6 +43,7 @@ verdict at the book's default settings with the one at the paper's settings
 (a stored paper-scale run): the latter decides when it exists.
 """
 
+import math
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -53,6 +58,8 @@ __all__ = [
     "value_verdict",
     "sign_verdict",
     "bound_verdict",
+    "sign_and_size_verdict",
+    "hypothesis_verdict",
     "property_verdict",
     "not_tested",
     "joint_verdict",
@@ -146,6 +153,57 @@ def bound_verdict(est: Estimate, bound: float, *, at_most: bool, level: float = 
     if fails:
         return Verdict("refuted", text)
     return Verdict("not decided", f"{text}; the interval straddles the bound")
+
+
+def sign_and_size_verdict(est: Estimate, closed_form: float, *, rtol: float, level: float = 0.95,
+                          what: str = "the effect", note: str = "") -> Verdict:
+    """A claimed closed-form value ``closed_form`` (non-zero) of an effect measured as ``est``.
+
+    The sign is judged first (:func:`sign_verdict` with the closed form's sign):
+    ``refuted`` or ``not decided`` end there. If the sign is reproduced, the size
+    is judged on the ratio ``est / closed_form`` against the band ``1 ± rtol``:
+    ratio interval inside the band: ``reproduced``; disjoint from it:
+    ``differs`` ("sign reproduced, magnitude off by a factor ..."); overlapping:
+    ``not decided``. ``note`` is appended to the reason (e.g. what the factor
+    tends to, computed elsewhere).
+    """
+    if closed_form == 0 or not math.isfinite(closed_form):
+        raise fail("closed_form", closed_form, "a finite non-zero number (its sign is the claim)")
+    rtol = check_float("rtol", rtol, low=0.0)
+    sign = sign_verdict(est, 1 if closed_form > 0 else -1, level=level, what=what)
+    tail = f"; {note}" if note else ""
+    if sign.label != "reproduced":
+        return Verdict(sign.label, sign.reason + tail)
+    ratio = Estimate(est.value / closed_form, est.se / abs(closed_form), est.df)
+    lo, hi = ratio.interval(level)
+    text = (f"sign reproduced ({what} = {est.format()}); measured / closed form = {ratio.format()}, "
+            f"{level:.0%} interval [{lo:.3g}, {hi:.3g}] against 1 ± {rtol:.2g}")
+    if 1 - rtol <= lo and hi <= 1 + rtol:
+        return Verdict("reproduced", f"{text}: size reproduced{tail}")
+    if hi < 1 - rtol or lo > 1 + rtol:
+        return Verdict("differs", f"{text}: magnitude off by a factor {ratio.value:.3g}{tail}")
+    return Verdict("not decided", f"{text}: the size is not decided{tail}")
+
+
+def hypothesis_verdict(p_value: float, *, claim_rejects_null: bool, alpha: float = 0.01,
+                       what: str = "the null hypothesis") -> Verdict:
+    """A claim about a null hypothesis judged by a test's ``p_value`` at level ``alpha``.
+
+    ``claim_rejects_null=True`` (the paper says the null is false, e.g. "the
+    scores are not a function of i - j"): ``p < alpha`` gives ``reproduced``,
+    otherwise ``not decided`` (no rejection is no proof). ``claim_rejects_null=False``
+    (the paper says the null holds): ``p < alpha`` gives ``refuted``, otherwise
+    ``not decided``.
+    """
+    p = check_float("p_value", p_value, low=0.0, high=1.0)
+    alpha = check_float("alpha", alpha, low=0.0, high=1.0, low_open=True, high_open=True)
+    if not isinstance(claim_rejects_null, bool):
+        raise fail("claim_rejects_null", claim_rejects_null, "True or False")
+    rejected = p < alpha
+    text = f"{what}: p = {p:.3g} ({'rejected' if rejected else 'not rejected'} at {alpha:g})"
+    if rejected:
+        return Verdict("reproduced" if claim_rejects_null else "refuted", text)
+    return Verdict("not decided", text)
 
 
 def property_verdict(holds: bool, evidence: str) -> Verdict:
