@@ -21,6 +21,9 @@ module                    object
 :mod:`.recency_theory`    its closed forms (ch. 6)
 :mod:`.cesaro`            the Cesàro calculus of causal averaging (ch. 7)
 :mod:`.jacobians`         Jacobian profiles of random-init decoders (ch. 8)
+:mod:`.jacobian_theory`   their derived expectation, the value pathway (ch. 8)
+:mod:`.jacobian_stats`    profiles as samples: bands, fits, ceilings, tests (ch. 8)
+:mod:`.jacobian_training` early training with the profile measured (ch. 8)
 :mod:`.synthesis`         a decoder with every component switchable (ch. 9)
 :mod:`.stats`             intervals, paired differences, control variates
 :mod:`.verdicts`          the rules that turn a measurement into a verdict
@@ -34,6 +37,9 @@ from . import (
     cesaro,
     checkpoint,
     collapse,
+    jacobian_stats,
+    jacobian_theory,
+    jacobian_training,
     jacobians,
     layernorm,
     ln_dynamics,
@@ -50,6 +56,9 @@ from .attention import *  # noqa: F401,F403
 from .cesaro import *  # noqa: F401,F403
 from .checkpoint import *  # noqa: F401,F403
 from .collapse import *  # noqa: F401,F403
+from .jacobian_stats import *  # noqa: F401,F403
+from .jacobian_theory import *  # noqa: F401,F403
+from .jacobian_training import *  # noqa: F401,F403
 from .jacobians import *  # noqa: F401,F403
 from .layernorm import *  # noqa: F401,F403
 from .ln_dynamics import *  # noqa: F401,F403
@@ -66,7 +75,8 @@ from .verdicts import *  # noqa: F401,F403
 
 #: The modules whose ``__all__`` make up the package's public names.
 MODULES = (layernorm, attention, majority, selectability, collapse, ln_dynamics, recency,
-           recency_theory, cesaro, jacobians, synthesis, stats, verdicts, checkpoint, corpus, pretrained,
+           recency_theory, cesaro, jacobians, jacobian_theory, jacobian_stats, jacobian_training,
+           synthesis, stats, verdicts, checkpoint, corpus, pretrained,
            tiny_decoder)
 
 __all__ = [name for module in MODULES for name in module.__all__]

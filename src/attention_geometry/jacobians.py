@@ -27,23 +27,33 @@ key/value heads) and GPT-2-shaped (pre-LayerNorm, GELU, learned absolute
 positions). RoPE off = a rotary module returning ``cos = 1, sin = 0``
 (:class:`NoRotary`); GPT-2 without positions = zero position embeddings.
 
-Theory: the Cesàro profile :math:`g\,(N^H)_{L,j}` of :mod:`attention_geometry.cesaro`
-is fitted to a measured profile in log space (:func:`fit_cesaro`).
+Many sequences: :func:`sequence_profiles` estimates the profile of each of
+``n`` sequences (``k`` probes each, sequences batched), checkpointing every
+batch through a :class:`~attention_geometry.checkpoint.CheckpointStore` so
+that a killed run resumes; the statistics of such a sample are in
+:mod:`attention_geometry.jacobian_stats`, the derived expectation in
+:mod:`attention_geometry.jacobian_theory`.
+
+Pathways: :func:`value_only_attention` switches a model to attention whose
+scores are constants for differentiation (the value pathway of the paper's
+App. E.2 alone); the difference to the full Jacobian is the score pathway.
+:func:`positions_off` removes positional information in place (RoPE or GPT-2's
+learned positions) and restores it; :func:`measured_score_std` measures the
+pre-softmax score spread at initialisation.
 
 Shapes: ``L`` positions, ``d`` width, ``k`` probes; an input ``h0: (1, L, d)``.
 """
 
+import contextlib
 import math
 import types
 from dataclasses import dataclass
 
 import numpy as np
 import torch
-from scipy import optimize, stats
-
-from .cesaro import classify_profile, dead_zone, log_last_row, profile_minimum
 
 from ._checks import check_bool, check_choice, check_float, check_int, fail
+from .checkpoint import CheckpointStore, resumable_map
 
 __all__ = [
     "ARCHITECTURES",
@@ -61,13 +71,16 @@ __all__ = [
     "estimate_profile",
     "estimator_variance",
     "attention_score_std",
-    "CesaroFit",
-    "fit_cesaro",
-    "normalised_positions_wasserstein",
-    "profile_spearman",
-    "ProfileSummary",
-    "summarise_profile",
-    "ends_over_middle",
+    "measured_score_std",
+    "standin_init_std",
+    "positions_off",
+    "value_only_attention",
+    "sequence_profiles",
+    "positional_pair",
+    "pathway_profiles",
+    "concatenate_chunks",
+    "chunk_boundaries",
+    "first_token_attention",
 ]
 
 #: Architectures :func:`build_decoder` knows.
@@ -236,15 +249,16 @@ def keep_norm_dtype(model):
     return n
 
 
-def random_embeddings(model, seq_len: int, seed) -> torch.Tensor:
-    """``(1, seq_len, d)``: the model's own embeddings of uniformly random token ids
+def random_embeddings(model, seq_len: int, seed, n: int = 1) -> torch.Tensor:
+    """``(n, seq_len, d)``: the model's own embeddings of uniformly random token ids
     (drawn from ``seed``, an int or a ``torch.Generator``), on the model's device."""
     seq_len = _check_int("seq_len", seq_len, low=2)
+    n = _check_int("n", n)
     if seq_len > context_length(model):
         raise ValueError(f"seq_len = {seq_len} is longer than the configured context "
                          f"{context_length(model)}; allowed: an integer in [2, {context_length(model)}]")
     emb = model.get_input_embeddings()
-    ids = torch.randint(emb.num_embeddings, (1, seq_len), generator=_generator(seed))
+    ids = torch.randint(emb.num_embeddings, (n, seq_len), generator=_generator(seed))
     with torch.no_grad():
         return emb(ids.to(emb.weight.device))
 
@@ -254,6 +268,122 @@ def attention_score_std(width: int, init_std: float) -> float:
     ``q, k`` entries have std :math:`\sigma\sqrt d` for a normalised input (RMS 1),
     and :math:`q\cdot k/\sqrt{d_h}` then has std :math:`\sigma^2 d` (biases zero)."""
     return float(init_std) ** 2 * int(width)
+
+
+#: Qwen2-0.5B's width and initialiser scale: the score regime the stand-in matches.
+PAPER_WIDTH, PAPER_INIT_STD = 896, 0.02
+
+
+def standin_init_std(width: int, reference_width: int = PAPER_WIDTH) -> float:
+    r"""The stand-in scale :math:`\sigma = 0.02\sqrt{d_{\mathrm{ref}}/d}` that gives a width-``d``
+    decoder the score spread :math:`\sigma^2 d` (and value gain :math:`(\sigma^2 d)^2`)
+    of the reference model at initialisation: Qwen2-0.5B (896, the default) or
+    GPT-2 (768) (``eq-jac-standin``)."""
+    width = check_int("width", width, low=1)
+    reference_width = check_int("reference_width", reference_width, low=1)
+    return PAPER_INIT_STD * math.sqrt(reference_width / width)
+
+
+def _attention_modules(model):
+    return [m for m in model.modules() if type(m).__name__.endswith("Attention")]
+
+
+def measured_score_std(model, h0: torch.Tensor) -> np.ndarray:
+    r"""``(n_layers,)``: the standard deviation of the pre-softmax scores
+    :math:`q_i\cdot k_j/\sqrt{d_h}` over heads and causal pairs ``j <= i``, per
+    layer, on the input ``h0: (1, L, d)`` (captured from the q/k projections,
+    before the rotary embedding, which preserves the spread). Qwen2/Llama- and
+    GPT-2-shaped models."""
+    h0 = _check_h0(model, h0)
+    cfg = model.config
+    n_heads = cfg.num_attention_heads
+    d_head = cfg.hidden_size // n_heads
+    n_kv = getattr(cfg, "num_key_value_heads", None) or n_heads
+    captured, hooks = [], []
+    for att in _attention_modules(model):
+        if hasattr(att, "q_proj"):
+            store = {}
+            hooks.append(att.q_proj.register_forward_hook(lambda m, i, o, s=store: s.__setitem__("q", o)))
+            hooks.append(att.k_proj.register_forward_hook(lambda m, i, o, s=store: s.__setitem__("k", o)))
+        else:  # GPT-2: one c_attn projection for q, k, v
+            store = {}
+
+            def split(module, inputs, out, s=store, d=cfg.hidden_size):
+                s["q"], s["k"] = out[..., :d], out[..., d:2 * d]
+
+            hooks.append(att.c_attn.register_forward_hook(split))
+        captured.append(store)
+    try:
+        with torch.no_grad():
+            model(inputs_embeds=h0, use_cache=False)
+    finally:
+        for h in hooks:
+            h.remove()
+    L = h0.shape[1]
+    causal = torch.tril(torch.ones(L, L, dtype=torch.bool))
+    out = []
+    for s in captured:
+        q = s["q"][0].reshape(L, n_heads, d_head).transpose(0, 1).double()
+        k = s["k"][0].reshape(L, n_kv, d_head).transpose(0, 1).double()
+        k = k.repeat_interleave(n_heads // n_kv, dim=0)
+        scores = q @ k.transpose(1, 2) / math.sqrt(d_head)
+        out.append(float(scores[:, causal].std()))
+    return np.array(out)
+
+
+@contextlib.contextmanager
+def positions_off(model):
+    """Within the block, ``model`` has no positional information: a Qwen2/Llama-shaped
+    model's rotary module is :class:`NoRotary`, a GPT-2-shaped model's position
+    embeddings are zero. Restored on exit; the weights are otherwise the same."""
+    if hasattr(model, "rotary_emb"):
+        cfg = model.config
+        saved = model.rotary_emb
+        model.rotary_emb = NoRotary(getattr(cfg, "head_dim", None) or cfg.hidden_size // cfg.num_attention_heads)
+        try:
+            yield model
+        finally:
+            model.rotary_emb = saved
+    elif hasattr(model, "wpe"):
+        saved = model.wpe.weight.detach().clone()
+        with torch.no_grad():
+            model.wpe.weight.zero_()
+        try:
+            yield model
+        finally:
+            with torch.no_grad():
+                model.wpe.weight.copy_(saved)
+    else:
+        raise fail("model", type(model).__name__, "a Qwen2/Llama-shaped (rotary) or GPT-2-shaped model")
+
+
+_VALUE_ONLY = "ag_value_only"
+
+
+def _value_only_attention(module, query, key, value, attention_mask, **kwargs):
+    from transformers.integrations.sdpa_attention import sdpa_attention_forward
+
+    # the scores q.k are constants for differentiation: only the values carry a gradient
+    return sdpa_attention_forward(module, query.detach(), key.detach(), value, attention_mask, **kwargs)
+
+
+@contextlib.contextmanager
+def value_only_attention(model):
+    r"""Within the block, ``model``'s attention weights are treated as constants by
+    autograd (same forward values): the Jacobian is the value pathway of the
+    paper's App. E.2, :math:`\delta_{ij}I + A_{ij}W_VW_O` per layer, and the full
+    Jacobian minus it is the score pathway (``eq-jac-pathways``)."""
+    from transformers import AttentionInterface
+    from transformers.masking_utils import AttentionMaskInterface, sdpa_mask
+
+    AttentionInterface.register(_VALUE_ONLY, _value_only_attention)
+    AttentionMaskInterface.register(_VALUE_ONLY, sdpa_mask)
+    saved = model.config._attn_implementation
+    model.config._attn_implementation = _VALUE_ONLY
+    try:
+        yield model
+    finally:
+        model.config._attn_implementation = saved
 
 
 # ---------------------------------------------------------------- probes
@@ -401,115 +531,136 @@ def estimator_variance(J: torch.Tensor, k: int, kind: str) -> np.ndarray:
     raise ValueError(f"kind = {kind!r} is not known; allowed: 'gaussian' or 'orthogonal'")
 
 
-# ------------------------------------------------------------ theory fit
 
 
-def _check_rho(rho):
-    rho = np.asarray(rho, dtype=np.float64)
-    if rho.ndim != 1 or rho.size < 3:
-        raise ValueError(f"rho has shape {rho.shape}; allowed: (L,) with L >= 3")
-    if not np.all(np.isfinite(rho)) or np.any(rho <= 0):
-        raise ValueError("rho has non-finite or non-positive entries; allowed: positive numbers")
-    return rho
+def sequence_profiles(model, inputs: torch.Tensor, k: int, *, seed: int, kind: str = "orthogonal",
+                      batch_size: int = 1, store: CheckpointStore | None = None, name: str = "profiles",
+                      key: dict | None = None, progress=None) -> np.ndarray:
+    r"""``(n, k, L)``: :math:`\lVert u_{s,i}^\top J^{(s)}_j\rVert^2` for each of the ``n``
+    sequences ``inputs: (n, L, d)`` and ``k`` probes per sequence; their mean over
+    the probes is an unbiased estimate of sequence ``s``'s :math:`\rho(j)^2`.
 
-
-@dataclass(frozen=True)
-class CesaroFit:
-    r"""The Cesàro profile fitted to a measured one: :math:`\log\rho(j) \approx
-    \log g + \log (N^H)_{L,j}(\alpha)` by least squares in log space.
-    ``gain`` is ``g``, ``gain_per_layer`` :math:`g^{1/H}` (the paper's
-    :math:`\gamma`), ``theory: (L,)`` the fitted profile, ``log_rmse`` the rms
-    residual in natural log."""
-
-    alpha: float
-    gain: float
-    gain_per_layer: float
-    H: int
-    log_rmse: float
-    theory: np.ndarray
-
-
-def fit_cesaro(rho, H: int) -> CesaroFit:
-    """Fit ``(alpha, gain)`` of the Cesàro ``N^H`` profile to ``rho: (L,)``.
-
-    For fixed ``alpha`` the best ``log gain`` is the mean residual; ``alpha`` is
-    found on a grid of 201 points in [0.005, 1], then refined by a bounded
-    scalar search around the best grid point.
+    Sequences go through the model ``batch_size`` at a time (one forward pass,
+    ``k`` backward passes; the sequences of a batch do not interact), each with
+    its own probes (``kind`` ``"orthogonal"`` or ``"gaussian"``, from a generator
+    seeded by ``seed`` and the batch's first index). Each batch's result is
+    checkpointed in ``store`` under ``name`` and ``key`` (which must describe the
+    model and the inputs; the sizes, ``k``, ``kind``, ``seed`` and ``batch_size``
+    are added here), so that a killed run resumes with the next batch.
+    ``progress(done, total)`` is called after each batch.
     """
-    rho = _check_rho(rho)
-    H = _check_int("H", H)
-    L, log_rho = rho.size, np.log(rho)
+    if not isinstance(inputs, torch.Tensor) or inputs.ndim != 3:
+        raise fail("inputs", f"an object of shape {tuple(getattr(inputs, 'shape', ()))}", "a tensor (n, L, d)")
+    n, L, d = inputs.shape
+    _check_h0(model, inputs[:1])
+    k = _check_int("k", k)
+    check_choice("kind", kind, ("gaussian", "orthogonal"))
+    batch_size = _check_int("batch_size", batch_size)
+    seed = _check_int("seed", seed, low=0)
+    starts = list(range(0, n, batch_size))
 
-    def loss(a):
-        res = log_rho - log_last_row(L, H, float(a))
-        return float(np.mean((res - res.mean()) ** 2))
+    def one_batch(start):
+        x = inputs[start:start + batch_size].detach().clone().requires_grad_(True)
+        b = x.shape[0]
+        gen = torch.Generator().manual_seed(seed * 1_000_003 + start)
+        U = torch.stack([draw_probes(d, k, kind, gen) for _ in range(b)], 1)  # (k, b, d)
+        U = U.to(device=x.device, dtype=x.dtype)
+        out = torch.empty(b, k, L, dtype=torch.float64)
+        with torch.enable_grad():
+            y = _last_state(model, x)
+            for i in range(k):
+                (g,) = torch.autograd.grad(y, x, grad_outputs=U[i], retain_graph=i < k - 1)
+                out[:, i] = g.double().pow(2).sum(-1).cpu()
+        return out.numpy()
 
-    grid = np.linspace(0.005, 1.0, 200)
-    i = int(np.argmin([loss(a) for a in grid]))
-    lo, hi = grid[max(i - 1, 0)], grid[min(i + 1, len(grid) - 1)]
-    best = optimize.minimize_scalar(loss, bounds=(lo, hi), method="bounded", options={"xatol": 1e-6})
-    alpha = float(best.x) if best.fun <= loss(grid[i]) else float(grid[i])
-    log_p = log_last_row(L, H, alpha)
-    log_g = float(np.mean(log_rho - log_p))
-    return CesaroFit(alpha=alpha, gain=math.exp(log_g), gain_per_layer=math.exp(log_g / H), H=H,
-                     log_rmse=math.sqrt(loss(alpha)), theory=np.exp(log_g + log_p))
-
-
-def normalised_positions_wasserstein(a, b) -> float:
-    r"""Wasserstein-1 distance between two profiles ``(L,)`` read as distributions on
-    the positions :math:`x_j = j/L`: weights :math:`a_j/\sum a`, :math:`b_j/\sum b`;
-    :math:`W = \frac1L\sum_j |F_a(j) - F_b(j)|` with the cumulative sums ``F``
-    (so ``W`` is in units of the context length, between 0 and 1)."""
-    a, b = _check_rho(a), _check_rho(b)
-    if a.size != b.size:
-        raise ValueError(f"profiles of lengths {a.size} and {b.size}; allowed: equal lengths")
-    Fa, Fb = np.cumsum(a / a.sum()), np.cumsum(b / b.sum())
-    return float(np.abs(Fa - Fb).sum() / a.size)
-
-
-def profile_spearman(a, b) -> float:
-    """Spearman rank correlation of two profiles ``(L,)`` over positions."""
-    a, b = _check_rho(a), _check_rho(b)
-    return float(stats.spearmanr(a, b).statistic)
+    full_key = {**(key or {}), "n": n, "L": L, "d": d, "k": k, "kind": kind, "seed": seed,
+                "batch_size": batch_size}
+    parts = resumable_map(one_batch, starts, store=store, name=name, key=full_key, progress=progress)
+    return np.concatenate(parts, axis=0)
 
 
-@dataclass(frozen=True)
-class ProfileSummary:
-    """A measured profile against its fitted Cesàro theory (see :func:`summarise_profile`)."""
-
-    fit: CesaroFit
-    spearman: float
-    wasserstein: float
-    peak_to_trough: float
-    theory_peak_to_trough: float
-    shape: str
-    j_min: int
-
-
-def summarise_profile(rho, H: int) -> ProfileSummary:
-    """Fit the theory, then Spearman and W1 (:func:`normalised_positions_wasserstein`)
-    between ``rho`` and the fit, peak-to-trough ratios ``max/min`` of both
-    (:func:`attention_geometry.cesaro.dead_zone`), the shape
-    (:func:`~attention_geometry.cesaro.classify_profile`, ``rtol=0.05`` to ignore
-    small ripples) and the position of the minimum."""
-    rho = _check_rho(rho)
-    fit = fit_cesaro(rho, H)
-    return ProfileSummary(
-        fit=fit,
-        spearman=profile_spearman(rho, fit.theory),
-        wasserstein=normalised_positions_wasserstein(rho, fit.theory),
-        peak_to_trough=dead_zone(rho).peak_to_trough,
-        theory_peak_to_trough=dead_zone(fit.theory).peak_to_trough,
-        shape=classify_profile(rho, rtol=0.05),
-        j_min=profile_minimum(rho)[0],
-    )
+def positional_pair(model, inputs: torch.Tensor, k: int, *, seed: int, batch_size: int = 1,
+                    store: CheckpointStore | None = None, key: dict | None = None, progress=None):
+    """``(with, without)``: :func:`sequence_profiles` averaged over the probes, ``(n, L)``
+    each, of ``model`` with its positional information and without it
+    (:func:`positions_off`): same weights, same inputs, independent probes (seeds
+    ``seed`` and ``seed + 1``), each checkpointed under its own name."""
+    kw = dict(batch_size=batch_size, store=store, key=key, progress=progress)
+    with_pos = sequence_profiles(model, inputs, k, seed=seed, name="profiles-positions", **kw)
+    with positions_off(model):
+        without = sequence_profiles(model, inputs, k, seed=seed + 1, name="profiles-no-positions", **kw)
+    return with_pos.mean(1), without.mean(1)
 
 
-def ends_over_middle(rho) -> tuple[float, float]:
-    """``(rho_1 / m, rho_L / m)`` with ``m`` the median of ``rho: (L,)`` over the middle
-    half of the positions, ``L/4 < j <= 3L/4``: both > 1 is a U in the weak sense
-    (ends above the middle), whatever the curve does in between."""
-    rho = _check_rho(rho)
-    L = rho.size
-    m = float(np.median(rho[L // 4:(3 * L) // 4]))
-    return float(rho[0] / m), float(rho[-1] / m)
+def pathway_profiles(model, inputs: torch.Tensor, k: int, *, seed: int, kind: str = "orthogonal") -> dict:
+    r"""Per sequence and probe, the full Jacobian and its two pathways (``eq-jac-pathways``):
+    ``{"full", "value", "score"}``, each ``(n, k, L)``, with
+    :math:`\lVert u^\top J_j\rVert^2` for the full Jacobian, for the value pathway
+    (:func:`value_only_attention`) and for their difference, the score pathway --
+    the same probes for all three, so the difference is exact per probe. One
+    sequence at a time (``inputs: (n, L, d)``)."""
+    if not isinstance(inputs, torch.Tensor) or inputs.ndim != 3:
+        raise fail("inputs", f"an object of shape {tuple(getattr(inputs, 'shape', ()))}", "a tensor (n, L, d)")
+    n, L, d = inputs.shape
+    _check_h0(model, inputs[:1])
+    k = _check_int("k", k)
+    check_choice("kind", kind, ("gaussian", "orthogonal"))
+    gen = torch.Generator().manual_seed(_check_int("seed", seed, low=0))
+    out = {name: np.empty((n, k, L)) for name in ("full", "value", "score")}
+    for s in range(n):
+        U = draw_probes(d, k, kind, gen).to(device=inputs.device, dtype=inputs.dtype)
+        grads = {}
+        for name, ctx in [("full", contextlib.nullcontext()), ("value", value_only_attention(model))]:
+            x = inputs[s:s + 1].detach().clone().requires_grad_(True)
+            with ctx, torch.enable_grad():
+                y = _last_state(model, x)
+                grads[name] = torch.stack([torch.autograd.grad(y, x, grad_outputs=U[i:i + 1],
+                                                               retain_graph=i < k - 1)[0][0] for i in range(k)])
+        grads["score"] = grads["full"] - grads["value"]
+        for name, g in grads.items():
+            out[name][s] = g.double().pow(2).sum(-1).cpu().numpy()
+    return out
+
+
+def concatenate_chunks(pieces: torch.Tensor, n: int, seq_len: int) -> torch.Tensor:
+    """``(n, seq_len)``: sequences made of consecutive rows of ``pieces: (m, chunk_len)``
+    (token windows from different places of a text), cut at ``seq_len``; chunk
+    boundaries sit at ``0, chunk_len, 2 chunk_len, ...`` in every sequence (the
+    paper's chunked condition, no separator). Needs ``m >= n * ceil(seq_len / chunk_len)``."""
+    n, seq_len = _check_int("n", n), _check_int("seq_len", seq_len)
+    m, chunk = pieces.shape
+    per = -(-seq_len // chunk)
+    if m < n * per:
+        raise fail("pieces", f"{m} chunks", f"at least n * ceil(seq_len / chunk_len) = {n * per}")
+    return pieces[:n * per].reshape(n, per * chunk)[:, :seq_len]
+
+
+def chunk_boundaries(seq_len: int, chunk_len: int, width: int) -> list[int]:
+    """The 0-based first positions ``chunk_len, 2 chunk_len, ...`` of the chunks after the
+    first that have ``width`` positions on each side inside ``0..seq_len - 1``."""
+    seq_len, chunk_len, width = _check_int("seq_len", seq_len), _check_int("chunk_len", chunk_len), \
+        _check_int("width", width)
+    return [b for b in range(chunk_len, seq_len, chunk_len) if b - width >= 0 and b + width < seq_len]
+
+
+def first_token_attention(model, inputs: torch.Tensor) -> tuple[np.ndarray, float]:
+    r"""``((n_layers,), uniform)``: the attention weight on the first position, averaged over
+    sequences ``inputs: (n, L, d)``, heads and the queries in the second half of the
+    context, per layer -- an *attention sink* is a weight far above the uniform
+    attention's :math:`\overline{1/i}` over the same queries (``uniform``). Eager
+    attention, which returns the weights; restored afterwards."""
+    if not isinstance(inputs, torch.Tensor) or inputs.ndim != 3:
+        raise fail("inputs", f"an object of shape {tuple(getattr(inputs, 'shape', ()))}", "a tensor (n, L, d)")
+    _check_h0(model, inputs[:1])
+    L = inputs.shape[1]
+    saved = model.config._attn_implementation
+    model.config._attn_implementation = "eager"
+    try:
+        with torch.no_grad():
+            att = model(inputs_embeds=inputs, use_cache=False, output_attentions=True).attentions
+    finally:
+        model.config._attn_implementation = saved
+    queries = slice(L // 2, L)
+    per_layer = np.array([float(a[:, :, queries, 0].double().mean()) for a in att])
+    uniform = float(np.mean(1.0 / np.arange(L // 2 + 1, L + 1)))
+    return per_layer, uniform
