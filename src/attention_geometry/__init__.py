@@ -3,7 +3,7 @@
 One module per mathematical object; every module's public names (its
 ``__all__``) are re-exported here, flat (``ag.layer_norm``, ``ag.last_row``).
 This layer uses numpy, torch and scipy only (``transformers`` for the real
-decoders in :mod:`.jacobians` and :mod:`.models`). Figures live in
+decoders in :mod:`.decoders`, :mod:`.jacobians` and :mod:`.models`). Figures live in
 :mod:`attention_geometry.figures` and the book tooling in
 :mod:`attention_geometry.book`; both are imported explicitly, and the
 mathematics imports neither.
@@ -20,7 +20,8 @@ module                    object
 :mod:`.recency`           the recency simulation, token and Gram space (ch. 6)
 :mod:`.recency_theory`    its closed forms (ch. 6)
 :mod:`.cesaro`            the Cesàro calculus of causal averaging (ch. 7)
-:mod:`.jacobians`         Jacobian profiles of random-init decoders (ch. 8)
+:mod:`.decoders`          random-init decoders from configurations, their surgery (ch. 8)
+:mod:`.jacobians`         Jacobian profiles: exact, estimated, over sequences (ch. 8)
 :mod:`.jacobian_theory`   their derived expectation, the value pathway (ch. 8)
 :mod:`.jacobian_stats`    profiles as samples: bands, fits, ceilings, tests (ch. 8)
 :mod:`.jacobian_training` early training with the profile measured (ch. 8)
@@ -37,6 +38,7 @@ from . import (
     cesaro,
     checkpoint,
     collapse,
+    decoders,
     jacobian_stats,
     jacobian_theory,
     jacobian_training,
@@ -56,6 +58,7 @@ from .attention import *  # noqa: F401,F403
 from .cesaro import *  # noqa: F401,F403
 from .checkpoint import *  # noqa: F401,F403
 from .collapse import *  # noqa: F401,F403
+from .decoders import *  # noqa: F401,F403
 from .jacobian_stats import *  # noqa: F401,F403
 from .jacobian_theory import *  # noqa: F401,F403
 from .jacobian_training import *  # noqa: F401,F403
@@ -75,7 +78,7 @@ from .verdicts import *  # noqa: F401,F403
 
 #: The modules whose ``__all__`` make up the package's public names.
 MODULES = (layernorm, attention, majority, selectability, collapse, ln_dynamics, recency,
-           recency_theory, cesaro, jacobians, jacobian_theory, jacobian_stats, jacobian_training,
+           recency_theory, cesaro, decoders, jacobians, jacobian_theory, jacobian_stats, jacobian_training,
            synthesis, stats, verdicts, checkpoint, corpus, pretrained,
            tiny_decoder)
 

@@ -571,7 +571,7 @@ def alpha_dead_zone(L: int, H: int, factor: float = 10.0) -> float:
 
     if excess(1.0) > 0:
         return math.inf
-    grid = np.linspace(0.0, 1.0, 201)[1:]
+    grid = np.linspace(0.0, 1.0, 101)[1:]
     values = np.array([excess(a) for a in grid])
     above = np.nonzero(values > 0)[0]
     if above.size == 0:
@@ -601,7 +601,7 @@ def limit_accurate_from(L: int, H: int, alpha: float, rtol: float = 0.01) -> int
     return 1 if bad.size == 0 else int(bad.max()) + 2
 
 
-def peak_to_trough_floor(L: int, H: int, n_grid: int = 400) -> tuple[float, float]:
+def peak_to_trough_floor(L: int, H: int, n_grid: int = 100) -> tuple[float, float]:
     r"""``(log10 floor, alpha at the floor)``: the smallest peak-to-trough ratio
     :math:`\max_j p_j / \min_j p_j` of the exact profile over :math:`\alpha \in (0, 1]`
     (grid of ``n_grid`` points, refined by a bounded search), in log10. No residual

@@ -6,7 +6,7 @@ cosine-decayed to :math:`5\cdot10^{-5}`, weight decay 0.1, gradient clipping at
 1, batch size 1, next-token cross-entropy on random windows of a training
 pool; the profile measured on held-out sequences before each update).
 :func:`train_and_profile` does the same for any decoder built by
-:func:`attention_geometry.jacobians.build_decoder`, with the output head tied to
+:func:`attention_geometry.decoders.build_decoder`, with the output head tied to
 the input embeddings (as Qwen2-0.5B's), and measures the profile at the steps
 asked for with :func:`attention_geometry.jacobians.sequence_profiles`.
 

@@ -89,7 +89,7 @@ def plot_profile_bands(panels: dict, title: str):
         ax.fill_between(x, *p["band"], color="C0", alpha=0.2, lw=0, label="p16-p84 over sequences")
         ax.plot(x, p["rho"], color="C0", lw=1.3, label="average")
         ax.plot(x, p["cesaro"], color="C3", lw=1.1, ls="--", label=r"paper's $g\,(N^H)_{L,j}$")
-        ax.plot(x, p["derived"], color="C2", lw=1.1, ls=":", label="derived, per-layer gains")
+        ax.plot(x, p["derived"], color="C2", lw=1.8, ls=":", label="derived, per-layer gains")
         ax.set(yscale="log", xlabel="position $x = j/L$", ylabel=r"$\rho(j)$", title=label)
         ax.legend(fontsize="x-small")
     for ax in axes[n:]:
