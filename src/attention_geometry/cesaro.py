@@ -116,13 +116,13 @@ def _check_profile(p) -> np.ndarray:
 
 
 def cesaro_matrix(L: int) -> np.ndarray:
-    """The Cesàro matrix ``M: (L, L)`` in float64, ``M[i-1, j-1] = 1/i`` for ``j <= i``."""
+    """The Cesàro matrix ``M: (L, L)`` in float64, ``M[i-1, j-1] = 1/i`` for ``j <= i`` (``def-cesaro``)."""
     L = _check_int("L", L)
     return np.tril(np.ones((L, L))) / np.arange(1, L + 1)[:, None]
 
 
 def residual_cesaro_matrix(L: int, alpha: float) -> np.ndarray:
-    """``N = (1 - alpha) I + alpha M: (L, L)`` in float64."""
+    """``N = (1 - alpha) I + alpha M: (L, L)`` in float64 (``eq-cesaro-N``)."""
     alpha = _check_alpha(alpha)
     return (1 - alpha) * np.eye(_check_int("L", L)) + alpha * cesaro_matrix(L)
 
@@ -165,7 +165,7 @@ def pascal_matrix_exact(L: int, inverse: bool = False) -> list[list[Fraction]]:
 
 
 def cesaro_power_entry_exact(i: int, j: int, H: int) -> Fraction:
-    r""":math:`(M^H)_{ij}` by the alternating closed form, exactly (``H >= 0``)."""
+    r""":math:`(M^H)_{ij}` by the alternating closed form, exactly (``H >= 0``; ``eq-cesaro-power``)."""
     i, j = _check_int("i", i), _check_int("j", j)
     H = _check_int("H", H, low=0)
     if j > i:
@@ -179,7 +179,8 @@ def residual_cesaro_power_entry_exact(i: int, j: int, H: int, alpha, form: str =
     r""":math:`(N^H)_{ij}` exactly, by one of two closed forms.
 
     ``form="eigen"``: the alternating sum with :math:`m^{-H}` replaced by
-    :math:`(1-\alpha+\alpha/m)^H`; ``form="binomial"``: the paper's expansion
+    :math:`(1-\alpha+\alpha/m)^H` (``eq-residual-eigen``); ``form="binomial"``: the
+    paper's expansion (``eq-residual-binomial``)
     :math:`(1-\alpha)^H\delta_{ij} + \sum_{r\ge1}\binom{H}{r}\alpha^r(1-\alpha)^{H-r}(M^r)_{ij}`.
     """
     a = _check_alpha(alpha, exact=True)
@@ -293,7 +294,7 @@ def alternating_max_term_log10(L: int, H: int, alpha: float) -> np.ndarray:
 
 
 def last_row(L: int, H: int, alpha: float) -> np.ndarray:
-    r"""The last row :math:`p = e_L^\top N^H`, ``(L,)``, stably in ``O(H L)``.
+    r"""The last row :math:`p = e_L^\top N^H`, ``(L,)``, stably in ``O(H L)`` (``eq-cesaro-recursion``).
 
     One layer maps a row ``r`` to
     :math:`(rN)_j = (1-\alpha) r_j + \alpha\sum_{i \ge j} r_i/i`: a reverse
@@ -350,7 +351,7 @@ def log_cesaro_rows(L: int, H: int) -> np.ndarray:
 
 
 def rho_causal(x, H: int) -> np.ndarray:
-    r""":math:`\rho^{(M)}_H(x) = (\ln 1/x)^{H-1}/(H-1)!` on ``x in (0, 1]``; ``x: (n,)``."""
+    r""":math:`\rho^{(M)}_H(x) = (\ln 1/x)^{H-1}/(H-1)!` on ``x in (0, 1]``; ``x: (n,)`` (``eq-cesaro-rho``)."""
     H = _check_int("H", H)
     x = np.asarray(x, dtype=np.float64)
     if np.any((x <= 0) | (x > 1)):
@@ -361,7 +362,7 @@ def rho_causal(x, H: int) -> np.ndarray:
 
 
 def rho_residual(x, H: int, alpha: float) -> np.ndarray:
-    r"""The continuous part of :math:`\rho^{(N)}_H(x)` on ``(0, 1]``, ``x: (n,)``:
+    r"""The continuous part of :math:`\rho^{(N)}_H(x)` on ``(0, 1]``, ``x: (n,)`` (``eq-cesaro-rho``):
     :math:`\sum_{r=1}^H \binom{H}{r}\alpha^r(1-\alpha)^{H-r}\rho^{(M)}_r(x)`.
     The Dirac mass :math:`(1-\alpha)^H` at ``x = 1`` is not included."""
     H = _check_int("H", H)

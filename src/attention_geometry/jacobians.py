@@ -185,7 +185,8 @@ def estimate_profile(model, h0: torch.Tensor, k: int, kind: str = "gaussian", se
 
 
 def estimator_variance(J: torch.Tensor, k: int, kind: str) -> np.ndarray:
-    r"""``(L,)``: the variance of the ``k``-probe estimate of :math:`\rho(j)^2`, from the
+    r"""``(L,)``: the variance of the ``k``-probe estimate of :math:`\rho(j)^2` (``eq-jac-var-gauss``,
+    ``eq-jac-var-orth``), from the
     blocks ``J: (L, d, d)``. With :math:`B = J_j J_j^\top`:
     Gaussian :math:`\tfrac2k\lVert B\rVert_F^2`; orthogonal
     :math:`\tfrac{2d(d-k)}{k(d-1)(d+2)}(\lVert B\rVert_F^2 - (\operatorname{tr}B)^2/d)`."""
