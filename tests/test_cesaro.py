@@ -178,3 +178,35 @@ def test_bad_inputs_raise_naming_argument(call, name):
         call()
     msg = str(err.value)
     assert msg.startswith(f"{name} = ") and "allowed" in msg
+
+
+def test_limit_accuracy_depends_on_alpha():
+    """Small alpha: accurate (1 %) from the first positions on; alpha = 1: wrong up to the end."""
+    L, H = 2048, 24
+    assert C.limit_accurate_from(L, H, 0.1) < 0.02 * L
+    assert C.limit_accurate_from(L, H, 1.0) == L
+    j0 = C.limit_accurate_from(L, H, 0.5)
+    err = np.abs(C.limit_discrepancy(L, H, 0.5, np.arange(j0, L)) - 1)
+    assert err.max() <= 0.01 and abs(C.limit_discrepancy(L, H, 0.5, [j0 - 1])[0] - 1) > 0.01
+
+
+def test_peak_to_trough_floor_is_the_minimum_over_alpha():
+    floor, alpha = C.peak_to_trough_floor(256, 12)
+    for a in np.linspace(0.01, 1.0, 60):
+        r = C.log_last_row(256, 12, a)
+        assert (r.max() - r.min()) / math.log(10) >= floor - 1e-9
+    r = C.log_last_row(256, 12, alpha)
+    assert (r.max() - r.min()) / math.log(10) == pytest.approx(floor, abs=1e-9)
+
+
+def test_tail_mass_and_gradients_of_the_scalar_model():
+    assert C.tail_mass(np.ones(100), 0.1) == pytest.approx(0.09)
+    L, H, alpha = 32, 5, 0.5
+    g = C.scalar_model_gradients(L, H, alpha, 0)
+    np.testing.assert_allclose(g["inputs"], g["rho"], rtol=1e-12)  # eta(x) ~ rho for input parameters
+    # eq-cesaro-eta: the last layer's logit gradient of the final query is alpha/L (x_k - mean x)
+    import torch
+    h = torch.randn(L, dtype=torch.float64, generator=torch.Generator().manual_seed(0))
+    N = torch.as_tensor(C.residual_cesaro_matrix(L, alpha))
+    xs = torch.linalg.matrix_power(N, H - 1) @ h
+    np.testing.assert_allclose(g["logits_last"], (alpha / L * (xs - xs.mean())).numpy(), rtol=1e-10, atol=1e-14)

@@ -111,21 +111,6 @@ def test_build_is_seeded_and_leaves_global_rng_alone():
     assert all(torch.equal(p, q) for p, q in zip(a.parameters(), b.parameters()))
 
 
-def test_fit_recovers_a_cesaro_profile():
-    p = 3.0 * ag.last_row(64, 6, 0.3)
-    fit = ag.fit_cesaro(p, 6)
-    assert abs(fit.alpha - 0.3) < 1e-4 and abs(fit.gain - 3.0) < 1e-3
-    s = ag.summarise_profile(p, 6)
-    assert s.spearman > 0.999 and s.wasserstein < 1e-6
-
-
-def test_wasserstein_of_shifted_point_masses():
-    a = np.full(10, 1e-12)
-    b = a.copy()
-    a[0], b[4] = 1.0, 1.0
-    assert abs(ag.normalised_positions_wasserstein(a, b) - 0.4) < 1e-9
-
-
 @pytest.mark.parametrize("call, fragment", [
     (lambda m, h: ag.estimate_profile(m, h, 0), "k = 0"),
     (lambda m, h: ag.estimate_profile(m, h, 2, "bernoulli"), "kind"),
@@ -161,3 +146,97 @@ def test_bad_profiles_raise():
         ag.fit_cesaro(np.array([1.0, 0.0, 2.0]), 3)
     with pytest.raises(ValueError, match="H"):
         ag.fit_cesaro(np.ones(5), 0)
+
+
+def test_sequence_profiles_are_unbiased_per_sequence(tiny64):
+    model, _ = tiny64
+    X = ag.random_embeddings(model, L, 5, n=3)
+    exact = np.stack([ag.exact_profile(model, X[i:i + 1]) ** 2 for i in range(3)])
+    full = ag.sequence_profiles(model, X, D, seed=0, kind="orthogonal", batch_size=2)  # k = d: exact
+    np.testing.assert_allclose(full.mean(1), exact, rtol=1e-10)
+    many = ag.sequence_profiles(model, X, 400, seed=1, kind="gaussian", batch_size=3)
+    z = (many.mean(1) - exact) / (many.std(1, ddof=1) / np.sqrt(400))
+    assert np.all(np.abs(z) < 4.5)
+
+
+def test_sequence_profiles_resume_from_checkpoints(tiny64, tmp_path):
+    """A run killed after its first batch resumes with the second and gives the same numbers."""
+    from attention_geometry.checkpoint import CheckpointStore
+
+    model, _ = tiny64
+    X = ag.random_embeddings(model, L, 6, n=4)
+    calls = []
+
+    class Killed(Exception):
+        pass
+
+    def stop_after_one(done, total):
+        calls.append(done)
+        if done == 1:
+            raise Killed
+
+    store = CheckpointStore(tmp_path)
+    kw = dict(seed=3, batch_size=2, store=store, key={"model": "tiny64"})
+    with pytest.raises(Killed):
+        ag.sequence_profiles(model, X, 2, progress=stop_after_one, **kw)
+    resumed = ag.sequence_profiles(model, X, 2, progress=lambda d, t: calls.append(d), **kw)
+    assert calls == [1, 1, 2]  # the first batch was loaded, not recomputed
+    np.testing.assert_array_equal(resumed, ag.sequence_profiles(model, X, 2, seed=3, batch_size=2))
+
+
+def test_positions_off_is_temporary_and_paired():
+    model = ag.build_decoder("qwen2", 1, D, 2, 1, context=16, seed=4)
+    rotary = model.rotary_emb
+    with ag.positions_off(model):
+        assert isinstance(model.rotary_emb, ag.NoRotary)
+    assert model.rotary_emb is rotary
+    gpt = ag.build_decoder("gpt2", 1, D, 2, context=16, seed=4)
+    before = gpt.wpe.weight.clone()
+    with ag.positions_off(gpt):
+        assert torch.count_nonzero(gpt.wpe.weight) == 0
+    assert torch.equal(gpt.wpe.weight, before)
+    X = ag.random_embeddings(model, L, 0, n=2)
+    on, off = ag.positional_pair(model, X, 2, seed=0)
+    assert on.shape == off.shape == (2, L)
+
+
+def test_value_pathway_is_everything_when_scores_are_constant():
+    """With W_Q = W_K = 0 the attention is uniform for every input: no score pathway."""
+    model = ag.build_decoder("qwen2", 2, D, 2, 1, context=16, seed=2, dtype=torch.float64)
+    with torch.no_grad():
+        for layer in model.layers:
+            layer.self_attn.q_proj.weight.zero_()
+            layer.self_attn.k_proj.weight.zero_()
+    X = ag.random_embeddings(model, L, 0, n=2)
+    pw = ag.pathway_profiles(model, X, 3, seed=0)
+    np.testing.assert_allclose(pw["value"], pw["full"], rtol=1e-12)
+    assert pw["score"].max() < 1e-20 * pw["full"].max()
+    big = ag.build_decoder("qwen2", 2, D, 2, 1, context=16, seed=2, init_std=0.5, dtype=torch.float64)
+    pw = ag.pathway_profiles(big, ag.random_embeddings(big, L, 0, n=1), 2, seed=0)
+    assert pw["score"].sum() > 1e-3 * pw["full"].sum()
+    assert big.config._attn_implementation == "sdpa"  # restored
+
+
+def test_measured_score_std_follows_sigma_squared_d():
+    model = ag.build_decoder("qwen2", 2, 64, 4, 2, context=64, init_std=0.1, seed=0)
+    sd = ag.measured_score_std(model, ag.random_embeddings(model, 64, 0))
+    assert sd.shape == (2,) and sd[0] == pytest.approx(ag.attention_score_std(64, 0.1), rel=0.25)
+    gpt = ag.build_decoder("gpt2", 1, 64, 4, context=64, init_std=0.1, seed=0)
+    assert ag.measured_score_std(gpt, ag.random_embeddings(gpt, 64, 0)).shape == (1,)
+    assert ag.standin_init_std(896) == pytest.approx(0.02)
+    assert ag.attention_score_std(64, ag.standin_init_std(64)) == pytest.approx(ag.attention_score_std(896, 0.02))
+
+
+def test_chunks_boundaries_and_first_token_attention():
+    pieces = torch.arange(30).reshape(10, 3)
+    seqs = ag.concatenate_chunks(pieces, 2, 7)
+    assert seqs.tolist() == [[0, 1, 2, 3, 4, 5, 6], [9, 10, 11, 12, 13, 14, 15]]
+    assert ag.chunk_boundaries(20, 5, 2) == [5, 10, 15]
+    with pytest.raises(ValueError, match="pieces"):
+        ag.concatenate_chunks(pieces, 4, 7)
+    model = ag.build_decoder("qwen2", 2, D, 2, 1, context=16, seed=2)
+    with torch.no_grad():
+        for layer in model.layers:
+            layer.self_attn.q_proj.weight.zero_()
+    per_layer, uniform = ag.first_token_attention(model, ag.random_embeddings(model, L, 0, n=2))
+    np.testing.assert_allclose(per_layer, uniform, rtol=1e-5)  # q = 0: uniform attention, no sink

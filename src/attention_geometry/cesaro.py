@@ -64,6 +64,7 @@ __all__ = [
     "alternating_max_term_log10",
     "last_row",
     "log_last_row",
+    "log_cesaro_rows",
     "rho_causal",
     "rho_residual",
     "limit_cell_masses",
@@ -78,6 +79,10 @@ __all__ = [
     "alpha_last_above_middle",
     "alpha_dead_zone",
     "limit_discrepancy",
+    "limit_accurate_from",
+    "peak_to_trough_floor",
+    "tail_mass",
+    "scalar_model_gradients",
 ]
 
 
@@ -111,13 +116,13 @@ def _check_profile(p) -> np.ndarray:
 
 
 def cesaro_matrix(L: int) -> np.ndarray:
-    """The Cesàro matrix ``M: (L, L)`` in float64, ``M[i-1, j-1] = 1/i`` for ``j <= i``."""
+    """The Cesàro matrix ``M: (L, L)`` in float64, ``M[i-1, j-1] = 1/i`` for ``j <= i`` (``def-cesaro``)."""
     L = _check_int("L", L)
     return np.tril(np.ones((L, L))) / np.arange(1, L + 1)[:, None]
 
 
 def residual_cesaro_matrix(L: int, alpha: float) -> np.ndarray:
-    """``N = (1 - alpha) I + alpha M: (L, L)`` in float64."""
+    """``N = (1 - alpha) I + alpha M: (L, L)`` in float64 (``eq-cesaro-N``)."""
     alpha = _check_alpha(alpha)
     return (1 - alpha) * np.eye(_check_int("L", L)) + alpha * cesaro_matrix(L)
 
@@ -160,7 +165,7 @@ def pascal_matrix_exact(L: int, inverse: bool = False) -> list[list[Fraction]]:
 
 
 def cesaro_power_entry_exact(i: int, j: int, H: int) -> Fraction:
-    r""":math:`(M^H)_{ij}` by the alternating closed form, exactly (``H >= 0``)."""
+    r""":math:`(M^H)_{ij}` by the alternating closed form, exactly (``H >= 0``; ``eq-cesaro-power``)."""
     i, j = _check_int("i", i), _check_int("j", j)
     H = _check_int("H", H, low=0)
     if j > i:
@@ -174,7 +179,8 @@ def residual_cesaro_power_entry_exact(i: int, j: int, H: int, alpha, form: str =
     r""":math:`(N^H)_{ij}` exactly, by one of two closed forms.
 
     ``form="eigen"``: the alternating sum with :math:`m^{-H}` replaced by
-    :math:`(1-\alpha+\alpha/m)^H`; ``form="binomial"``: the paper's expansion
+    :math:`(1-\alpha+\alpha/m)^H` (``eq-residual-eigen``); ``form="binomial"``: the
+    paper's expansion (``eq-residual-binomial``)
     :math:`(1-\alpha)^H\delta_{ij} + \sum_{r\ge1}\binom{H}{r}\alpha^r(1-\alpha)^{H-r}(M^r)_{ij}`.
     """
     a = _check_alpha(alpha, exact=True)
@@ -288,7 +294,7 @@ def alternating_max_term_log10(L: int, H: int, alpha: float) -> np.ndarray:
 
 
 def last_row(L: int, H: int, alpha: float) -> np.ndarray:
-    r"""The last row :math:`p = e_L^\top N^H`, ``(L,)``, stably in ``O(H L)``.
+    r"""The last row :math:`p = e_L^\top N^H`, ``(L,)``, stably in ``O(H L)`` (``eq-cesaro-recursion``).
 
     One layer maps a row ``r`` to
     :math:`(rN)_j = (1-\alpha) r_j + \alpha\sum_{i \ge j} r_i/i`: a reverse
@@ -325,11 +331,27 @@ def log_last_row(L: int, H: int, alpha: float) -> np.ndarray:
     return row
 
 
+def log_cesaro_rows(L: int, H: int) -> np.ndarray:
+    r"""``(H + 1, L)``: :math:`\ln (M^r)_{L,j}` for ``r = 0..H`` (row ``r``, column ``j - 1``),
+    the last rows of every power of the pure Cesàro matrix up to ``H``, by the
+    recursion of :func:`log_last_row` with :math:`\alpha = 1`, keeping each step
+    (``O(H L)``). Row 0 is :math:`\ln e_L^\top` (``-inf`` except at ``j = L``).
+    These are the path weights of ``eq-cesaro-paths``, summed over the
+    paths with ``r`` jumps."""
+    L, H = _check_int("L", L), _check_int("H", H, low=0)
+    log_inv = -np.log(np.arange(1, L + 1))
+    out = np.full((H + 1, L), -np.inf)
+    out[0, -1] = 0.0
+    for r in range(1, H + 1):
+        out[r] = np.logaddexp.accumulate((out[r - 1] + log_inv)[::-1])[::-1]
+    return out
+
+
 # --------------------------------------------------------- continuous limit
 
 
 def rho_causal(x, H: int) -> np.ndarray:
-    r""":math:`\rho^{(M)}_H(x) = (\ln 1/x)^{H-1}/(H-1)!` on ``x in (0, 1]``; ``x: (n,)``."""
+    r""":math:`\rho^{(M)}_H(x) = (\ln 1/x)^{H-1}/(H-1)!` on ``x in (0, 1]``; ``x: (n,)`` (``eq-cesaro-rho``)."""
     H = _check_int("H", H)
     x = np.asarray(x, dtype=np.float64)
     if np.any((x <= 0) | (x > 1)):
@@ -340,7 +362,7 @@ def rho_causal(x, H: int) -> np.ndarray:
 
 
 def rho_residual(x, H: int, alpha: float) -> np.ndarray:
-    r"""The continuous part of :math:`\rho^{(N)}_H(x)` on ``(0, 1]``, ``x: (n,)``:
+    r"""The continuous part of :math:`\rho^{(N)}_H(x)` on ``(0, 1]``, ``x: (n,)`` (``eq-cesaro-rho``):
     :math:`\sum_{r=1}^H \binom{H}{r}\alpha^r(1-\alpha)^{H-r}\rho^{(M)}_r(x)`.
     The Dirac mass :math:`(1-\alpha)^H` at ``x = 1`` is not included."""
     H = _check_int("H", H)
@@ -362,7 +384,11 @@ def limit_cell_masses(L: int, H: int, alpha: float) -> np.ndarray:
     for r in range(1, H + 1):
         # mass of ((j-1)/L, j/L] = P(r, s_{j-1}) - P(r, s_j) = Q(r, s_j) - Q(r, s_{j-1});
         # take the difference of whichever is small, to avoid cancellation
-        lower, upper = gammainc(r, s), gammaincc(r, s)
+        lower = gammainc(r, s)
+        upper = np.ones_like(lower)  # needed (and computed) only at the cells' edges where lower >= 0.5
+        need = lower >= 0.5
+        need[1:] |= need[:-1]
+        upper[need] = gammaincc(r, s[need])
         mass = np.where(lower[:-1] < 0.5, lower[:-1] - lower[1:], upper[1:] - upper[:-1])
         out += math.comb(H, r) * alpha**r * (1 - alpha) ** (H - r) * np.maximum(mass, 0.0)
     out[-1] += (1 - alpha) ** H
@@ -546,7 +572,7 @@ def alpha_dead_zone(L: int, H: int, factor: float = 10.0) -> float:
 
     if excess(1.0) > 0:
         return math.inf
-    grid = np.linspace(0.0, 1.0, 201)[1:]
+    grid = np.linspace(0.0, 1.0, 101)[1:]
     values = np.array([excess(a) for a in grid])
     above = np.nonzero(values > 0)[0]
     if above.size == 0:
@@ -562,3 +588,73 @@ def limit_discrepancy(L: int, H: int, alpha: float, positions) -> np.ndarray:
     idx = np.asarray(positions) - 1
     with np.errstate(divide="ignore", invalid="ignore"):
         return p[idx] / m[idx]
+
+
+def limit_accurate_from(L: int, H: int, alpha: float, rtol: float = 0.01) -> int:
+    r"""The first position ``j0`` from which the continuous limit is accurate: for every
+    ``j0 <= j <= L - 1``, :math:`|p_j/m_j - 1| \le` ``rtol`` with ``m_j`` the limit's
+    cell mass (:func:`limit_cell_masses`). ``L`` when no such stretch exists before
+    the last position (then the limit is wrong right up to the end)."""
+    L, H = _check_int("L", L), _check_int("H", H)
+    rtol = check_float("rtol", rtol, low=0.0, low_open=True)
+    err = np.abs(limit_discrepancy(L, H, alpha, np.arange(1, L)) - 1)
+    bad = np.nonzero(~(err <= rtol))[0]
+    return 1 if bad.size == 0 else int(bad.max()) + 2
+
+
+def peak_to_trough_floor(L: int, H: int, n_grid: int = 100) -> tuple[float, float]:
+    r"""``(log10 floor, alpha at the floor)``: the smallest peak-to-trough ratio
+    :math:`\max_j p_j / \min_j p_j` of the exact profile over :math:`\alpha \in (0, 1]`
+    (grid of ``n_grid`` points, refined by a bounded search), in log10. No residual
+    weight gives the scalar model a shallower profile at this ``L`` and ``H``."""
+    L, H = _check_int("L", L), _check_int("H", H)
+    n_grid = _check_int("n_grid", n_grid, low=3)
+
+    def log10_ratio(a):
+        r = log_last_row(L, H, float(a))
+        return float((r.max() - r.min()) / math.log(10))
+
+    grid = np.linspace(1.0 / n_grid, 1.0, n_grid)
+    values = np.array([log10_ratio(a) for a in grid])
+    i = int(np.argmin(values))
+    lo, hi = grid[max(i - 1, 0)], grid[min(i + 1, n_grid - 1)]
+    from scipy.optimize import minimize_scalar
+    best = minimize_scalar(log10_ratio, bounds=(lo, hi), method="bounded", options={"xatol": 1e-6})
+    if best.fun < values[i]:
+        return float(best.fun), float(best.x)
+    return float(values[i]), float(grid[i])
+
+
+def tail_mass(p, fraction: float) -> float:
+    r"""The share of a profile ``p: (L,)`` on the positions ``L(1 - fraction) < j < L`` --
+    the end of the context *without* the last token. A uniform profile gives about
+    ``fraction``; a decreasing one less."""
+    p = _check_profile(p)
+    fraction = check_float("fraction", fraction, low=0.0, high=1.0, low_open=True)
+    L = p.size
+    start = int(math.floor(L * (1 - fraction)))
+    return float(p[start:L - 1].sum() / p.sum())
+
+
+def scalar_model_gradients(L: int, H: int, alpha: float, seed: int) -> dict:
+    r"""Gradients in the scalar model (``eq-cesaro-eta``) of the last output
+    :math:`y_L = (N^H h)_L` with attention logits ``s`` (zero: uniform) in every layer,
+    ``h: (L,)`` standard normal from ``seed``. Returns ``(L,)`` arrays:
+    ``"inputs"``: :math:`\partial y_L/\partial h_j`; ``"rho"``: :math:`(N^H)_{L,j}`;
+    ``"logits_last"``/``"logits_first"``: :math:`\partial y_L/\partial s_{Lk}` in the
+    last/first layer, against the key position ``k``. By autograd (float64)."""
+    import torch
+
+    L, H = _check_int("L", L), _check_int("H", H)
+    alpha = _check_alpha(alpha)
+    g = torch.Generator().manual_seed(_check_int("seed", seed, low=0))
+    h = torch.randn(L, dtype=torch.float64, generator=g).requires_grad_(True)
+    logits = torch.zeros(H, L, L, dtype=torch.float64, requires_grad=True)
+    mask = torch.tril(torch.ones(L, L, dtype=torch.bool))
+    x = h
+    for layer in range(H):
+        A = torch.softmax(logits[layer].masked_fill(~mask, float("-inf")), dim=-1)
+        x = (1 - alpha) * x + alpha * (A @ x)
+    gh, gs = torch.autograd.grad(x[-1], (h, logits))
+    return {"inputs": gh.numpy(), "rho": last_row(L, H, alpha),
+            "logits_last": gs[-1, -1].numpy(), "logits_first": gs[0, -1].numpy()}

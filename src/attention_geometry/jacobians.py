@@ -7,52 +7,45 @@ For a decoder with input embeddings :math:`h^{(0)} \in \mathbb R^{L\times d}`
 .. math::  J_j = \partial h^{(H)}_L / \partial h^{(0)}_j \in \mathbb R^{d\times d}
 
 (output dimension first) give the **influence profile**
-:math:`\rho(j) = \lVert J_j\rVert_F`, ``j = 1..L``.
+:math:`\rho(j) = \lVert J_j\rVert_F`, ``j = 1..L`` (``def-jac-profile``).
 
 * **Exact**: one backward pass per output direction :math:`e_i` gives row
   ``i`` of every :math:`J_j` at once; ``d`` passes give
   :math:`\rho(j)^2 = \sum_i \lVert e_i^\top J_j\rVert^2`.
-* **Random projections**: with :math:`B_j = J_j J_j^\top` and probes
-  :math:`u` with :math:`\mathbb E[u u^\top] = I`,
+* **Random projections** (``thm-jac-estimator``): with :math:`B_j = J_j J_j^\top`
+  and probes :math:`u` with :math:`\mathbb E[u u^\top] = I`,
   :math:`\mathbb E\,\lVert u^\top J_j\rVert^2 = \operatorname{tr} B_j = \rho(j)^2`.
   ``k`` probes, all positions at once per probe. Gaussian probes:
-  :math:`\operatorname{Var} = \tfrac2k\lVert B_j\rVert_F^2`; orthogonal probes
-  (:math:`\sqrt d` times ``k`` columns of a Haar orthogonal matrix):
-  :math:`\operatorname{Var} = \tfrac{2d(d-k)}{k(d-1)(d+2)}\bigl(\lVert B_j\rVert_F^2 - (\operatorname{tr}B_j)^2/d\bigr)`,
-  zero at ``k = d`` (:func:`estimator_variance`; derived in the book).
+  :math:`\operatorname{Var} = \tfrac2k\lVert B_j\rVert_F^2` (``eq-jac-var-gauss``);
+  orthogonal probes (:math:`\sqrt d` times ``k`` columns of a Haar orthogonal matrix):
+  :math:`\operatorname{Var} = \tfrac{2d(d-k)}{k(d-1)(d+2)}\bigl(\lVert B_j\rVert_F^2 - (\operatorname{tr}B_j)^2/d\bigr)`
+  (``eq-jac-var-orth``), zero at ``k = d`` (:func:`estimator_variance`).
+* **Many sequences**: :func:`sequence_profiles` estimates the profile of each of
+  ``n`` sequences (``k`` probes each, sequences batched), checkpointing every
+  batch through a :class:`~attention_geometry.checkpoint.CheckpointStore` so
+  that a killed run resumes; :func:`positional_pair` does it with and without
+  positions; :func:`pathway_profiles` splits the Jacobian into its value and
+  score pathways (``eq-jac-pathways``).
 
-Random-init decoders are built offline from ``transformers`` configurations
-(:func:`build_decoder`): Qwen2-shaped (pre-RMSNorm, SwiGLU, RoPE, grouped
-key/value heads) and GPT-2-shaped (pre-LayerNorm, GELU, learned absolute
-positions). RoPE off = a rotary module returning ``cos = 1, sin = 0``
-(:class:`NoRotary`); GPT-2 without positions = zero position embeddings.
-
-Theory: the Cesàro profile :math:`g\,(N^H)_{L,j}` of :mod:`attention_geometry.cesaro`
-is fitted to a measured profile in log space (:func:`fit_cesaro`).
+The models come from :mod:`attention_geometry.decoders`; the statistics of a
+sample of profiles are in :mod:`attention_geometry.jacobian_stats`, the
+derived expectation in :mod:`attention_geometry.jacobian_theory`.
 
 Shapes: ``L`` positions, ``d`` width, ``k`` probes; an input ``h0: (1, L, d)``.
 """
 
+import contextlib
 import math
-import types
 from dataclasses import dataclass
 
 import numpy as np
 import torch
-from scipy import optimize, stats
 
-from .cesaro import classify_profile, dead_zone, log_last_row, profile_minimum
-
-from ._checks import check_bool, check_choice, check_float, check_int, fail
+from ._checks import check_choice, check_int
+from .checkpoint import CheckpointStore, resumable_map
+from .decoders import _check_h0, _check_inputs, _check_int, _generator, positions_off, value_only_attention
 
 __all__ = [
-    "ARCHITECTURES",
-    "NoRotary",
-    "build_decoder",
-    "random_init_like",
-    "keep_norm_dtype",
-    "context_length",
-    "random_embeddings",
     "draw_probes",
     "probe_norms",
     "exact_profile",
@@ -60,200 +53,10 @@ __all__ = [
     "ProfileEstimate",
     "estimate_profile",
     "estimator_variance",
-    "attention_score_std",
-    "CesaroFit",
-    "fit_cesaro",
-    "normalised_positions_wasserstein",
-    "profile_spearman",
-    "ProfileSummary",
-    "summarise_profile",
-    "ends_over_middle",
+    "sequence_profiles",
+    "positional_pair",
+    "pathway_profiles",
 ]
-
-#: Architectures :func:`build_decoder` knows.
-ARCHITECTURES = ("qwen2", "gpt2")
-#: Qwen2-0.5B's MLP width over its model width (4864 / 896), kept at every size.
-QWEN2_MLP_RATIO = 4864 / 896
-#: Vocabulary of the random-init decoders: only the embedding table uses it, and
-#: inputs go in through ``inputs_embeds``, so it need not be Qwen2's 151,936.
-SMALL_VOCAB = 1024
-
-
-# ----------------------------------------------------------------- validation
-
-
-def _check_int(name, value, low=1, high=None):
-    return check_int(name, value, low=low, high=high)
-
-
-def _check_device(device):
-    check_choice("device", device, ("cpu", "cuda"))
-    if device == "cuda" and not torch.cuda.is_available():
-        raise fail("device", device, "'cpu' (no CUDA device is available here)")
-    return torch.device(device)
-
-
-def _generator(seed):
-    if isinstance(seed, torch.Generator):
-        return seed
-    return torch.Generator().manual_seed(_check_int("seed", seed, low=0))
-
-
-def context_length(model) -> int:
-    """The longest sequence the model's configuration allows."""
-    cfg = model.config
-    return int(getattr(cfg, "max_position_embeddings", None) or cfg.n_positions)
-
-
-def _check_h0(model, h0):
-    if not isinstance(h0, torch.Tensor) or h0.ndim != 3 or h0.shape[0] != 1:
-        shape = tuple(h0.shape) if isinstance(h0, torch.Tensor) else type(h0).__name__
-        raise ValueError(f"h0 has shape {shape}; allowed: a tensor (1, L, d)")
-    d = model.config.hidden_size
-    if h0.shape[2] != d:
-        raise ValueError(f"h0 has width {h0.shape[2]}; allowed: the model's width {d}")
-    if h0.shape[1] < 2 or h0.shape[1] > context_length(model):
-        raise ValueError(f"sequence length L = {h0.shape[1]} is out of range; allowed: an integer "
-                         f"in [2, {context_length(model)}] (the configured context)")
-    return h0
-
-
-# ------------------------------------------------------------------ models
-
-
-class NoRotary(torch.nn.Module):
-    """Stands in for a rotary embedding: ``cos = 1, sin = 0`` at every position, so
-    ``apply_rotary_pos_emb(q, k, cos, sin) = (q, k)``. Output: two ``(batch, seq, d_head)``."""
-
-    def __init__(self, head_dim: int):
-        super().__init__()
-        self.head_dim = head_dim
-
-    def forward(self, x, position_ids):
-        shape = (*position_ids.shape, self.head_dim)
-        return (torch.ones(shape, dtype=x.dtype, device=x.device),
-                torch.zeros(shape, dtype=x.dtype, device=x.device))
-
-
-def _build(cls, config, seed):
-    # transformers initialises from the global RNG: seed it inside fork_rng, so
-    # the caller's global state is untouched and the weights depend on seed only.
-    with torch.random.fork_rng(devices=[]):
-        torch.manual_seed(seed)
-        return cls(config)
-
-
-def _finish(model, device, dtype):
-    model = model.to(device=device, dtype=dtype).eval()
-    model.requires_grad_(False)
-    return model
-
-
-def build_decoder(arch: str, n_layers: int, width: int, n_heads: int, n_kv_heads: int | None = None,
-                  context: int = 2048, init_std: float = 0.02, rope: bool = True, seed: int = 0,
-                  device: str = "cpu", dtype=torch.float32, attn_implementation: str = "sdpa"):
-    """A random-init decoder (``Qwen2Model`` or ``GPT2Model``, no LM head), eval mode, frozen.
-
-    ``arch="qwen2"``: pre-RMSNorm, SwiGLU MLP of width ``round(width * 4864/896)``,
-    q/k/v biases, RoPE (theta 1e6) unless ``rope=False`` (then :class:`NoRotary`).
-    ``arch="gpt2"``: pre-LayerNorm, GELU MLP of width ``4 * width``, learned
-    absolute positions (zeroed when ``rope=False``; ``n_kv_heads`` must be
-    ``None`` or ``n_heads``). Weights ~ N(0, init_std^2) as ``transformers``
-    draws them (GPT-2 scales its output projections by ``1/sqrt(2 n_layers)``),
-    seeded by ``seed`` without touching the global RNG.
-    """
-    check_choice("arch", arch, ARCHITECTURES)
-    n_layers, width = _check_int("n_layers", n_layers), _check_int("width", width, low=2)
-    n_heads, context = _check_int("n_heads", n_heads), _check_int("context", context, low=2)
-    seed = _check_int("seed", seed, low=0)
-    n_kv = n_heads if n_kv_heads is None else _check_int("n_kv_heads", n_kv_heads)
-    if width % n_heads:
-        raise ValueError(f"width = {width} is not a multiple of n_heads = {n_heads}; "
-                         "allowed: width divisible by n_heads")
-    if (width // n_heads) % 2:
-        raise ValueError(f"head width {width // n_heads} is odd; allowed: an even width / n_heads")
-    if n_heads % n_kv:
-        raise ValueError(f"n_heads = {n_heads} is not a multiple of n_kv_heads = {n_kv}; "
-                         "allowed: n_kv_heads dividing n_heads")
-    check_float("init_std", init_std, low=0.0, low_open=True)
-    check_bool("rope", rope)
-    dev = _check_device(device)
-    if arch == "qwen2":
-        from transformers import Qwen2Config, Qwen2Model
-        cfg = Qwen2Config(hidden_size=width, num_hidden_layers=n_layers, num_attention_heads=n_heads,
-                          num_key_value_heads=n_kv, intermediate_size=round(width * QWEN2_MLP_RATIO),
-                          max_position_embeddings=context, vocab_size=SMALL_VOCAB,
-                          initializer_range=float(init_std), rope_theta=1e6,
-                          attn_implementation=attn_implementation)
-        model = _build(Qwen2Model, cfg, seed)
-        if not rope:
-            model.rotary_emb = NoRotary(width // n_heads)
-    else:
-        if n_kv != n_heads:
-            raise ValueError(f"n_kv_heads = {n_kv_heads!r} with arch = 'gpt2'; allowed: None or "
-                             f"n_heads = {n_heads} (GPT-2 has no grouped key/value heads)")
-        from transformers import GPT2Config, GPT2Model
-        cfg = GPT2Config(n_embd=width, n_layer=n_layers, n_head=n_heads, n_positions=context,
-                         vocab_size=SMALL_VOCAB, initializer_range=float(init_std),
-                         bos_token_id=None, eos_token_id=None,
-                         attn_implementation=attn_implementation)
-        model = _build(GPT2Model, cfg, seed)
-        if not rope:
-            with torch.no_grad():
-                model.wpe.weight.zero_()
-    return _finish(model, dev, dtype)
-
-
-def random_init_like(model, seed: int = 0, device: str = "cpu", dtype=torch.float32,
-                     attn_implementation: str = "sdpa"):
-    """The base model (no LM head) of ``model``'s own architecture and configuration,
-    with fresh random weights (``initializer_range`` of its config), frozen."""
-    seed = _check_int("seed", seed, low=0)
-    dev = _check_device(device)
-    base = model.base_model
-    cfg = type(base.config).from_dict(base.config.to_dict())
-    cfg._attn_implementation = attn_implementation
-    return _finish(_build(type(base), cfg, seed), dev, dtype)
-
-
-def keep_norm_dtype(model):
-    """Make every RMSNorm of ``model`` compute in its input's dtype (in place).
-
-    ``transformers``' Qwen2/Llama RMSNorm up-casts to float32 and casts back, so a
-    ``.double()`` model is only float32-accurate there; after this it is float64
-    throughout (with ``sdpa`` attention, whose softmax keeps the dtype).
-    Returns the number of norms patched.
-    """
-    def forward(self, x):
-        var = x.pow(2).mean(-1, keepdim=True)
-        return self.weight.to(x.dtype) * (x * torch.rsqrt(var + self.variance_epsilon))
-
-    n = 0
-    for module in model.modules():
-        if type(module).__name__.endswith("RMSNorm"):
-            module.forward = types.MethodType(forward, module)
-            n += 1
-    return n
-
-
-def random_embeddings(model, seq_len: int, seed) -> torch.Tensor:
-    """``(1, seq_len, d)``: the model's own embeddings of uniformly random token ids
-    (drawn from ``seed``, an int or a ``torch.Generator``), on the model's device."""
-    seq_len = _check_int("seq_len", seq_len, low=2)
-    if seq_len > context_length(model):
-        raise ValueError(f"seq_len = {seq_len} is longer than the configured context "
-                         f"{context_length(model)}; allowed: an integer in [2, {context_length(model)}]")
-    emb = model.get_input_embeddings()
-    ids = torch.randint(emb.num_embeddings, (1, seq_len), generator=_generator(seed))
-    with torch.no_grad():
-        return emb(ids.to(emb.weight.device))
-
-
-def attention_score_std(width: int, init_std: float) -> float:
-    r"""Standard deviation of a pre-softmax score at initialisation, :math:`\sigma^2 d`:
-    ``q, k`` entries have std :math:`\sigma\sqrt d` for a normalised input (RMS 1),
-    and :math:`q\cdot k/\sqrt{d_h}` then has std :math:`\sigma^2 d` (biases zero)."""
-    return float(init_std) ** 2 * int(width)
 
 
 # ---------------------------------------------------------------- probes
@@ -382,7 +185,8 @@ def estimate_profile(model, h0: torch.Tensor, k: int, kind: str = "gaussian", se
 
 
 def estimator_variance(J: torch.Tensor, k: int, kind: str) -> np.ndarray:
-    r"""``(L,)``: the variance of the ``k``-probe estimate of :math:`\rho(j)^2`, from the
+    r"""``(L,)``: the variance of the ``k``-probe estimate of :math:`\rho(j)^2` (``eq-jac-var-gauss``,
+    ``eq-jac-var-orth``), from the
     blocks ``J: (L, d, d)``. With :math:`B = J_j J_j^\top`:
     Gaussian :math:`\tfrac2k\lVert B\rVert_F^2`; orthogonal
     :math:`\tfrac{2d(d-k)}{k(d-1)(d+2)}(\lVert B\rVert_F^2 - (\operatorname{tr}B)^2/d)`."""
@@ -401,115 +205,86 @@ def estimator_variance(J: torch.Tensor, k: int, kind: str) -> np.ndarray:
     raise ValueError(f"kind = {kind!r} is not known; allowed: 'gaussian' or 'orthogonal'")
 
 
-# ------------------------------------------------------------ theory fit
 
 
-def _check_rho(rho):
-    rho = np.asarray(rho, dtype=np.float64)
-    if rho.ndim != 1 or rho.size < 3:
-        raise ValueError(f"rho has shape {rho.shape}; allowed: (L,) with L >= 3")
-    if not np.all(np.isfinite(rho)) or np.any(rho <= 0):
-        raise ValueError("rho has non-finite or non-positive entries; allowed: positive numbers")
-    return rho
+def sequence_profiles(model, inputs: torch.Tensor, k: int, *, seed: int, kind: str = "orthogonal",
+                      batch_size: int = 1, store: CheckpointStore | None = None, name: str = "profiles",
+                      key: dict | None = None, progress=None) -> np.ndarray:
+    r"""``(n, k, L)``: :math:`\lVert u_{s,i}^\top J^{(s)}_j\rVert^2` for each of the ``n``
+    sequences ``inputs: (n, L, d)`` and ``k`` probes per sequence; their mean over
+    the probes is an unbiased estimate of sequence ``s``'s :math:`\rho(j)^2`.
 
-
-@dataclass(frozen=True)
-class CesaroFit:
-    r"""The Cesàro profile fitted to a measured one: :math:`\log\rho(j) \approx
-    \log g + \log (N^H)_{L,j}(\alpha)` by least squares in log space.
-    ``gain`` is ``g``, ``gain_per_layer`` :math:`g^{1/H}` (the paper's
-    :math:`\gamma`), ``theory: (L,)`` the fitted profile, ``log_rmse`` the rms
-    residual in natural log."""
-
-    alpha: float
-    gain: float
-    gain_per_layer: float
-    H: int
-    log_rmse: float
-    theory: np.ndarray
-
-
-def fit_cesaro(rho, H: int) -> CesaroFit:
-    """Fit ``(alpha, gain)`` of the Cesàro ``N^H`` profile to ``rho: (L,)``.
-
-    For fixed ``alpha`` the best ``log gain`` is the mean residual; ``alpha`` is
-    found on a grid of 201 points in [0.005, 1], then refined by a bounded
-    scalar search around the best grid point.
+    Sequences go through the model ``batch_size`` at a time (one forward pass,
+    ``k`` backward passes; the sequences of a batch do not interact), each with
+    its own probes (``kind`` ``"orthogonal"`` or ``"gaussian"``, from a generator
+    seeded by ``seed`` and the batch's first index). Each batch's result is
+    checkpointed in ``store`` under ``name`` and ``key`` (which must describe the
+    model and the inputs; the sizes, ``k``, ``kind``, ``seed`` and ``batch_size``
+    are added here), so that a killed run resumes with the next batch.
+    ``progress(done, total)`` is called after each batch.
     """
-    rho = _check_rho(rho)
-    H = _check_int("H", H)
-    L, log_rho = rho.size, np.log(rho)
+    n, L, d = _check_inputs(model, inputs)
+    k = _check_int("k", k)
+    check_choice("kind", kind, ("gaussian", "orthogonal"))
+    batch_size = _check_int("batch_size", batch_size)
+    seed = _check_int("seed", seed, low=0)
+    starts = list(range(0, n, batch_size))
 
-    def loss(a):
-        res = log_rho - log_last_row(L, H, float(a))
-        return float(np.mean((res - res.mean()) ** 2))
+    def one_batch(start):
+        x = inputs[start:start + batch_size].detach().clone().requires_grad_(True)
+        b = x.shape[0]
+        gen = torch.Generator().manual_seed(seed * 1_000_003 + start)
+        U = torch.stack([draw_probes(d, k, kind, gen) for _ in range(b)], 1)  # (k, b, d)
+        U = U.to(device=x.device, dtype=x.dtype)
+        out = torch.empty(b, k, L, dtype=torch.float64)
+        with torch.enable_grad():
+            y = _last_state(model, x)
+            for i in range(k):
+                (g,) = torch.autograd.grad(y, x, grad_outputs=U[i], retain_graph=i < k - 1)
+                out[:, i] = g.double().pow(2).sum(-1).cpu()
+        return out.numpy()
 
-    grid = np.linspace(0.005, 1.0, 200)
-    i = int(np.argmin([loss(a) for a in grid]))
-    lo, hi = grid[max(i - 1, 0)], grid[min(i + 1, len(grid) - 1)]
-    best = optimize.minimize_scalar(loss, bounds=(lo, hi), method="bounded", options={"xatol": 1e-6})
-    alpha = float(best.x) if best.fun <= loss(grid[i]) else float(grid[i])
-    log_p = log_last_row(L, H, alpha)
-    log_g = float(np.mean(log_rho - log_p))
-    return CesaroFit(alpha=alpha, gain=math.exp(log_g), gain_per_layer=math.exp(log_g / H), H=H,
-                     log_rmse=math.sqrt(loss(alpha)), theory=np.exp(log_g + log_p))
-
-
-def normalised_positions_wasserstein(a, b) -> float:
-    r"""Wasserstein-1 distance between two profiles ``(L,)`` read as distributions on
-    the positions :math:`x_j = j/L`: weights :math:`a_j/\sum a`, :math:`b_j/\sum b`;
-    :math:`W = \frac1L\sum_j |F_a(j) - F_b(j)|` with the cumulative sums ``F``
-    (so ``W`` is in units of the context length, between 0 and 1)."""
-    a, b = _check_rho(a), _check_rho(b)
-    if a.size != b.size:
-        raise ValueError(f"profiles of lengths {a.size} and {b.size}; allowed: equal lengths")
-    Fa, Fb = np.cumsum(a / a.sum()), np.cumsum(b / b.sum())
-    return float(np.abs(Fa - Fb).sum() / a.size)
+    full_key = {**(key or {}), "n": n, "L": L, "d": d, "k": k, "kind": kind, "seed": seed,
+                "batch_size": batch_size}
+    parts = resumable_map(one_batch, starts, store=store, name=name, key=full_key, progress=progress)
+    return np.concatenate(parts, axis=0)
 
 
-def profile_spearman(a, b) -> float:
-    """Spearman rank correlation of two profiles ``(L,)`` over positions."""
-    a, b = _check_rho(a), _check_rho(b)
-    return float(stats.spearmanr(a, b).statistic)
+def positional_pair(model, inputs: torch.Tensor, k: int, *, seed: int, batch_size: int = 1,
+                    store: CheckpointStore | None = None, key: dict | None = None, progress=None):
+    """``(with, without)``: :func:`sequence_profiles` averaged over the probes, ``(n, L)``
+    each, of ``model`` with its positional information and without it
+    (:func:`positions_off`): same weights, same inputs, independent probes (seeds
+    ``seed`` and ``seed + 1``), each checkpointed under its own name."""
+    kw = dict(batch_size=batch_size, store=store, key=key, progress=progress)
+    with_pos = sequence_profiles(model, inputs, k, seed=seed, name="profiles-positions", **kw)
+    with positions_off(model):
+        without = sequence_profiles(model, inputs, k, seed=seed + 1, name="profiles-no-positions", **kw)
+    return with_pos.mean(1), without.mean(1)
 
 
-@dataclass(frozen=True)
-class ProfileSummary:
-    """A measured profile against its fitted Cesàro theory (see :func:`summarise_profile`)."""
-
-    fit: CesaroFit
-    spearman: float
-    wasserstein: float
-    peak_to_trough: float
-    theory_peak_to_trough: float
-    shape: str
-    j_min: int
-
-
-def summarise_profile(rho, H: int) -> ProfileSummary:
-    """Fit the theory, then Spearman and W1 (:func:`normalised_positions_wasserstein`)
-    between ``rho`` and the fit, peak-to-trough ratios ``max/min`` of both
-    (:func:`attention_geometry.cesaro.dead_zone`), the shape
-    (:func:`~attention_geometry.cesaro.classify_profile`, ``rtol=0.05`` to ignore
-    small ripples) and the position of the minimum."""
-    rho = _check_rho(rho)
-    fit = fit_cesaro(rho, H)
-    return ProfileSummary(
-        fit=fit,
-        spearman=profile_spearman(rho, fit.theory),
-        wasserstein=normalised_positions_wasserstein(rho, fit.theory),
-        peak_to_trough=dead_zone(rho).peak_to_trough,
-        theory_peak_to_trough=dead_zone(fit.theory).peak_to_trough,
-        shape=classify_profile(rho, rtol=0.05),
-        j_min=profile_minimum(rho)[0],
-    )
-
-
-def ends_over_middle(rho) -> tuple[float, float]:
-    """``(rho_1 / m, rho_L / m)`` with ``m`` the median of ``rho: (L,)`` over the middle
-    half of the positions, ``L/4 < j <= 3L/4``: both > 1 is a U in the weak sense
-    (ends above the middle), whatever the curve does in between."""
-    rho = _check_rho(rho)
-    L = rho.size
-    m = float(np.median(rho[L // 4:(3 * L) // 4]))
-    return float(rho[0] / m), float(rho[-1] / m)
+def pathway_profiles(model, inputs: torch.Tensor, k: int, *, seed: int, kind: str = "orthogonal") -> dict:
+    r"""Per sequence and probe, the full Jacobian and its two pathways (``eq-jac-pathways``):
+    ``{"full", "value", "score"}``, each ``(n, k, L)``, with
+    :math:`\lVert u^\top J_j\rVert^2` for the full Jacobian, for the value pathway
+    (:func:`value_only_attention`) and for their difference, the score pathway --
+    the same probes for all three, so the difference is exact per probe. One
+    sequence at a time (``inputs: (n, L, d)``)."""
+    n, L, d = _check_inputs(model, inputs)
+    k = _check_int("k", k)
+    check_choice("kind", kind, ("gaussian", "orthogonal"))
+    gen = torch.Generator().manual_seed(_check_int("seed", seed, low=0))
+    out = {name: np.empty((n, k, L)) for name in ("full", "value", "score")}
+    for s in range(n):
+        U = draw_probes(d, k, kind, gen).to(device=inputs.device, dtype=inputs.dtype)
+        grads = {}
+        for name, ctx in [("full", contextlib.nullcontext()), ("value", value_only_attention(model))]:
+            x = inputs[s:s + 1].detach().clone().requires_grad_(True)
+            with ctx, torch.enable_grad():
+                y = _last_state(model, x)
+                grads[name] = torch.stack([torch.autograd.grad(y, x, grad_outputs=U[i:i + 1],
+                                                               retain_graph=i < k - 1)[0][0] for i in range(k)])
+        grads["score"] = grads["full"] - grads["value"]
+        for name, g in grads.items():
+            out[name][s] = g.double().pow(2).sum(-1).cpu().numpy()
+    return out

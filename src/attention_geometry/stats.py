@@ -18,7 +18,16 @@ from a small sample, the degrees of freedom of a Student-t interval.
 * :func:`bootstrap_interval` -- a percentile bootstrap for any statistic;
 * :func:`spearman` and :func:`noise_ceiling` -- rank correlation, and the
   correlation between two independent estimates of the same profile, which
-  bounds what any comparison with a model can reach.
+  bounds what any comparison with a model can reach;
+* :func:`linear_slope` -- the weighted least-squares slope of estimates
+  against a covariate, with its standard error;
+* :func:`welch_difference` -- the difference of the means of two independent
+  samples, with Welch's degrees of freedom;
+* :func:`trend_word` -- the word a sentence needs (``"grows"``/``"falls"``/...)
+  chosen from an estimate's interval, so that prose follows the numbers;
+* :func:`fitted_parameter` -- a fitted parameter with its interval, labelled
+  *degenerate* when the fit or its interval lands on a bound of the search
+  (then it is not a value: a bound of the search range is not a measurement).
 """
 
 import math
@@ -43,6 +52,11 @@ __all__ = [
     "spearman",
     "noise_ceiling",
     "log_linear_rate",
+    "welch_difference",
+    "linear_slope",
+    "trend_word",
+    "FittedParameter",
+    "fitted_parameter",
 ]
 
 
@@ -238,3 +252,111 @@ def log_linear_rate(x, y) -> Estimate:
     fit = _sps.linregress(x, np.log(y))
     return Estimate(float(fit.slope), float(fit.stderr), df=x.size - 2)
 
+def welch_difference(a, b) -> Estimate:
+    r"""``mean(a) - mean(b)`` for two *independent* samples ``a: (n,)``, ``b: (m,)``, with
+    standard error :math:`\sqrt{s_a^2/n + s_b^2/m}` and the Welch--Satterthwaite
+    degrees of freedom (rounded down)."""
+    a = np.asarray(a, dtype=np.float64).ravel()
+    b = np.asarray(b, dtype=np.float64).ravel()
+    if a.size < 2 or b.size < 2:
+        raise fail("a, b", f"samples of sizes {a.size} and {b.size}", "at least 2 samples each")
+    va, vb = a.var(ddof=1) / a.size, b.var(ddof=1) / b.size
+    se = math.sqrt(va + vb)
+    if se == 0:
+        return Estimate(float(a.mean() - b.mean()), 0.0, df=a.size + b.size - 2)
+    df = (va + vb) ** 2 / (va**2 / (a.size - 1) + vb**2 / (b.size - 1))
+    return Estimate(float(a.mean() - b.mean()), se, df=max(int(df), 1))
+
+
+def linear_slope(x, estimates) -> Estimate:
+    r"""The slope of ``estimates`` (a sequence of :class:`Estimate`) against ``x: (m,)`` by
+    weighted least squares (weights :math:`1/\mathrm{se}^2`), with standard error
+    :math:`(\sum_i w_i (x_i - \bar x_w)^2)^{-1/2}`, inflated by the square root of the
+    reduced :math:`\chi^2` when the points scatter more than their errors allow
+    (then with ``m - 2`` degrees of freedom; otherwise a normal interval).
+    Needs ``m >= 3`` and positive errors."""
+    x = np.asarray(x, dtype=np.float64).ravel()
+    est = list(estimates)
+    if x.size != len(est) or x.size < 3:
+        raise fail("x", f"{x.size} points for {len(est)} estimates", "as many points as estimates, at least 3")
+    y = np.array([e.value for e in est])
+    se = np.array([e.se for e in est])
+    if np.any(se <= 0) or not np.all(np.isfinite(se)):
+        raise fail("estimates", "estimates with zero or non-finite errors", "positive standard errors")
+    w = 1.0 / se**2
+    xm = float((w * x).sum() / w.sum())
+    sxx = float((w * (x - xm) ** 2).sum())
+    if sxx == 0:
+        raise fail("x", x.tolist(), "at least two distinct values")
+    slope = float((w * (x - xm) * y).sum() / sxx)
+    ym = float((w * y).sum() / w.sum())
+    chi2 = float((w * (y - ym - slope * (x - xm)) ** 2).sum()) / (x.size - 2)
+    if chi2 > 1:
+        return Estimate(slope, math.sqrt(chi2 / sxx), df=x.size - 2)
+    return Estimate(slope, 1.0 / math.sqrt(sxx))
+
+
+def trend_word(est: Estimate, *, above: str, below: str, neither: str, reference: float = 0.0,
+               level: float = 0.95) -> str:
+    """``above`` when the whole ``level`` interval of ``est`` lies above ``reference``,
+    ``below`` when it lies below, ``neither`` otherwise: the word a sentence about
+    the estimate may use (``trend_word(slope, above="grows", below="falls",
+    neither="does not change measurably")``)."""
+    lo, hi = est.interval(level)
+    if lo > reference:
+        return above
+    if hi < reference:
+        return below
+    return neither
+
+
+@dataclass(frozen=True)
+class FittedParameter:
+    """A fitted parameter: ``value``, the search ``bounds`` and an ``interval`` (or ``None``).
+
+    ``degenerate``: the value, or an end of its interval, lies on a bound of the
+    search (within ``tol`` of the bound range). A degenerate fit is reported as
+    such, never as a value of the parameter."""
+
+    name: str
+    value: float
+    bounds: tuple[float, float]
+    interval: tuple[float, float] | None
+    degenerate: bool
+
+    @property
+    def label(self) -> str:
+        """``"degenerate"`` or ``"interior"``."""
+        return "degenerate" if self.degenerate else "interior"
+
+    def format(self, digits: int = 3) -> str:
+        """``0.27 [0.25, 0.30]``, or ``degenerate (0.005, a bound of the search [0.005, 1])``."""
+        if self.degenerate:
+            lo, hi = self.bounds
+            return f"degenerate ({self.value:.{digits}g}; the search range [{lo:.{digits}g}, {hi:.{digits}g}] binds)"
+        if self.interval is None:
+            return f"{self.value:.{digits}g}"
+        return f"{self.value:.{digits}g} [{self.interval[0]:.{digits}g}, {self.interval[1]:.{digits}g}]"
+
+    def __str__(self) -> str:
+        return self.format()
+
+
+def fitted_parameter(name: str, value: float, bounds, interval=None, *, tol: float = 1e-3,
+                     log: bool = False) -> FittedParameter:
+    """Label a fitted value: degenerate when ``value`` or an end of ``interval`` is within
+    ``tol * (high - low)`` of a bound ``(low, high)`` of the search (``log=True``: a
+    search in the logarithm of a positive parameter; distances are taken there)."""
+    lo, hi = (float(x) for x in bounds)
+    if not hi > lo or (log and lo <= 0):
+        raise fail("bounds", bounds, "(low, high) with low < high" + (", low > 0 (log=True)" if log else ""))
+    tol = check_float("tol", tol, low=0.0)
+    value = float(value)
+    if not math.isfinite(value) or (log and value <= 0):
+        raise fail("value", value, "a finite number" + (" > 0 (log=True)" if log else ""))
+    points = [value] + ([] if interval is None else [float(interval[0]), float(interval[1])])
+    f = (lambda x: math.log(max(x, 1e-300))) if log else (lambda x: x)
+    margin = tol * (f(hi) - f(lo))
+    degenerate = any(f(p) <= f(lo) + margin or f(p) >= f(hi) - margin for p in points)
+    iv = None if interval is None else (float(interval[0]), float(interval[1]))
+    return FittedParameter(name, value, (lo, hi), iv, degenerate)

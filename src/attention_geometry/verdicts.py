@@ -33,6 +33,8 @@ Rules:
 * :func:`property_verdict` -- a claimed exact property checked by a
   computation that either holds or fails (a proof-checking computation: exact
   arithmetic, an identity to rounding);
+* :func:`ceiling_verdict` -- a claimed correlation (e.g. a Spearman between a
+  measured profile and a model) read against the data's own noise ceiling;
 * :func:`not_tested`;
 * :func:`joint_verdict` -- a claim made of several parts, each with its verdict.
 
@@ -55,12 +57,14 @@ __all__ = [
     "SOURCES",
     "Verdict",
     "Claim",
+    "ClaimList",
     "value_verdict",
     "sign_verdict",
     "bound_verdict",
     "sign_and_size_verdict",
     "hypothesis_verdict",
     "property_verdict",
+    "ceiling_verdict",
     "not_tested",
     "joint_verdict",
     "phrase",
@@ -216,6 +220,33 @@ def property_verdict(holds: bool, evidence: str) -> Verdict:
     return Verdict("reproduced" if holds else "refuted", evidence)
 
 
+def ceiling_verdict(est: Estimate, claimed: float, ceiling: Estimate, *, tol: float = 0.01,
+                    level: float = 0.95, what: str = "the correlation") -> Verdict:
+    """A claimed correlation (at least ``claimed - tol``) against a measured one, read
+    against the *noise ceiling*: the correlation between two independent
+    estimates of the same measured profile (what a perfect model could reach).
+
+    ``reproduced``: the whole ``level`` interval of ``est`` is at or above
+    ``claimed - tol``. ``differs``: the whole interval is below it *and* below
+    the ceiling's interval (the shortfall is the model's, not the noise's).
+    ``not decided``: anything else -- in particular a measurement below the claim
+    whose ceiling is no higher (too few samples to reach the claimed value at all).
+    """
+    tol = check_float("tol", tol, low=0.0)
+    lo, hi = est.interval(level)
+    c_lo, c_hi = ceiling.interval(level)
+    target = claimed - tol
+    text = (f"{what} = {est.format()}, {_interval_text(est, level)}; noise ceiling {ceiling.format()}; "
+            f"claimed {claimed:.3g} (at least {target:.3g} counts)")
+    if lo >= target:
+        return Verdict("reproduced", text)
+    if hi < target and hi < c_lo:
+        return Verdict("differs", f"{text}: below the claim and below what the noise allows")
+    if hi < target:
+        return Verdict("not decided", f"{text}: below the claim, but so is the noise ceiling")
+    return Verdict("not decided", f"{text}: the interval straddles the claim")
+
+
 def not_tested(reason: str) -> Verdict:
     """Nothing here measures the claim; ``reason`` says why and what it would take."""
     if not reason:
@@ -277,6 +308,24 @@ class Claim:
     def record(self) -> dict[str, Any]:
         """A JSON-able dict (the verdict as ``{"label", "reason"}``)."""
         return asdict(self)
+
+
+class ClaimList(list):
+    """The rows of one chapter's table about one paper: ``claims.add(id, where, statement,
+    measured, settings, verdict, source="full text", ...)`` appends a :class:`Claim`
+    with ``paper`` filled in and returns it."""
+
+    def __init__(self, paper: str):
+        super().__init__()
+        if not paper:
+            raise fail("paper", paper, "a bibliography key")
+        self.paper = paper
+
+    def add(self, id: str, where: str, statement: str, measured: str, settings: str, verdict: Verdict, *,
+            source: str = "full text", **kw) -> Claim:
+        c = Claim(id, self.paper, where, source, statement, measured, settings, verdict, **kw)
+        self.append(c)
+        return c
 
 
 def phrase(verdict: Verdict, source: str) -> str:

@@ -4,11 +4,11 @@ Each takes arrays computed by :mod:`attention_geometry.cesaro` in the chapter an
 returns a ``matplotlib.figure.Figure``.
 """
 
-from .theme import set_theme  # noqa: F401  (the chapter calls set_theme once)
-
 import numpy as np
 import seaborn as sns
-from matplotlib.figure import Figure
+
+from .theme import new_figure
+from .theme import set_theme  # noqa: F401  (the chapter calls set_theme once)
 
 __all__ = [
     "plot_alternating_error",
@@ -25,7 +25,7 @@ def plot_alternating_error(Ls, Hs, errors: dict):
     ``Ls: (nL,)``, ``Hs: (nH,)``; ``errors[alpha] = (nH, nL)`` array (``inf`` =
     overflow to ``inf``/``nan``).
     """
-    fig = Figure(figsize=(5.2 * len(errors), 4.4), layout="constrained")
+    fig = new_figure(figsize=(5.2 * len(errors), 4.4), layout="constrained")
     axes = np.atleast_1d(fig.subplots(1, len(errors)))
     for ax, (alpha, err) in zip(axes, errors.items()):
         with np.errstate(divide="ignore"):
@@ -46,7 +46,7 @@ def plot_cancellation(x, log10_max_term, log10_result, L, H, alpha):
 
     ``x: (L,)`` positions ``j/L``; ``log10_max_term``, ``log10_result``: ``(L,)``.
     """
-    fig = Figure(figsize=(6.8, 4.2), layout="constrained")
+    fig = new_figure(figsize=(6.8, 4.2), layout="constrained")
     ax = fig.subplots()
     ax.plot(x, log10_max_term, label=r"largest term $\max_m |t_{jm}|$")
     ax.plot(x, log10_result, label=r"result $(N^H)_{L,j}$")
@@ -67,7 +67,7 @@ def plot_profiles(L, H, curves: dict, limits: dict):
     continuous limit's cell masses (dotted). Left: log10 p_j; right: relative
     to the middle entry, log10 p_j / p_mid, clipped to +-8 decades.
     """
-    fig = Figure(figsize=(11.5, 4.4), layout="constrained")
+    fig = new_figure(figsize=(11.5, 4.4), layout="constrained")
     left, right = fig.subplots(1, 2)
     x = np.arange(1, L + 1) / L
     mid = (L + 1) // 2 - 1
@@ -83,36 +83,38 @@ def plot_profiles(L, H, curves: dict, limits: dict):
              title=f"Last row of $N^H$, $L$ = {L}, $H$ = {H} (dots: last token)")
     right.set(xlabel="position $x = j/L$", ylim=(-8, 8),
               ylabel=r"$\log_{10} (N^H)_{L,j} / (N^H)_{L,\lceil L/2\rceil}$",
-              title="Relative to the middle (dotted: continuous limit)")
+              title="Relative to the middle entry (dotted: continuous limit)")
     right.axhline(0, color="black", lw=0.8)
     left.legend(fontsize="x-small", ncol=2)
     return fig
 
 
-def plot_limit_discrepancy(Ls, ratios: dict, title):
-    """Discrete over continuous-limit cell mass against ``L``.
+def plot_limit_discrepancy(Ls, ratios: dict):
+    """Discrete over continuous-limit cell mass against ``L``, one panel per alpha.
 
-    ``Ls: (n,)``; ``ratios[(H, label)] = (n,)`` ratios p_j/m_j.
+    ``Ls: (n,)``; ``ratios[alpha][(H, label)] = (n,)`` ratios p_j/m_j.
     """
-    fig = Figure(figsize=(6.8, 4.4), layout="constrained")
-    ax = fig.subplots()
-    Hs = sorted({H for H, _ in ratios})
-    colours = dict(zip(Hs, sns.color_palette(n_colors=len(Hs))))
-    styles = {}
-    for (H, label), r in ratios.items():
-        ls = styles.setdefault(label, ["-", "--", ":", "-."][len(styles) % 4])
-        ax.plot(Ls, r, ls=ls, marker="o", ms=3, color=colours[H], label=f"$H$ = {H}, {label}")
-    ax.axhline(1, color="black", lw=0.8)
-    ax.set(xscale="log", yscale="log", xlabel="sequence length $L$",
-           ylabel=r"$(N^H)_{L,j}$ / continuous-limit mass of cell $j$", title=title)
-    ax.legend(fontsize="x-small", ncol=2)
+    fig = new_figure(figsize=(5.0 * len(ratios), 4.4), layout="constrained")
+    axes = np.atleast_1d(fig.subplots(1, len(ratios), sharey=True))
+    for ax, (alpha, by) in zip(axes, ratios.items()):
+        Hs = sorted({H for H, _ in by})
+        colours = dict(zip(Hs, sns.color_palette(n_colors=len(Hs))))
+        styles = {}
+        for (H, label), r in by.items():
+            ls = styles.setdefault(label, ["-", "--", ":", "-."][len(styles) % 4])
+            ax.plot(Ls, r, ls=ls, marker="o", ms=3, color=colours[H], label=f"$H$ = {H}, {label}")
+        ax.axhline(1, color="black", lw=0.8)
+        ax.set(xscale="log", yscale="log", xlabel="sequence length $L$",
+               title=rf"Discrete over continuous limit, $\alpha$ = {alpha:g}")
+    axes[0].set(ylabel=r"$(N^H)_{L,j}$ / continuous-limit mass of cell $j$")
+    axes[-1].legend(fontsize="x-small", ncol=2)
     return fig
 
 
 def plot_alpha_regimes(alpha, log10_last_over_middle, log10_middle_times_fact, alpha_u, alpha_d, H, L):
     """Against alpha: the last token over the middle, and the middle density
     times (H-1)!, with the two thresholds marked. All inputs ``(n,)`` or scalars."""
-    fig = Figure(figsize=(7.2, 4.4), layout="constrained")
+    fig = new_figure(figsize=(7.2, 4.4), layout="constrained")
     ax = fig.subplots()
     ax.plot(alpha, log10_last_over_middle, label=r"$\log_{10}\, p_L / p_{\mathrm{mid}}$ (recency spike)")
     ax.plot(alpha, log10_middle_times_fact,

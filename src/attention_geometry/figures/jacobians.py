@@ -1,16 +1,27 @@
 """Figures of the chapter "Jacobians of real decoders": one function per figure.
 
-Each takes arrays computed by :mod:`attention_geometry.jacobians` in the chapter
-and returns a ``matplotlib.figure.Figure``.
+Each takes arrays computed by the library in the chapter and returns a
+``matplotlib.figure.Figure`` made with :func:`.theme.new_figure`.
 """
-
-from .theme import set_theme  # noqa: F401  (the chapter calls set_theme once)
 
 import numpy as np
 import seaborn as sns
-from matplotlib.figure import Figure
 
-__all__ = ["plot_estimator_variance", "plot_profiles_vs_theory", "plot_pretrained_vs_init"]
+from .theme import new_figure, set_theme  # noqa: F401  (the chapter calls set_theme once)
+
+__all__ = [
+    "plot_estimator_variance",
+    "plot_expected_vs_monte_carlo",
+    "plot_profile_bands",
+    "plot_pathways",
+    "plot_heads",
+    "plot_pretrained",
+    "plot_training",
+]
+
+
+def _x(n):
+    return np.arange(1, n + 1) / n
 
 
 def plot_estimator_variance(exact_rho2, cases: dict):
@@ -19,10 +30,9 @@ def plot_estimator_variance(exact_rho2, cases: dict):
     ``exact_rho2: (L,)``; ``cases[label] = (predicted: (L,), measured: (L,))``.
     Left: both against position (log scale); right: measured against predicted.
     """
-    fig = Figure(figsize=(11.0, 4.2), layout="constrained")
+    fig = new_figure(figsize=(11.0, 4.2), layout="constrained")
     left, right = fig.subplots(1, 2)
-    L = len(exact_rho2)
-    x = np.arange(1, L + 1) / L
+    x = _x(len(exact_rho2))
     colours = sns.color_palette(n_colors=len(cases))
     for (label, (pred, meas)), c in zip(cases.items(), colours):
         left.plot(x, pred / exact_rho2**2, color=c, lw=1.5, label=f"{label}: derived")
@@ -40,53 +50,124 @@ def plot_estimator_variance(exact_rho2, cases: dict):
     return fig
 
 
-def plot_profiles_vs_theory(panels: dict, H: int):
-    """Measured profiles on a log scale with the fitted Cesàro theory.
-
-    ``panels[(row_label, col_label)] = {curve_label: (rho: (L,), theory: (L,) or None)}``;
-    rows are, e.g., initialisation scales, columns architectures.
-    """
-    rows = list(dict.fromkeys(r for r, _ in panels))
-    cols = list(dict.fromkeys(c for _, c in panels))
-    fig = Figure(figsize=(5.6 * len(cols), 3.8 * len(rows)), layout="constrained")
-    axes = np.atleast_2d(fig.subplots(len(rows), len(cols), squeeze=False))
-    colours = sns.color_palette()
-    for (r, c), curves in panels.items():
-        ax = axes[rows.index(r), cols.index(c)]
-        for i, (label, (rho, theory)) in enumerate(curves.items()):
-            x = np.arange(1, len(rho) + 1) / len(rho)
-            ax.plot(x, rho, color=colours[i], lw=1.3, label=f"{label}: measured")
-            if theory is not None:
-                ax.plot(x, theory, color=colours[i], lw=1.3, ls="--", label=f"{label}: Cesàro fit")
-        ax.set(yscale="log", xlabel="position $x = j/L$", ylabel=r"$\rho(j)$",
-               title=f"{c}, {r}")
-        ax.legend(fontsize="x-small")
-    fig.suptitle(rf"Jacobian profiles at initialisation ($H$ = {H}), log scale")
+def plot_expected_vs_monte_carlo(mc_mean, mc_se, derived, paper_fit, truths: dict, fits: dict):
+    """Left: the derived expectation against Monte Carlo (±2 SE) and the best paper-form
+    fit, small size, all ``(L,)``. Right: at the paper's size, the derived profile
+    ``truths[g]: (L,)`` (solid) against the best ``g N^H`` fit ``fits[g]`` (dashed)."""
+    fig = new_figure(figsize=(11.5, 4.3), layout="constrained")
+    left, right = fig.subplots(1, 2)
+    j = np.arange(1, len(mc_mean) + 1)
+    left.errorbar(j, mc_mean, yerr=2 * mc_se, fmt="o", ms=4, capsize=3, label="Monte Carlo (±2 SE)")
+    left.plot(j, derived, "-", lw=1.5, label=r"derived: $d\sum_r e_r\,(M^r)_{L,j}^2$")
+    left.plot(j, paper_fit, "--", lw=1.2, label=r"best fit $g\,(N^H)_{L,j}$, squared")
+    left.set(yscale="log", xlabel="position $j$", ylabel=r"$\mathbb{E}\,\|J_j\|_F^2$",
+             title="Linear decoder, uniform attention")
+    left.legend(fontsize="small")
+    colours = sns.color_palette("viridis", n_colors=len(truths))
+    for (g, truth), c in zip(truths.items(), colours):
+        x = _x(len(truth))
+        right.plot(x, truth / truth[-1], color=c, lw=1.4, label=f"derived, g = {g:.3g}")
+        right.plot(x, fits[g] / fits[g][-1], color=c, lw=1.1, ls="--")
+    right.set(yscale="log", xlabel="position $x = j/L$", ylabel=r"$\rho(j)/\rho(L)$",
+              title="Paper's size: derived (solid) vs best $g N^H$ (dashed)")
+    right.legend(fontsize="x-small")
     return fig
 
 
-def plot_pretrained_vs_init(curves: dict, title: str):
-    """The pretrained decoder's profile next to its random-init twin.
+def plot_profile_bands(panels: dict, title: str):
+    """Average profiles with p16-p84 bands and the two fitted models, log scale.
 
-    ``curves[label] = (rho: (L,), band: (L,) or None, theory: (L,) or None)``;
-    ``band`` is a standard error drawn as +-2 SE around ``rho``. Left: raw, log
-    scale; right: each profile divided by its value at the last position.
+    ``panels[label] = dict(rho=(L,), band=((L,), (L,)), cesaro=(L,), derived=(L,))``.
     """
-    fig = Figure(figsize=(11.0, 4.2), layout="constrained")
-    left, right = fig.subplots(1, 2)
-    colours = sns.color_palette()
-    for i, (label, (rho, band, theory)) in enumerate(curves.items()):
-        x = np.arange(1, len(rho) + 1) / len(rho)
-        for ax, scale in [(left, 1.0), (right, 1.0 / rho[-1])]:
-            ax.plot(x, rho * scale, color=colours[i], lw=1.2, label=label)
-            if band is not None:
-                ax.fill_between(x, np.maximum(rho - 2 * band, rho * 1e-3) * scale, (rho + 2 * band) * scale,
-                                color=colours[i], alpha=0.2, lw=0)
-            if theory is not None:
-                ax.plot(x, theory * scale, color=colours[i], lw=1.2, ls="--", label=f"{label}: Cesàro fit")
-    left.set(yscale="log", xlabel="position $x = j/L$", ylabel=r"$\rho(j)$", title="Raw (band: ±2 SE)")
-    right.set(yscale="log", xlabel="position $x = j/L$", ylabel=r"$\rho(j) / \rho(L)$",
-              title="Anchored at the last position")
-    left.legend(fontsize="small")
+    n = len(panels)
+    cols = min(n, 3)
+    rows = -(-n // cols)
+    fig = new_figure(figsize=(5.2 * cols, 3.9 * rows), layout="constrained")
+    axes = np.atleast_1d(fig.subplots(rows, cols, squeeze=False)).ravel()
+    for ax, (label, p) in zip(axes, panels.items()):
+        x = _x(len(p["rho"]))
+        ax.fill_between(x, *p["band"], color="C0", alpha=0.2, lw=0, label="p16-p84 over sequences")
+        ax.plot(x, p["rho"], color="C0", lw=1.3, label="average")
+        ax.plot(x, p["cesaro"], color="C3", lw=1.1, ls="--", label=r"paper's $g\,(N^H)_{L,j}$")
+        ax.plot(x, p["derived"], color="C2", lw=1.8, ls=":", label="derived, per-layer gains")
+        ax.set(yscale="log", xlabel="position $x = j/L$", ylabel=r"$\rho(j)$", title=label)
+        ax.legend(fontsize="x-small")
+    for ax in axes[n:]:
+        ax.set_visible(False)
     fig.suptitle(title)
+    return fig
+
+
+def plot_pathways(widths, fractions: dict, scores: dict):
+    """Score pathway against width: ``fractions[mode] = (value: (m,), se: (m,))`` of
+    log10 ||J_score|| / ||J_full||, ``scores[mode] = (m,)`` measured score SD."""
+    fig = new_figure(figsize=(11.0, 4.2), layout="constrained")
+    left, right = fig.subplots(1, 2)
+    for mode, (v, se) in fractions.items():
+        left.errorbar(widths, 10 ** np.asarray(v), yerr=np.log(10) * 10 ** np.asarray(v) * 2 * np.asarray(se),
+                      marker="o", capsize=3, label=mode)
+    for mode, sd in scores.items():
+        right.plot(widths, sd, marker="o", label=mode)
+    left.set(xscale="log", yscale="log", xlabel="width $d$",
+             ylabel=r"$\|J_{\mathrm{score}}\|_F / \|J\|_F$ (±2 SE)", title="Score pathway against width")
+    right.set(xscale="log", yscale="log", xlabel="width $d$", ylabel="score standard deviation",
+              title=r"Scores at initialisation: $\sigma^2 d$")
+    left.legend(fontsize="small")
+    right.legend(fontsize="small")
+    return fig
+
+
+def plot_heads(heads, spread, se):
+    """Relative spread across initialisations against the number of heads at fixed width,
+    with the paper's ``1/sqrt(heads)`` drawn through the first point."""
+    fig = new_figure(figsize=(6.0, 4.2), layout="constrained")
+    ax = fig.subplots()
+    heads = np.asarray(heads, dtype=float)
+    ax.errorbar(heads, spread, yerr=2 * np.asarray(se), marker="o", capsize=3, label="measured (±2 SE)")
+    ax.plot(heads, spread[0] * np.sqrt(heads[0] / heads), ls="--", color="grey", label=r"$\propto 1/\sqrt{\mathrm{heads}}$")
+    ax.set(xscale="log", yscale="log", xlabel="heads (fixed width)",
+           ylabel=r"relative SD of $\rho(j)^2$ across initialisations", title="Concentration against heads")
+    ax.legend(fontsize="small")
+    return fig
+
+
+def plot_pretrained(curves: dict, boundaries, chunk_len, folded: dict):
+    """Left: average profiles with p16-p84 bands, ``curves[label] = (rho, (lo, hi))``,
+    chunk boundaries dotted; right: profiles within chunks ``folded[label] = (L_chunk,)``,
+    each divided by its median."""
+    fig = new_figure(figsize=(11.5, 4.3), layout="constrained")
+    left, right = fig.subplots(1, 2)
+    colours = sns.color_palette(n_colors=len(curves))
+    for (label, (rho, band)), c in zip(curves.items(), colours):
+        x = np.arange(len(rho))
+        left.fill_between(x, *band, color=c, alpha=0.15, lw=0)
+        left.plot(x, rho, color=c, lw=1.2, label=label)
+    for b in boundaries:
+        left.axvline(b, color="grey", lw=0.7, ls=":")
+    left.set(yscale="log", xlabel="position (0-based)", ylabel=r"$\rho(j)$",
+             title=f"Profiles (bands p16-p84); dotted: chunk starts every {chunk_len}")
+    left.legend(fontsize="x-small")
+    for (label, f), c in zip(folded.items(), colours[-len(folded):]):
+        right.plot(np.arange(len(f)), f / np.median(f), color=c, marker="o", ms=2, lw=1, label=label)
+    right.set(yscale="log", xlabel="offset within a chunk", ylabel="relative to the chunk's median",
+              title="Within chunks (averaged over chunks and sequences)")
+    right.legend(fontsize="x-small")
+    return fig
+
+
+def plot_training(steps, profiles: np.ndarray, losses):
+    """The paper's Fig. 3 in small: ``profiles: (m, L)`` average profile at ``steps: (m,)``,
+    raw (left) and anchored at the last position (middle); training loss (right)."""
+    fig = new_figure(figsize=(13.0, 4.0), layout="constrained")
+    left, mid, right = fig.subplots(1, 3)
+    colours = sns.color_palette("viridis", n_colors=len(steps))
+    x = _x(profiles.shape[1])
+    for s, p, c in zip(steps, profiles, colours):
+        left.plot(x, p, color=c, lw=1.2, label=f"step {s}")
+        mid.plot(x, p / p[-1], color=c, lw=1.2, label=f"step {s}")
+    left.set(yscale="log", xlabel="position $x = j/L$", ylabel=r"$\rho(j)$", title="Raw")
+    mid.set(yscale="log", xlabel="position $x = j/L$", ylabel=r"$\rho(j)/\rho(L)$", title="Anchored at the last position")
+    right.plot(np.arange(1, len(losses) + 1), losses, lw=1)
+    right.set(xlabel="step", ylabel="training loss (nats)", title="Next-token loss")
+    left.legend(fontsize="x-small")
     return fig

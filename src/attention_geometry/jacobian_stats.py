@@ -1,0 +1,537 @@
+r"""Measured influence profiles as samples: averages, bands, fits, ceilings and tests.
+
+A profile is measured on ``n`` sequences; each sequence gives an unbiased
+estimate of :math:`\rho(j)^2 = \lVert J_j\rVert_F^2` (exact, or from ``k``
+probes). A :class:`ProfileSample` holds them, ``rho2: (n, L)``, and every
+statistic below treats the *sequences* as the independent units: standard
+errors, p16--p84 bands and bootstrap intervals are across sequences (probe
+noise, independent between sequences, is part of that spread).
+
+* the average profile :math:`\bar\rho(j) = (\frac1n\sum_s \hat\rho_s(j)^2)^{1/2}`
+  and its p16--p84 band (:meth:`ProfileSample.profile`, :meth:`ProfileSample.band`);
+* the **noise ceiling**: the Spearman correlation between the average profiles
+  of two halves of the sequences (:func:`noise_ceiling_estimate`);
+* the paper's model :math:`g\,(N^H)_{L,j}` fitted in log space
+  (:func:`fit_cesaro`, ``eq-jac-cesaro-fit``), and the derived expectation of
+  :mod:`attention_geometry.jacobian_theory` fitted with a gain and, optionally,
+  per-layer gains that fall with depth (:func:`fit_derived`, ``eq-jac-expected``); both label a fit
+  that lands on a bound of its search *degenerate*
+  (:func:`attention_geometry.stats.fitted_parameter`);
+* :func:`bootstrap_estimate`: any statistic of the sample with its bootstrap
+  standard error over sequences;
+* :func:`late_minimum_test`: is the minimum of the profile before the last
+  position real? (chosen on one half of the sequences, tested on the other);
+* :func:`boundary_contrast`, :func:`folded_profile`: spikes at chunk boundaries
+  and the profile within chunks (the paper's Fig. 2);
+* :func:`anchored_valley_depth`: the valley under the last position, per
+  sequence (the paper's Fig. 3).
+
+Shapes: ``n`` sequences, ``L`` positions (``j = 1..L`` at index ``j - 1``).
+"""
+
+import math
+from dataclasses import dataclass
+from functools import lru_cache
+
+import numpy as np
+from scipy import optimize
+from scipy.special import logsumexp
+
+from ._checks import check_float, check_int, fail
+from .cesaro import classify_profile, log_cesaro_rows, log_last_row, profile_minimum
+from .jacobian_theory import elementary_symmetric, layer_gains
+from .stats import Estimate, FittedParameter, fitted_parameter, paired_difference, spearman
+
+__all__ = [
+    "ProfileSample",
+    "ProfileStatistics",
+    "profile_statistics",
+    "bootstrap_estimate",
+    "noise_ceiling_estimate",
+    "paired_spearman",
+    "CesaroFit",
+    "fit_cesaro",
+    "DerivedFit",
+    "fit_derived",
+    "normalised_positions_wasserstein",
+    "log10_peak_to_trough",
+    "ProfileSummary",
+    "summarise_profile",
+    "ends_over_middle",
+    "LateMinimum",
+    "late_minimum_test",
+    "boundary_contrast",
+    "folded_profile",
+    "anchored_valley_depth",
+    "effective_rank",
+    "init_spread",
+]
+
+ALPHA_BOUNDS = (0.005, 1.0)  # the search range of the Cesàro fit's alpha
+LOG_GAIN_BOUNDS = (math.log(1e-4), math.log(1e4))  # of the derived fit's ln g
+LOG_GROWTH_BOUNDS = (math.log(1e-3), math.log(1e4))  # of the derived fit's ln kappa
+
+
+def _check_rho(rho, name="rho"):
+    rho = np.asarray(rho, dtype=np.float64)
+    if rho.ndim != 1 or rho.size < 3:
+        raise fail(name, f"an array of shape {rho.shape}", "shape (L,) with L >= 3")
+    if not np.all(np.isfinite(rho)) or np.any(rho <= 0):
+        raise fail(name, "an array with non-finite or non-positive entries", "positive numbers")
+    return rho
+
+
+# ------------------------------------------------------------- the sample
+
+
+@dataclass(frozen=True)
+class ProfileSample:
+    """``rho2: (n, L)``: one unbiased estimate of :math:`\\rho(j)^2` per sequence (row)."""
+
+    rho2: np.ndarray
+
+    def __post_init__(self):
+        r = np.asarray(self.rho2, dtype=np.float64)
+        if r.ndim != 2 or r.shape[0] < 2 or r.shape[1] < 3:
+            raise fail("rho2", f"an array of shape {r.shape}", "shape (n, L) with n >= 2 sequences, L >= 3")
+        if not np.all(np.isfinite(r)) or np.any(r < 0):
+            raise fail("rho2", "an array with negative or non-finite entries", "squared norms >= 0")
+        object.__setattr__(self, "rho2", r)
+
+    @property
+    def n(self) -> int:
+        return self.rho2.shape[0]
+
+    @property
+    def L(self) -> int:
+        return self.rho2.shape[1]
+
+    def mean_sq(self) -> np.ndarray:
+        """``(L,)``: the average of :math:`\\hat\\rho^2` over sequences (unbiased)."""
+        return self.rho2.mean(0)
+
+    def profile(self) -> np.ndarray:
+        """``(L,)``: the average profile :math:`\\bar\\rho = (\\text{mean of } \\hat\\rho^2)^{1/2}`."""
+        return np.sqrt(self.mean_sq())
+
+    def se_profile(self) -> np.ndarray:
+        """``(L,)``: standard error of :meth:`profile` across sequences (delta method)."""
+        return self.rho2.std(0, ddof=1) / math.sqrt(self.n) / (2 * self.profile())
+
+    def band(self, lower: float = 16.0, upper: float = 84.0) -> tuple[np.ndarray, np.ndarray]:
+        """p``lower``--p``upper`` percentiles of the per-sequence profiles :math:`\\hat\\rho_s(j)`
+        (the paper's bands: 16 and 84)."""
+        return tuple(np.percentile(np.sqrt(self.rho2), [lower, upper], axis=0))
+
+    def halves(self) -> tuple["ProfileSample", "ProfileSample"]:
+        """The even- and odd-numbered sequences: two independent samples."""
+        return ProfileSample(self.rho2[0::2]), ProfileSample(self.rho2[1::2])
+
+    def resample(self, rng: np.random.Generator) -> "ProfileSample":
+        """Sequences drawn with replacement (one bootstrap replicate)."""
+        return ProfileSample(self.rho2[rng.integers(0, self.n, self.n)])
+
+
+def bootstrap_estimate(statistic, sample: ProfileSample, *, n_boot: int, rng: np.random.Generator) -> Estimate:
+    """``statistic(sample)`` with the standard deviation over ``n_boot`` bootstrap
+    replicates (sequences resampled) as its standard error."""
+    n_boot = check_int("n_boot", n_boot, low=10)
+    value = float(statistic(sample))
+    reps = np.array([statistic(sample.resample(rng)) for _ in range(n_boot)], dtype=np.float64)
+    return Estimate(value, float(np.nanstd(reps, ddof=1)))
+
+
+def _split_half(sample: ProfileSample) -> float:
+    a, b = sample.halves()
+    return spearman(a.profile(), b.profile())
+
+
+def noise_ceiling_estimate(sample: ProfileSample, *, n_boot: int, rng: np.random.Generator) -> Estimate:
+    """The noise ceiling: Spearman between the average profiles of the even and the
+    odd sequences (two independent half samples), with its bootstrap standard error.
+    It bounds what any model can reach against a half sample; against the full
+    average it is conservative (a full sample is less noisy than a half)."""
+    if sample.n < 4:
+        raise fail("sample", f"{sample.n} sequences", "at least 4 sequences (two halves of two)")
+    return bootstrap_estimate(_split_half, sample, n_boot=n_boot, rng=rng)
+
+
+def paired_spearman(a: ProfileSample, b: ProfileSample, *, n_boot: int, rng: np.random.Generator) -> Estimate:
+    """Spearman between the average profiles of two samples measured on the *same*
+    sequences (row ``s`` of both), with a paired bootstrap (the same resampled
+    sequences in both)."""
+    if a.rho2.shape != b.rho2.shape:
+        raise fail("b", f"a sample of shape {b.rho2.shape}", f"the shape of a, {a.rho2.shape} (paired)")
+    both = ProfileSample(np.concatenate([a.rho2, b.rho2], axis=1))
+    L = a.L
+    return bootstrap_estimate(lambda s: spearman(s.profile()[:L], s.profile()[L:]), both, n_boot=n_boot, rng=rng)
+
+
+# ------------------------------------------------------------- the paper's fit
+
+
+@lru_cache(maxsize=16)
+def _cesaro_table(L: int, H: int, n_grid: int = 200) -> tuple[np.ndarray, np.ndarray]:
+    grid = np.linspace(*ALPHA_BOUNDS, n_grid)
+    return grid, np.stack([log_last_row(L, H, float(a)) for a in grid])
+
+
+@dataclass(frozen=True)
+class CesaroFit:
+    r"""The paper's model fitted to a profile: :math:`\log\rho(j) \approx \log g +
+    \log (N^H)_{L,j}(\alpha)` (``eq-jac-cesaro-fit``). ``alpha`` (a
+    :class:`~attention_geometry.stats.FittedParameter`, degenerate when it lands
+    on the search bound ``ALPHA_BOUNDS``), ``gain`` ``g``, ``gain_per_layer``
+    :math:`g^{1/H}` (the paper's :math:`\gamma`), ``log_rmse`` (rms residual in
+    natural log) and ``theory: (L,)``."""
+
+    alpha: FittedParameter
+    gain: float
+    gain_per_layer: float
+    H: int
+    log_rmse: float
+    theory: np.ndarray
+
+    @property
+    def degenerate(self) -> bool:
+        return self.alpha.degenerate
+
+
+def fit_cesaro(rho, H: int, alpha_interval=None) -> CesaroFit:
+    """Fit ``(alpha, g)`` of :math:`g (N^H)_{L,j}` to ``rho: (L,)`` by least squares in log space.
+
+    For fixed ``alpha`` the best ``ln g`` is the mean residual; ``alpha`` is the
+    best of 200 grid points on ``ALPHA_BOUNDS``, refined by a bounded search
+    between its neighbours. ``alpha_interval`` (e.g. from a bootstrap) is
+    attached to the fitted parameter and enters its degenerate label.
+    """
+    rho = _check_rho(rho)
+    H = check_int("H", H)
+    L, log_rho = rho.size, np.log(rho)
+    grid, table = _cesaro_table(L, H)
+    res = log_rho[None, :] - table
+    losses = res.var(axis=1)
+    i = int(np.argmin(losses))
+
+    def loss(a):
+        r = log_rho - log_last_row(L, H, float(a))
+        return float(np.mean((r - r.mean()) ** 2))
+
+    lo, hi = grid[max(i - 1, 0)], grid[min(i + 1, len(grid) - 1)]
+    best = optimize.minimize_scalar(loss, bounds=(lo, hi), method="bounded", options={"xatol": 1e-6})
+    alpha = float(best.x) if best.fun <= losses[i] else float(grid[i])
+    log_p = log_last_row(L, H, alpha)
+    log_g = float(np.mean(log_rho - log_p))
+    return CesaroFit(alpha=fitted_parameter("alpha", alpha, ALPHA_BOUNDS, alpha_interval), gain=math.exp(log_g),
+                     gain_per_layer=math.exp(log_g / H), H=H, log_rmse=math.sqrt(loss(alpha)),
+                     theory=np.exp(log_g + log_p))
+
+
+# ----------------------------------------------------------- the derived fit
+
+
+@dataclass(frozen=True)
+class DerivedFit:
+    r"""The derived expectation fitted to a mean squared profile (``eq-jac-expected``):
+    :math:`\rho(j)^2 \approx c \sum_r e_r(g_1..g_H) (M^r)_{L,j}^2` with
+    :math:`g_l = g/(1 + \kappa(l-1))` (``eq-jac-layer-gains``). ``gain`` (``g``) and
+    ``growth`` (:math:`\kappa`; ``None`` when the gains are equal) are
+    :class:`~attention_geometry.stats.FittedParameter`,
+    ``scale`` is ``c``, ``log_rmse`` the rms residual in :math:`\ln\rho` (half that of
+    :math:`\ln\rho^2`, comparable with :class:`CesaroFit`), ``theory: (L,)`` the
+    fitted :math:`\rho` (square root)."""
+
+    gain: FittedParameter
+    growth: FittedParameter | None
+    scale: float
+    H: int
+    log_rmse: float
+    theory: np.ndarray
+
+    @property
+    def degenerate(self) -> bool:
+        return self.gain.degenerate or (self.growth is not None and self.growth.degenerate)
+
+
+def _derived_log_model(log_rows2, H, log_gain, log_growth):
+    growth = 0.0 if log_growth is None else math.exp(log_growth)
+    e = elementary_symmetric(layer_gains(H, math.exp(log_gain), growth))
+    with np.errstate(divide="ignore"):
+        return logsumexp(np.log(e)[:, None] + log_rows2, axis=0)
+
+
+def fit_derived(rho2, H: int, *, per_layer: bool = False, start=None, intervals=None) -> DerivedFit:
+    r"""Fit the derived expectation to a mean squared profile ``rho2: (L,)`` (least squares
+    in :math:`\ln\rho^2`, ``ln c`` profiled out). ``per_layer``: also fit the growth
+    :math:`\kappa` of the per-layer gains :math:`g_l = g/(1+\kappa(l-1))`; searched in
+    ``ln g`` and ``ln kappa``. ``start``: ``(ln g, ln kappa)`` to start a local search
+    from (bootstrap replicates); otherwise a grid search first. ``intervals``:
+    ``{"gain": (lo, hi), "growth": (lo, hi)}`` to attach to the fitted parameters."""
+    rho2 = _check_rho(rho2, "rho2")
+    H = check_int("H", H)
+    L, y = rho2.size, np.log(rho2)
+    log_rows2 = 2.0 * log_cesaro_rows(L, H)
+
+    def loss(theta):
+        m = _derived_log_model(log_rows2, H, theta[0], theta[1] if per_layer else None)
+        r = y - m
+        return float(np.mean((r - r.mean()) ** 2))
+
+    bounds = [LOG_GAIN_BOUNDS] + ([LOG_GROWTH_BOUNDS] if per_layer else [])
+    if start is None:
+        grid_g = np.linspace(*LOG_GAIN_BOUNDS, 25)
+        grid_k = np.linspace(*LOG_GROWTH_BOUNDS, 8) if per_layer else [0.0]
+        x0 = min(((g, k) for g in grid_g for k in grid_k), key=loss)
+    else:
+        x0 = tuple(start)
+    x0 = np.array(x0[:len(bounds)], dtype=np.float64)
+    best = optimize.minimize(loss, x0, method="L-BFGS-B", bounds=bounds)
+    theta = best.x if best.fun <= loss(x0) else x0
+    log_growth = float(theta[1]) if per_layer else None
+    m = _derived_log_model(log_rows2, H, float(theta[0]), log_growth)
+    log_c = float(np.mean(y - m))
+    intervals = intervals or {}
+    gain = fitted_parameter("gain", math.exp(theta[0]), tuple(math.exp(b) for b in LOG_GAIN_BOUNDS),
+                            intervals.get("gain"), log=True)
+    growth = None if not per_layer else fitted_parameter(
+        "growth", math.exp(log_growth), tuple(math.exp(b) for b in LOG_GROWTH_BOUNDS), intervals.get("growth"), log=True)
+    return DerivedFit(gain=gain, growth=growth, scale=math.exp(log_c), H=H, log_rmse=0.5 * math.sqrt(loss(theta)),
+                      theory=np.exp(0.5 * (log_c + m)))
+
+
+# ------------------------------------------------------- distances, summaries
+
+
+def normalised_positions_wasserstein(a, b) -> float:
+    r"""Wasserstein-1 distance between two profiles ``(L,)`` read as distributions on the
+    positions :math:`x_j = j/L`: weights :math:`a_j/\sum a`, :math:`b_j/\sum b`;
+    :math:`W = \frac1L\sum_j |F_a(j) - F_b(j)|` with the cumulative sums ``F`` (in
+    units of the context length, between 0 and 1)."""
+    a, b = _check_rho(a, "a"), _check_rho(b, "b")
+    if a.size != b.size:
+        raise fail("b", f"a profile of length {b.size}", f"the length of a, {a.size}")
+    Fa, Fb = np.cumsum(a / a.sum()), np.cumsum(b / b.sum())
+    return float(np.abs(Fa - Fb).sum() / a.size)
+
+
+def log10_peak_to_trough(rho) -> float:
+    """:math:`\\log_{10}(\\max\\rho / \\min\\rho)` of a profile ``(L,)``."""
+    rho = _check_rho(rho)
+    return float(np.log10(rho.max() / rho.min()))
+
+
+@dataclass(frozen=True)
+class ProfileSummary:
+    """A measured profile against its Cesàro fit (see :func:`summarise_profile`)."""
+
+    fit: CesaroFit
+    spearman: float
+    wasserstein: float
+    log10_peak_to_trough: float
+    theory_log10_peak_to_trough: float
+    shape: str
+    j_min: int
+
+
+def summarise_profile(rho, H: int) -> ProfileSummary:
+    """Fit the paper's model; then Spearman and W1 between ``rho`` and the fit, the
+    log10 peak-to-trough ratios of both, the shape
+    (:func:`~attention_geometry.cesaro.classify_profile`, ``rtol = 0.05``) and the
+    position of the minimum."""
+    rho = _check_rho(rho)
+    fit = fit_cesaro(rho, H)
+    return ProfileSummary(fit=fit, spearman=spearman(rho, fit.theory),
+                          wasserstein=normalised_positions_wasserstein(rho, fit.theory),
+                          log10_peak_to_trough=log10_peak_to_trough(rho),
+                          theory_log10_peak_to_trough=log10_peak_to_trough(fit.theory),
+                          shape=classify_profile(rho, rtol=0.05), j_min=profile_minimum(rho)[0])
+
+
+def ends_over_middle(rho) -> tuple[float, float]:
+    """``(rho_1 / m, rho_L / m)`` with ``m`` the median of ``rho: (L,)`` over the middle
+    half of the positions, ``L/4 < j <= 3L/4``."""
+    rho = _check_rho(rho)
+    L = rho.size
+    m = float(np.median(rho[L // 4:(3 * L) // 4]))
+    return float(rho[0] / m), float(rho[-1] / m)
+
+
+# ----------------------------------------------------------------- tests
+
+
+@dataclass(frozen=True)
+class LateMinimum:
+    """``j_min``: the minimum of the first half's average profile over ``1..L-1``;
+    ``rise``: on the other half, :math:`\\rho^2(L-1) - \\rho^2(j_{min})` per sequence
+    (paired), relative to the mean of :math:`\\rho^2(j_{min})` -- positive and
+    significant means the profile really rises again before the last position."""
+
+    j_min: int
+    x_min: float
+    rise: Estimate
+
+
+def late_minimum_test(sample: ProfileSample) -> LateMinimum:
+    """Choose the minimum on the even sequences, test the rise after it on the odd ones.
+
+    Choosing and testing on the same data would find a "rise" in pure noise (the
+    minimum of a noisy curve is biased low); on independent halves the rise is an
+    unbiased estimate. ``rise.value = 0`` with ``se = 0`` when the minimum is at ``L-1``."""
+    if sample.n < 4:
+        raise fail("sample", f"{sample.n} sequences", "at least 4 sequences (two halves of two)")
+    choose, test = sample.halves()
+    body = choose.mean_sq()[:-1]
+    j = int(np.argmin(body))  # 0-based, over 1..L-1
+    L = sample.L
+    if j == L - 2:
+        return LateMinimum(j_min=L - 1, x_min=(L - 1) / L, rise=Estimate(0.0, 0.0))
+    diff = paired_difference(test.rho2[:, L - 2], test.rho2[:, j])
+    scale = float(test.rho2[:, j].mean())
+    return LateMinimum(j_min=j + 1, x_min=(j + 1) / L,
+                       rise=Estimate(diff.value / scale, diff.se / scale, diff.df))
+
+
+def boundary_contrast(rho2, boundaries, *, width: int = 8) -> np.ndarray:
+    r"""``(n,)``: per sequence, the mean over ``boundaries`` (0-based first positions of
+    new chunks) of :math:`\ln \hat\rho^2(b) - \ln \operatorname{median}\hat\rho^2` over the
+    ``width`` positions on each side (``b`` itself excluded). About 0 without a spike."""
+    rho2 = np.asarray(rho2, dtype=np.float64)
+    width = check_int("width", width, low=1)
+    if rho2.ndim != 2:
+        raise fail("rho2", f"an array of shape {rho2.shape}", "shape (n, L)")
+    L = rho2.shape[1]
+    bs = [int(b) for b in boundaries]
+    if not bs or any(b - width < 0 or b + width >= L for b in bs):
+        raise fail("boundaries", bs, f"positions with {width} neighbours on each side inside 0..{L - 1}")
+    out = []
+    for b in bs:
+        neigh = np.concatenate([rho2[:, b - width:b], rho2[:, b + 1:b + width + 1]], axis=1)
+        out.append(np.log(rho2[:, b]) - np.log(np.median(neigh, axis=1)))
+    return np.mean(out, axis=0)
+
+
+def folded_profile(rho2, chunk_len: int, first: int = 1) -> np.ndarray:
+    """``(n, chunk_len)``: each sequence's :math:`\\hat\\rho^2` averaged over the chunks
+    ``first, first + 1, ...`` (whole chunks only), by offset within the chunk."""
+    rho2 = np.asarray(rho2, dtype=np.float64)
+    chunk_len = check_int("chunk_len", chunk_len, low=2)
+    n_chunks = rho2.shape[1] // chunk_len
+    if n_chunks <= first:
+        raise fail("chunk_len", chunk_len, f"short enough for more than {first} whole chunk(s) in L = {rho2.shape[1]}")
+    x = rho2[:, :n_chunks * chunk_len].reshape(rho2.shape[0], n_chunks, chunk_len)
+    return x[:, first:].mean(1)
+
+
+def anchored_valley_depth(rho2) -> np.ndarray:
+    r"""``(n,)``: :math:`\log_{10}\rho(L) - \log_{10}\operatorname{median}_{L/4<j\le3L/4}\rho(j)`
+    per sequence: how far the middle lies below the last position when the
+    profile is anchored there (the paper's Fig. 3, right)."""
+    rho2 = np.asarray(rho2, dtype=np.float64)
+    if rho2.ndim != 2 or rho2.shape[1] < 4:
+        raise fail("rho2", f"an array of shape {rho2.shape}", "shape (n, L) with L >= 4")
+    L = rho2.shape[1]
+    mid = np.median(rho2[:, L // 4:(3 * L) // 4], axis=1)
+    return 0.5 * np.log10(rho2[:, -1] / mid)
+
+
+def init_spread(values, *, n_boot: int, rng: np.random.Generator) -> Estimate:
+    """The median over positions of the relative standard deviation (SD / mean) of
+    ``values: (n, L)`` across its rows (e.g. exact :math:`\rho(j)^2` of ``n``
+    independent initialisations), with a bootstrap standard error over rows."""
+    values = np.asarray(values, dtype=np.float64)
+    if values.ndim != 2 or values.shape[0] < 3:
+        raise fail("values", f"an array of shape {values.shape}", "shape (n, L) with n >= 3")
+
+    def stat(v):
+        return float(np.median(v.std(0, ddof=1) / v.mean(0)))
+
+    reps = [stat(values[rng.integers(0, len(values), len(values))]) for _ in range(check_int("n_boot", n_boot, low=10))]
+    return Estimate(stat(values), float(np.std(reps, ddof=1)))
+
+
+def effective_rank(J) -> np.ndarray:
+    r"""``(L,)``: :math:`(\operatorname{tr}B_j)^2 / \lVert B_j\rVert_F^2` with
+    :math:`B_j = J_j J_j^\top`, for blocks ``J: (L, d, d)`` (numpy or torch). A
+    single Gaussian probe then has relative variance :math:`2/r_{\mathrm{eff}}`
+    (``eq-jac-var-gauss``)."""
+    J = np.asarray(J, dtype=np.float64)
+    if J.ndim != 3:
+        raise fail("J", f"an array of shape {J.shape}", "shape (L, d, d)")
+    B = J @ np.swapaxes(J, 1, 2)
+    return np.trace(B, axis1=1, axis2=2) ** 2 / (B**2).sum((1, 2))
+
+
+# ------------------------------------------------------ everything at once
+
+
+@dataclass(frozen=True)
+class ProfileStatistics:
+    r"""A measured sample against both models, every number with its uncertainty
+    (bootstrap over sequences, ``n_boot`` replicates; fits refitted in each).
+
+    ``cesaro``: the paper's fit (its ``alpha`` carries the bootstrap interval);
+    ``derived``/``derived_layers``: the derived expectation with one gain, and with
+    per-layer gains :math:`g/(1+\kappa(l-1))`; ``spearman``, ``wasserstein``: the
+    average profile against the Cesàro fit; ``log10_ptt``: its peak-to-trough
+    ratio; ``ceiling``: the noise ceiling; ``noise_log_rmse``: the rms standard
+    error of :math:`\ln\bar\rho` over positions (what a perfect model's
+    ``log_rmse`` would be); ``late_minimum``: :func:`late_minimum_test`."""
+
+    n: int
+    L: int
+    cesaro: CesaroFit
+    derived: DerivedFit
+    derived_layers: DerivedFit
+    spearman: Estimate
+    wasserstein: Estimate
+    log10_ptt: Estimate
+    ceiling: Estimate
+    noise_log_rmse: float
+    late_minimum: LateMinimum
+    shape: str
+
+
+def _interval(values, level=0.95):
+    v = np.asarray(values, dtype=np.float64)
+    return tuple(np.nanquantile(v, [0.5 - level / 2, 0.5 + level / 2]))
+
+
+def profile_statistics(sample: ProfileSample, H: int, *, n_boot: int, rng: np.random.Generator) -> ProfileStatistics:
+    """Fits, distances, ceiling and late-minimum test of ``sample`` (see :class:`ProfileStatistics`)."""
+    H = check_int("H", H)
+    n_boot = check_int("n_boot", n_boot, low=10)
+    rho = sample.profile()
+    ces = fit_cesaro(rho, H)
+    d0 = fit_derived(sample.mean_sq(), H)
+    d1 = fit_derived(sample.mean_sq(), H, per_layer=True)
+    reps = {"alpha": [], "sp": [], "w": [], "ptt": [], "g0": [], "g1": [], "kappa": []}
+    for _ in range(n_boot):
+        r = sample.resample(rng)
+        p = r.profile()
+        f = fit_cesaro(p, H)
+        reps["alpha"].append(f.alpha.value)
+        reps["sp"].append(spearman(p, f.theory))
+        reps["w"].append(normalised_positions_wasserstein(p, f.theory))
+        reps["ptt"].append(log10_peak_to_trough(p))
+        reps["g0"].append(fit_derived(r.mean_sq(), H, start=(math.log(d0.gain.value), 0.0)).gain.value)
+        f1 = fit_derived(r.mean_sq(), H, per_layer=True,
+                         start=(math.log(d1.gain.value), math.log(d1.growth.value)))
+        reps["g1"].append(f1.gain.value)
+        reps["kappa"].append(f1.growth.value)
+
+    def est(value, key):
+        return Estimate(float(value), float(np.std(reps[key], ddof=1)))
+
+    ces = fit_cesaro(rho, H, alpha_interval=_interval(reps["alpha"]))
+    d0 = fit_derived(sample.mean_sq(), H, intervals={"gain": _interval(reps["g0"])})
+    d1 = fit_derived(sample.mean_sq(), H, per_layer=True,
+                     intervals={"gain": _interval(reps["g1"]), "growth": _interval(reps["kappa"])})
+    se_log = sample.rho2.std(0, ddof=1) / math.sqrt(sample.n) / (2 * sample.mean_sq())
+    return ProfileStatistics(
+        n=sample.n, L=sample.L, cesaro=ces, derived=d0, derived_layers=d1,
+        spearman=est(spearman(rho, ces.theory), "sp"),
+        wasserstein=est(normalised_positions_wasserstein(rho, ces.theory), "w"),
+        log10_ptt=est(log10_peak_to_trough(rho), "ptt"),
+        ceiling=noise_ceiling_estimate(sample, n_boot=n_boot, rng=rng),
+        noise_log_rmse=float(np.sqrt(np.mean(se_log**2))),
+        late_minimum=late_minimum_test(sample), shape=classify_profile(rho, rtol=0.05))

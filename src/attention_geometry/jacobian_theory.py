@@ -1,0 +1,174 @@
+r"""The expected squared Jacobian of a random-init decoder, derived (value pathway).
+
+The model (``eq-jac-linear-layer`` in the book): positions are rows,
+:math:`h^{(l)} \in \mathbb R^{L\times d}`, and one layer is
+
+.. math::  h^{(l+1)} = h^{(l)} + A^{(l)} h^{(l)} W^{(l)},
+
+with fixed attention matrices :math:`A^{(l)}` (uniform causal attention:
+:math:`A^{(l)} = M`, the Cesàro matrix) and independent random
+:math:`W^{(l)} = W_V^{(l)} W_O^{(l)} \in \mathbb R^{d\times d}` with zero mean and
+:math:`\mathbb E[W W^\top] = g_l I_d` (the layer's *gain*: for Gaussian
+:math:`W_V, W_O` with entries of variance :math:`\sigma^2`,
+:math:`g = (\sigma^2 d)^2`; with pre-normalisation the gain also carries the
+inverse square of the residual stream's RMS).
+
+Expanding the product of the ``H`` layer Jacobians :math:`\delta_{ik} I + A_{ik} W`
+over the set :math:`S` of layers whose attention branch a path takes gives
+:math:`J_j = \sum_S c_S(j)\, W_S` with :math:`W_S` the ordered product of the
+:math:`W^{(l)}, l \in S`, and :math:`c_S(j) = (\prod_{l\in S} A^{(l)})_{L,j}`.
+Two different sets differ in a layer whose :math:`W` appears once, with mean 0:
+the cross terms vanish. Hence (``eq-jac-expected``)
+
+.. math::
+
+   \mathbb E\,\lVert J_j\rVert_F^2 = d \sum_{S} \Bigl(\prod_{l\in S} g_l\Bigr) c_S(j)^2
+   \;\overset{A = M}{=}\; d \sum_{r=0}^{H} e_r(g_1,\dots,g_H)\,\bigl[(M^r)_{L,j}\bigr]^2,
+
+with :math:`e_r` the elementary symmetric polynomials
+(:math:`e_r = \binom{H}{r} g^r` for equal gains): a sum of **squared** path
+weights over the number of attention jumps -- not
+:math:`\gamma^H (N^H)_{L,j}`, which sums the path weights themselves, as if
+every path carried the same scalar gain with the same sign.
+
+Functions: :func:`elementary_symmetric`, :func:`layer_gains`,
+:func:`log_expected_jacobian_sq` and :func:`expected_jacobian_sq` (the formula),
+:func:`linear_decoder_blocks` (the exact Jacobian of one draw of the model) and
+:func:`monte_carlo_jacobian_sq` (its Monte Carlo average, for the tests and the
+book). Shapes: ``L`` positions, ``d`` width, ``H`` layers, ``n`` draws.
+"""
+
+import math
+
+import numpy as np
+import torch
+from scipy.special import logsumexp
+
+from ._checks import check_float, check_int, fail
+from .cesaro import cesaro_matrix, log_cesaro_rows
+
+__all__ = [
+    "elementary_symmetric",
+    "layer_gains",
+    "log_expected_jacobian_sq",
+    "expected_jacobian_sq",
+    "linear_decoder_blocks",
+    "monte_carlo_jacobian_sq",
+    "value_gain",
+]
+
+
+def value_gain(width: int, init_std: float) -> float:
+    r"""The gain :math:`g = \mathbb E\lVert x W_V W_O\rVert^2 / \lVert x\rVert^2 = (\sigma^2 d)^2`
+    of one attention branch with square Gaussian :math:`W_V, W_O` of entry
+    standard deviation :math:`\sigma` = ``init_std`` (``eq-jac-gain``)."""
+    width = check_int("width", width, low=1)
+    init_std = check_float("init_std", init_std, low=0.0, low_open=True)
+    return float((init_std**2 * width) ** 2)
+
+
+def layer_gains(H: int, gain: float, growth: float = 0.0) -> np.ndarray:
+    r"""``(H,)``: per-layer gains :math:`g_l = g / (1 + \kappa (l - 1))`, ``l = 1..H``
+    (``growth`` = :math:`\kappa`, ``eq-jac-layer-gains``).
+
+    :math:`\kappa = 0`: equal gains. A pre-norm decoder divides each branch by the
+    residual stream's RMS; if the stream's squared RMS grows by the same amount
+    every layer, :math:`r_{l-1}^2 = r_0^2 (1 + \kappa (l-1))`, the gains fall like
+    this, with :math:`\kappa` that growth relative to the input's :math:`r_0^2`."""
+    H = check_int("H", H, low=1)
+    gain = check_float("gain", gain, low=0.0)
+    growth = check_float("growth", growth, low=0.0)
+    return gain / (1.0 + growth * np.arange(H, dtype=np.float64))
+
+
+def elementary_symmetric(gains) -> np.ndarray:
+    r"""``(H + 1,)``: :math:`e_0, \dots, e_H` of ``gains: (H,)`` (the coefficients of
+    :math:`\prod_l (1 + g_l t)`), by the product recursion; all non-negative for
+    non-negative gains, so no cancellation."""
+    g = np.asarray(gains, dtype=np.float64).ravel()
+    if g.size == 0 or not np.all(np.isfinite(g)) or np.any(g < 0):
+        raise fail("gains", "an array with negative, non-finite or no entries",
+                    "a non-empty array of finite gains >= 0")
+    e = np.zeros(g.size + 1)
+    e[0] = 1.0
+    for i, gl in enumerate(g):
+        e[1:i + 2] = e[1:i + 2] + gl * e[:i + 1]
+    return e
+
+
+def _gains(H, gains):
+    if np.ndim(gains) == 0:
+        return layer_gains(H, float(gains))
+    g = np.asarray(gains, dtype=np.float64).ravel()
+    if g.size != H:
+        raise fail("gains", f"an array of {g.size} gains", f"one gain per layer, H = {H}")
+    return g
+
+
+def log_expected_jacobian_sq(L: int, H: int, gains, d: int = 1) -> np.ndarray:
+    r"""``(L,)``: :math:`\ln \mathbb E\lVert J_j\rVert_F^2` of ``eq-jac-expected`` for uniform
+    causal attention: :math:`\ln d + \ln\sum_r e_r(g)\,(M^r)_{L,j}^2`, in log space
+    (no underflow). ``gains``: one number (equal gains) or ``(H,)`` per-layer gains."""
+    L, H = check_int("L", L), check_int("H", H)
+    d = check_int("d", d)
+    e = elementary_symmetric(_gains(H, gains))
+    with np.errstate(divide="ignore"):
+        log_e = np.log(e)[:, None]
+    return math.log(d) + logsumexp(log_e + 2.0 * log_cesaro_rows(L, H), axis=0)
+
+
+def expected_jacobian_sq(L: int, H: int, gains, d: int = 1) -> np.ndarray:
+    r"""``(L,)``: :math:`\mathbb E\lVert J_j\rVert_F^2` of ``eq-jac-expected`` (see
+    :func:`log_expected_jacobian_sq`)."""
+    return np.exp(log_expected_jacobian_sq(L, H, gains, d))
+
+
+def linear_decoder_blocks(W: torch.Tensor, A: torch.Tensor) -> torch.Tensor:
+    r"""``(n, L, d, d)``: the exact blocks :math:`\partial h^{(H)}_L / \partial h^{(0)}_j` of the
+    linear model ``eq-jac-linear-layer`` for ``n`` draws at once.
+
+    ``W: (n, H, d, d)`` (layer ``l`` is ``W[:, l]``), ``A: (H, L, L)`` or ``(L, L)``
+    (the same attention in every layer). Backward recursion from the output,
+    :math:`G_k \leftarrow G_k + W \sum_i A_{ik} G_i` (row-vector convention), so
+    ``G[:, j]`` maps a change of :math:`h^{(0)}_j` to the change of :math:`h^{(H)}_L`.
+    """
+    if not isinstance(W, torch.Tensor) or W.ndim != 4 or W.shape[-1] != W.shape[-2]:
+        raise fail("W", f"an object of shape {tuple(getattr(W, 'shape', ()))}", "a tensor (n, H, d, d)")
+    n, H, d, _ = W.shape
+    A = torch.as_tensor(A, dtype=W.dtype)
+    if A.ndim == 2:
+        A = A.expand(H, *A.shape)
+    if A.ndim != 3 or A.shape[0] != H or A.shape[1] != A.shape[2]:
+        raise fail("A", f"a tensor of shape {tuple(A.shape)}", f"(H, L, L) or (L, L) with H = {H}")
+    L = A.shape[1]
+    G = torch.zeros(n, L, d, d, dtype=W.dtype)
+    G[:, -1] = torch.eye(d, dtype=W.dtype)
+    for layer in reversed(range(H)):
+        mixed = torch.einsum("ik,nidf->nkdf", A[layer], G)
+        G = G + torch.einsum("nab,nkbf->nkaf", W[:, layer], mixed)
+    return G
+
+
+def monte_carlo_jacobian_sq(L: int, H: int, d: int, gain: float, n_draws: int, seed: int,
+                            heads: int = 1) -> tuple[np.ndarray, np.ndarray]:
+    r"""Monte Carlo :math:`\mathbb E\lVert J_j\rVert_F^2` of the linear model with uniform
+    causal attention, ``(mean: (L,), standard error: (L,))`` over ``n_draws`` draws.
+
+    Each layer's :math:`W = \sum_{h} W_V^{h} W_O^{h}` over ``heads`` heads of width
+    ``d / heads``, entries Gaussian with :math:`\sigma^2 = \sqrt{g}/d`, so that
+    :math:`\mathbb E[WW^\top] = g I` for any number of heads (``eq-jac-gain``).
+    Float64, ``torch.Generator`` seeded by ``seed``."""
+    L, H, d = check_int("L", L), check_int("H", H), check_int("d", d)
+    n_draws, heads = check_int("n_draws", n_draws, low=2), check_int("heads", heads)
+    gain = check_float("gain", gain, low=0.0)
+    if d % heads:
+        raise fail("heads", heads, f"a divisor of d = {d}")
+    gen = torch.Generator().manual_seed(check_int("seed", seed, low=0))
+    std = math.sqrt(math.sqrt(gain) / d)
+    dh = d // heads
+    V = std * torch.randn(n_draws, H, heads, d, dh, generator=gen, dtype=torch.float64)
+    O = std * torch.randn(n_draws, H, heads, dh, d, generator=gen, dtype=torch.float64)
+    W = torch.einsum("nlhab,nlhbc->nlac", V, O)
+    M = torch.as_tensor(cesaro_matrix(L))
+    sq = linear_decoder_blocks(W, M).pow(2).sum((-1, -2)).numpy()  # (n, L)
+    return sq.mean(0), sq.std(0, ddof=1) / math.sqrt(n_draws)

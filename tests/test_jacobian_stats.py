@@ -1,0 +1,117 @@
+"""Profiles as samples: averages, bands, the noise ceiling, the two fits with their
+degenerate labels, the late-minimum test and the chunk statistics."""
+
+import math
+
+import numpy as np
+import pytest
+
+import attention_geometry as ag
+from attention_geometry.stats import Estimate, fitted_parameter
+
+
+def _sample(profile, n, rel_noise, seed):
+    rng = np.random.default_rng(seed)
+    return ag.ProfileSample(profile[None, :] * rng.gamma(1 / rel_noise**2, rel_noise**2, size=(n, profile.size)))
+
+
+def test_sample_average_band_and_halves():
+    s = ag.ProfileSample(np.array([[1.0, 4.0, 9.0], [1.0, 4.0, 9.0], [9.0, 16.0, 1.0], [9.0, 16.0, 1.0]]))
+    np.testing.assert_allclose(s.profile(), np.sqrt([5.0, 10.0, 5.0]))
+    lo, hi = s.band()
+    assert np.all(lo <= np.sqrt(s.rho2).max(0)) and np.all(lo <= hi)
+    a, b = s.halves()
+    assert a.n == b.n == 2 and np.array_equal(a.rho2, s.rho2[0::2])
+    with pytest.raises(ValueError, match="rho2"):
+        ag.ProfileSample(np.ones((1, 5)))
+
+
+def test_noise_ceiling_is_one_without_noise_and_low_with_pure_noise():
+    rng = np.random.default_rng(0)
+    clean = ag.ProfileSample(np.tile(np.linspace(2, 1, 50), (8, 1)))
+    assert ag.noise_ceiling_estimate(clean, n_boot=20, rng=rng).value == pytest.approx(1.0)
+    noise = _sample(np.ones(200), 8, 0.5, 1)
+    assert abs(ag.noise_ceiling_estimate(noise, n_boot=20, rng=rng).value) < 0.3
+
+
+def test_fit_cesaro_recovers_and_labels_a_bound_degenerate():
+    p = 3.0 * ag.last_row(64, 6, 0.3)
+    fit = ag.fit_cesaro(p, 6)
+    assert abs(fit.alpha.value - 0.3) < 1e-4 and abs(fit.gain - 3.0) < 1e-3 and not fit.degenerate
+    spike = np.r_[np.ones(63), 1e6]  # a flat body under a huge last token: alpha runs to the lower bound
+    bad = ag.fit_cesaro(spike, 6)
+    assert bad.degenerate and bad.alpha.label == "degenerate" and "degenerate" in str(bad.alpha)
+    assert ag.fit_cesaro(np.exp(-np.arange(64.0)), 6).degenerate  # steeper than any alpha: the upper bound
+    s = ag.summarise_profile(p, 6)
+    assert s.spearman > 0.999 and s.wasserstein < 1e-6
+
+
+def test_fit_derived_recovers_gain_and_growth():
+    H, L = 12, 128
+    truth = ag.expected_jacobian_sq(L, H, ag.layer_gains(H, 8.0, 3.0), d=5)
+    fit = ag.fit_derived(truth, H, per_layer=True)
+    assert fit.gain.value == pytest.approx(8.0, rel=1e-3) and fit.growth.value == pytest.approx(3.0, rel=1e-3)
+    assert fit.scale == pytest.approx(5.0, rel=1e-3) and fit.log_rmse < 1e-5 and not fit.degenerate
+    one = ag.fit_derived(ag.expected_jacobian_sq(L, H, 0.7), H)
+    assert one.gain.value == pytest.approx(0.7, rel=1e-3) and one.growth is None
+
+
+def test_profile_statistics_on_a_noisy_cesaro_profile():
+    H, L = 8, 64
+    s = _sample(ag.expected_jacobian_sq(L, H, ag.layer_gains(H, 4.0, 2.0)), 16, 0.2, 2)
+    st = ag.profile_statistics(s, H, n_boot=20, rng=np.random.default_rng(0))
+    assert st.derived_layers.log_rmse < 2 * st.noise_log_rmse  # the right model fits to the noise
+    assert st.cesaro.alpha.interval is not None and st.ceiling.se > 0
+    assert st.late_minimum.rise.value <= 3 * st.late_minimum.rise.se + 1e-12
+
+
+def test_late_minimum_finds_a_real_dip_and_not_a_noisy_one():
+    L = 100
+    dip = np.linspace(3, 1, L)
+    dip[80:99] = np.linspace(0.5, 2.0, 19)  # a real valley at 0.8 L, rising to L-1
+    real = ag.late_minimum_test(_sample(dip, 16, 0.1, 3))
+    assert 0.75 < real.x_min < 0.85 and real.rise.z() > 5
+    flat = ag.late_minimum_test(_sample(np.linspace(3, 1, L), 16, 0.3, 4))
+    assert flat.rise.interval()[0] < 0.5  # no significant rise (a minimum chosen in noise)
+
+
+def test_boundary_contrast_folded_profile_and_valley_depth():
+    rho2 = np.ones((3, 40))
+    rho2[:, [10, 20, 30]] = math.e
+    np.testing.assert_allclose(ag.boundary_contrast(rho2, [10, 20, 30], width=3), 1.0)
+    np.testing.assert_allclose(ag.boundary_contrast(np.ones((2, 40)), [10, 20], width=3), 0.0)
+    f = ag.folded_profile(np.tile(np.arange(40.0), (2, 1)), 10)
+    np.testing.assert_allclose(f[0], np.arange(10) + 20)  # chunks 1..3 averaged: offsets + 20
+    d = ag.anchored_valley_depth(np.array([[4.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 100.0]]))
+    assert d[0] == pytest.approx(1.0)
+    with pytest.raises(ValueError, match="boundaries"):
+        ag.boundary_contrast(rho2, [1], width=3)
+
+
+def test_effective_rank_and_init_spread():
+    J = np.stack([np.eye(4), np.diag([1.0, 0, 0, 0])])
+    np.testing.assert_allclose(ag.effective_rank(J), [4.0, 1.0])
+    v = np.array([[1.0, 2.0], [3.0, 2.0], [2.0, 2.0]])
+    est = ag.init_spread(v, n_boot=20, rng=np.random.default_rng(0))
+    assert est.value == pytest.approx(np.median([0.5, 0.0]))
+
+
+def test_paired_spearman_and_wasserstein():
+    a = _sample(np.linspace(2, 1, 30), 8, 0.05, 5)
+    est = ag.paired_spearman(a, a, n_boot=20, rng=np.random.default_rng(0))
+    assert est.value == pytest.approx(1.0) and est.se == pytest.approx(0.0, abs=1e-12)
+    x = np.full(10, 1e-12)
+    y = x.copy()
+    x[0], y[4] = 1.0, 1.0
+    assert ag.normalised_positions_wasserstein(x, y) == pytest.approx(0.4)
+
+
+def test_fitted_parameter_labels():
+    assert not fitted_parameter("a", 0.5, (0.0, 1.0), (0.4, 0.6)).degenerate
+    assert fitted_parameter("a", 0.0, (0.0, 1.0)).degenerate
+    assert fitted_parameter("a", 0.5, (0.0, 1.0), (0.2, 1.0)).degenerate  # interval reaches the bound
+    assert not fitted_parameter("g", 0.05, (1e-4, 1e4), log=True).degenerate  # far from 1e-4 in log
+    assert fitted_parameter("g", 1.0001e-4, (1e-4, 1e4), log=True).degenerate
+    assert str(fitted_parameter("a", 0.5, (0.0, 1.0), (0.4, 0.6))) == "0.5 [0.4, 0.6]"
+    with pytest.raises(ValueError, match="bounds"):
+        fitted_parameter("a", 0.5, (1.0, 0.0))

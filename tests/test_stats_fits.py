@@ -1,0 +1,60 @@
+"""The estimators added for the Jacobian chapters: Welch's difference, the weighted
+slope, and the degenerate label of a fitted parameter; and the ceiling rule."""
+
+import math
+
+import numpy as np
+import pytest
+
+from attention_geometry.stats import Estimate, linear_slope, welch_difference
+from attention_geometry.verdicts import ceiling_verdict
+
+
+def test_welch_difference_covers_at_the_stated_rate():
+    rng = np.random.default_rng(0)
+    hits = 0
+    for _ in range(1000):
+        est = welch_difference(rng.normal(1.0, 1.0, 6), rng.normal(0.0, 3.0, 9))
+        lo, hi = est.interval(0.9)
+        hits += lo <= 1.0 <= hi
+    assert abs(hits / 1000 - 0.9) < 3 * math.sqrt(0.09 / 1000)
+
+
+def test_linear_slope_recovers_the_slope_and_inflates_for_scatter():
+    x = np.log([1, 2, 4, 8])
+    exact = linear_slope(x, [Estimate(0.3 - 0.5 * xi, 0.01) for xi in x])
+    assert exact.value == pytest.approx(-0.5) and exact.df is None
+    scattered = linear_slope(x, [Estimate(v, 0.01) for v in (0.0, 0.3, -0.2, 0.1)])
+    assert scattered.df == 2 and scattered.se > 0.05  # the points scatter 10x their errors
+    with pytest.raises(ValueError, match="x = "):
+        linear_slope([1.0, 2.0], [Estimate(0, 1), Estimate(1, 1)])
+
+
+@pytest.mark.parametrize("measured, ceiling, label", [
+    (Estimate(0.995, 0.002), Estimate(0.999, 0.001), "reproduced"),   # at the claim
+    (Estimate(0.80, 0.02), Estimate(0.99, 0.003), "differs"),         # below, and the noise allows more
+    (Estimate(0.80, 0.02), Estimate(0.70, 0.05), "not decided"),      # below, but so is the ceiling
+    (Estimate(0.975, 0.01), Estimate(0.99, 0.003), "not decided"),    # straddles
+])
+def test_ceiling_verdict_returns_each_label(measured, ceiling, label):
+    v = ceiling_verdict(measured, 0.99, ceiling)
+    assert v.label == label and "ceiling" in v.reason
+
+
+def test_claim_list_fills_in_the_paper():
+    from attention_geometry.verdicts import ClaimList, property_verdict
+
+    claims = ClaimList("chowdhury2026lost")
+    c = claims.add("x", "§1", "a claim", "1", "here", property_verdict(True, "ok"), source="abstract")
+    assert claims == [c] and c.paper == "chowdhury2026lost" and c.source == "abstract"
+    with pytest.raises(ValueError, match="source"):
+        claims.add("y", "§1", "a claim", "1", "here", property_verdict(True, "ok"), source="blog")
+
+
+@pytest.mark.parametrize("est, word", [(Estimate(1.0, 0.1), "grows"), (Estimate(-1.0, 0.1), "falls"),
+                                       (Estimate(0.1, 0.1), "stays"), (Estimate(0.2, 0.0), "grows")])
+def test_trend_word_follows_the_interval(est, word):
+    from attention_geometry.stats import trend_word
+
+    assert trend_word(est, above="grows", below="falls", neither="stays") == word
+    assert trend_word(est, above="a", below="b", neither="c", reference=5.0) == "b"
