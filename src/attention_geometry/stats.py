@@ -13,6 +13,8 @@ from a small sample, the degrees of freedom of a Student-t interval.
   :math:`(1-\rho^2)` times that of :math:`\bar y`;
 * :func:`ratio_estimate` -- a ratio of two estimates by the delta method;
 * :func:`bootstrap_interval` -- a percentile bootstrap for any statistic;
+* :func:`difference_estimate` -- the difference of the means of two
+  *independent* samples, with Welch's standard error and degrees of freedom;
 * :func:`spearman` and :func:`noise_ceiling` -- rank correlation, and the
   correlation between two independent estimates of the same profile, which
   bounds what any comparison with a model can reach.
@@ -37,6 +39,7 @@ __all__ = [
     "bootstrap_interval",
     "spearman",
     "noise_ceiling",
+    "difference_estimate",
 ]
 
 
@@ -164,3 +167,21 @@ def noise_ceiling(first, second) -> float:
     ``first, second: (L,)``, from disjoint samples (e.g. two halves of the sequences).
     """
     return spearman(first, second)
+
+
+def difference_estimate(a, b) -> Estimate:
+    r"""``mean(a) - mean(b)`` for two *independent* samples ``a: (n,)``, ``b: (m,)``.
+
+    Welch: :math:`\mathrm{se}^2 = s_a^2/n + s_b^2/m`, with the
+    Welch--Satterthwaite degrees of freedom (rounded down, so the interval errs
+    on the wide side). Use :func:`paired_difference` when the samples are paired.
+    """
+    a = np.asarray(a, dtype=np.float64).ravel()
+    b = np.asarray(b, dtype=np.float64).ravel()
+    ea, eb = mean_estimate(a), mean_estimate(b)
+    va, vb = ea.se**2, eb.se**2
+    se = math.sqrt(va + vb)
+    if se == 0:
+        return Estimate(ea.value - eb.value, 0.0, df=a.size + b.size - 2)
+    df = (va + vb) ** 2 / (va**2 / (a.size - 1) + vb**2 / (b.size - 1))
+    return Estimate(ea.value - eb.value, se, df=max(1, int(math.floor(df))))
