@@ -46,7 +46,8 @@ def plot_majority_curves(runs, paper_angles=None):
     for name, (step, degrees) in (paper_angles or {}).items():
         axes[2].plot([step], [degrees], "X", ms=10, color=colours.get(name, "black"), mec="black",
                      label=f"paper, Fig. 2b: {degrees:g}° ({name})")
-    axes[2].legend(fontsize="x-small")
+    if paper_angles:
+        axes[2].legend(fontsize="x-small")
     for ax in axes[2:]:
         ax.set_xlabel("training step")
     axes[0].legend(fontsize="small")
