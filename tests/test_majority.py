@@ -271,6 +271,18 @@ def test_seeds_in_parallel_equal_seeds_one_by_one(norm):
     np.testing.assert_allclose(batched.test_accuracy, loop.test_accuracy, atol=1e-5)
 
 
+def test_seed_groups_equal_one_call_per_variant(tmp_path):
+    grouped = M.train_majority_groups(["layernorm", "original_code"], [0, 1, 2], SMALL, group_size=2,
+                                      store=CheckpointStore(tmp_path))
+    assert len(list(tmp_path.iterdir())) == 4  # two groups x two variants
+    for norm, run in grouped.items():
+        whole = train_majority(norm, [0, 1, 2], SMALL)
+        assert run.seeds == (0, 1, 2)
+        np.testing.assert_allclose(run.test_loss, whole.test_loss, rtol=1e-4, atol=1e-5)
+        np.testing.assert_allclose(run.final["test_accuracy"], whole.final["test_accuracy"], atol=1e-5)
+        assert run.keys.shape == (3, 5, 6)
+
+
 def test_a_seed_stops_when_its_test_accuracy_is_reached():
     setup = MajoritySetup(**{**SMALL.__dict__, "stop_at_accuracy": 0.01, "steps": 6, "eval_every": 2})
     run = train_majority("layernorm", [0, 1], setup)

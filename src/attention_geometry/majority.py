@@ -101,6 +101,7 @@ __all__ = [
     "majority_lr",
     "train_majority",
     "train_majority_per_seed",
+    "train_majority_groups",
     "steps_to_reach",
     "confound_share",
     "share_words",
@@ -723,20 +724,17 @@ class _Trainer:
         )
 
 
-class _NoBar:
-    def update(self, n):
-        pass
-
-    def close(self):
-        pass
-
-
 def _progress_bar(show, total, initial, desc):
-    if not show:
-        return _NoBar()
     from tqdm import tqdm
 
-    return tqdm(total=total, initial=initial, desc=desc, mininterval=2.0)
+    return tqdm(total=total, initial=initial, desc=desc, mininterval=2.0, disable=not show)
+
+
+def _stack_runs(runs: Sequence[MajorityRun]) -> MajorityRun:
+    """One run of all seeds from runs of the same variant and set-up on disjoint seeds."""
+    stack = {k: np.concatenate([getattr(r, k) for r in runs]) for k in (*_CURVES, "stopped", "keys", "queries")}
+    final = {k: np.concatenate([r.final[k] for r in runs]) for k in runs[0].final}
+    return replace(runs[0], seeds=tuple(s for r in runs for s in r.seeds), final=final, **stack)
 
 
 def train_majority_per_seed(norm: str, seeds: Sequence[int], setup: MajoritySetup = MajoritySetup(),
@@ -746,9 +744,26 @@ def train_majority_per_seed(norm: str, seeds: Sequence[int], setup: MajoritySetu
     Gives the same curves as :func:`train_majority` up to float rounding; the
     benchmark times the two against each other.
     """
-    runs = [train_majority(norm, [s], setup, **kwargs) for s in seeds]
-    stack = {k: np.concatenate([getattr(r, k) for r in runs]) for k in (*_CURVES, "stopped", "keys", "queries")}
-    return replace(runs[0], seeds=tuple(int(s) for s in seeds), **stack)
+    return _stack_runs([train_majority(norm, [s], setup, **kwargs) for s in seeds])
+
+
+def train_majority_groups(norms: Sequence[str], seeds: Sequence[int], setup: MajoritySetup = MajoritySetup(), *,
+                          group_size: int = 5, store: CheckpointStore | None = None, progress: bool = False,
+                          threads: int = 1) -> dict[str, MajorityRun]:
+    """:func:`train_majority` for every variant in ``norms``, the seeds in groups of
+    ``group_size`` (groups outer, variants inner), each group checkpointed under
+    its own key. The same result as one call per variant, up to float rounding;
+    a long run then completes group by group, and the first groups are reusable
+    by a run with fewer seeds. Returns ``{norm: MajorityRun}``."""
+    check_int("group_size", group_size, low=1)
+    for norm in norms:
+        _check_variant(norm)
+    groups = [list(seeds[i:i + group_size]) for i in range(0, len(seeds), group_size)]
+    parts = {norm: [] for norm in norms}
+    for group in groups:
+        for norm in norms:
+            parts[norm].append(train_majority(norm, group, setup, store=store, progress=progress, threads=threads))
+    return {norm: _stack_runs(runs) for norm, runs in parts.items()}
 
 
 def steps_to_reach(steps: np.ndarray, curve: np.ndarray, threshold: float) -> np.ndarray:

@@ -302,20 +302,10 @@ def _train_step(model, opt, stream, training, seed, step):
     return float(loss.detach())
 
 
-class _NoBar:
-    def update(self, n):
-        pass
-
-    def close(self):
-        pass
-
-
 def _bar(show, total, initial, desc):
-    if not show:
-        return _NoBar()
     from tqdm import tqdm
 
-    return tqdm(total=total, initial=initial, desc=desc, mininterval=5.0)
+    return tqdm(total=total, initial=initial, desc=desc, mininterval=5.0, disable=not show)
 
 
 # --------------------------------------------------------------- measuring
