@@ -144,7 +144,7 @@ def normalise_keys(keys, return_origin: bool = False):
 
 
 def l1_margin_lp(keys, i: int) -> float:
-    r"""The margin :math:`m_i` of key ``i`` by one LP. ``keys: (n, d)`` already
+    r"""The margin :math:`m_i` of key ``i`` (the book's eq. ``eq-sel-margin``) by one LP. ``keys: (n, d)`` already
     normalised (see :func:`normalise_keys`); returns a float :math:`\ge 0`.
 
     Variables :math:`\lambda \in \mathbb R^{n-1}_{\ge 0}`, :math:`s^\pm \in
@@ -355,7 +355,9 @@ def classify_keys(key_sets, tol: float = SELECTABILITY_TOL, n_gilbert: int = 12,
 
 
 def unselectable_mask(keys, tol: float = SELECTABILITY_TOL) -> np.ndarray:
-    """``keys: (n, d)`` -> ``(n,)`` bool, True where the key is unselectable."""
+    """``keys: (n, d)`` -> ``(n,)`` bool, True where the key is unselectable: no query
+    satisfies eq. ``eq-sel-strict`` (definition ``sel-def-selectable``), i.e. the key
+    lies in the hull of the others (theorem ``sel-thm-hull``), decided robustly."""
     return classify_keys(_as_keys(keys, 2)[None], tol)[0][0]
 
 
