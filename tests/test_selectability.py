@@ -301,3 +301,17 @@ def test_tiny_decoder_bad_arguments():
         td.train_tiny_decoder(td.TinyDecoderConfig(max_len=8), TEXT, TINY, seed=0)
     with pytest.raises(ValueError, match="max_len"):
         td.byte_windows(["short"], 1, 2, 100, seed=0)
+
+
+def test_layer_selectability_is_checkpointed_window_by_window(tmp_path):
+    from attention_geometry.checkpoint import CheckpointStore
+
+    model = td.TinyDecoder(td.TinyDecoderConfig(max_len=64), torch.Generator().manual_seed(0))
+    windows = td.byte_windows(TEXT, 4, 20, 40, seed=1)
+    store = CheckpointStore(tmp_path)
+    first = td.layer_selectability(model, windows, ("residual",), store=store, name="t", key={"m": 1})
+    assert len(list(tmp_path.iterdir())) == 1
+    again = td.layer_selectability(model, windows, ("residual",), store=store, name="t", key={"m": 1})
+    np.testing.assert_array_equal(first["residual"], again["residual"])
+    plain = td.layer_selectability(model, windows, ("residual",))
+    np.testing.assert_array_equal(first["residual"], plain["residual"])
