@@ -8,9 +8,17 @@ one HiGHS LP per key) is far too slow for that, so it runs on a subsample
 (one set per cell on a 5 x 5 sub-grid of n and d, with and without LN), the
 fast test is checked to agree there, and the reference's time for the full
 grid is extrapolated from a least-squares fit of its time per key against n.
+
+A second part times the paper's Tables 1-2 size: sets of 768 and 1,024
+Gaussian keys in d = 8 and d = 7 (the states after a centring norm). The fast
+test decides every key; the reference LP runs on 40 keys of each set (its time
+per key scaled to the whole set), and the two are checked to agree on them.
+Times are CPU times (``time.process_time``): the machine is shared.
 """
 
 import time
+
+from attention_geometry.selectability import l1_margin_lp, normalise_keys
 
 import numpy as np
 
@@ -24,9 +32,9 @@ def main():
     rng = np.random.default_rng(0)
     full = {}
     for ln in (False, True):
-        t = time.perf_counter()
+        t = time.process_time()
         grid = sel.selectability_grid(NS, DS, SETS, rng, layer_norm=ln)
-        full[ln] = (time.perf_counter() - t, int(grid["stages"].sum()))
+        full[ln] = (time.process_time() - t, int(grid["stages"].sum()))
 
     # the reference on a subsample: per-key LP times against n, and agreement
     ns_per_key, secs_per_key, disagree, fast_secs, ref_secs = [], [], 0, 0.0, 0.0
@@ -34,11 +42,11 @@ def main():
         for n in SUB_NS:
             for d in SUB_DS:
                 keys = sel.gaussian_key_sets(1, n, d, rng, ln)[0]
-                t0 = time.perf_counter()
+                t0 = time.process_time()
                 fast = sel.unselectable_mask(keys)
-                t1 = time.perf_counter()
+                t1 = time.process_time()
                 ref = sel.unselectable_mask_lp(keys)
-                t2 = time.perf_counter()
+                t2 = time.process_time()
                 disagree += int((fast != ref).sum())
                 fast_secs, ref_secs = fast_secs + t1 - t0, ref_secs + t2 - t1
                 ns_per_key.append(n)
@@ -61,6 +69,25 @@ def main():
     print(f"{'fast test, set by set (measured)':<46} {size:<44} {fast_secs:>9.2f} {ref_secs / fast_secs:>13.1f}")
     print(f"disagreements between fast test and reference on the sub-grid: {disagree}")
     print(f"reference time per key fitted as {intercept * 1e3:.2f} ms + {slope * 1e6:.1f} us x n")
+    large_sets(rng)
+
+
+def large_sets(rng, n_sets=3, n_ref=40):
+    print(f"\n{'operation':<46} {'size':<30} {'CPU s/set':>10} {'ratio vs ref':>13} {'% unsel':>8}")
+    for n, d in [(768, 8), (1024, 8), (1024, 7)]:
+        keys = rng.standard_normal((n_sets, n, d))
+        t = time.process_time()
+        fast, _ = sel.classify_keys(keys)
+        t_fast = (time.process_time() - t) / n_sets
+        k = normalise_keys(keys[0])
+        idx = rng.choice(n, n_ref, replace=False)
+        t = time.process_time()
+        ref = np.array([l1_margin_lp(k, i) <= sel.SELECTABILITY_TOL for i in idx])
+        t_ref = (time.process_time() - t) / n_ref * n
+        assert (ref == fast[0, idx]).all(), "fast test and LP disagree"
+        print(f"{'reference LP (per key, scaled to the set)':<46} {f'n={n}, d={d}':<30} {t_ref:>10.2f} {1.0:>13.1f}")
+        print(f"{'fast test (classify_keys)':<46} {f'n={n}, d={d}, {n_sets} sets':<30} {t_fast:>10.2f} "
+              f"{t_ref / t_fast:>13.1f} {100 * fast.mean():>8.1f}")
 
 
 if __name__ == "__main__":

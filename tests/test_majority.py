@@ -1,4 +1,6 @@
-"""The majority task, the proposition on uniform attention, the norm variants and training."""
+"""The majority task as the original code builds it, the proposition on uniform attention,
+the norm variants, the model (token and count forms), training, checkpoints and the
+confound statistics."""
 
 import math
 
@@ -6,46 +8,111 @@ import numpy as np
 import pytest
 import torch
 
+from attention_geometry import majority as M
+from attention_geometry.checkpoint import CheckpointStore
 from attention_geometry.majority import (
     NORM_VARIANTS,
+    MajoritySetup,
     angle_to_ones,
     attention_norm,
+    confound_share,
+    counts_to_tokens,
     effective_queries,
     init_majority_params,
     majority_counts,
-    majority_data,
     majority_forward,
     majority_forward_counts,
     majority_labels,
+    majority_loss,
+    majority_lr,
     majority_margin,
+    partition_majority_data,
+    share_words,
     steps_to_reach,
+    stratified_split,
     train_majority,
     train_majority_per_seed,
 )
 
-SMALL = dict(n_classes=5, length=9, d=6, n_train=32, batch=None, n_test=16, eval_every=5)
+SMALL = MajoritySetup(n_classes=5, length=12, d=6, min_margin=2, n_sequences=300, batch=32, steps=10,
+                      lr=1e-2, eval_every=5, checkpoint_every=4)
+
+
+def _counts_loss(params, counts, labels, norm):
+    """The loss from the full count-form forward pass (every class of every sequence)."""
+    out = majority_forward_counts(params, counts, norm)
+    S, N, C, _ = out.logits.shape
+    ce = torch.nn.functional.cross_entropy(out.logits.reshape(-1, C), labels[:, :, None].expand(S, N, C).reshape(-1),
+                                           reduction="none").view(S, N, C)
+    return (ce * counts).sum((1, 2)) / counts.sum((1, 2))
+
+
+# --------------------------------------------------------------------- data
 
 
 def test_majority_labels_by_hand():
     tokens = torch.tensor([[0, 1, 1, 2, 1], [3, 3, 0, 0, 0], [2, 2, 2, 2, 2]])
     assert majority_labels(tokens, 4).tolist() == [1, 0, 2]
+    assert majority_margin(majority_counts(tokens, 4)).tolist() == [2, 1, 5]
 
 
-@pytest.mark.parametrize("margin", [1, 6, 50])
-def test_majority_data_has_the_margin_and_is_deterministic(margin):
-    g = torch.Generator().manual_seed(0)
-    tokens, labels = majority_data(20, 50, 300, g, min_margin=margin)
-    assert tokens.shape == (300, 50) and labels.shape == (300,)
-    counts = majority_counts(tokens, 20)
+def _partition_reference(n, smallest, slices):
+    """All partitions the original's generator can produce (unshuffled)."""
+    if n == 0:
+        return [[]]
+    if slices == 1:
+        return [[n]]
+    return [[i, *rest] for i in range(smallest, n + 1) for rest in _partition_reference(n - i, i, slices - 1)]
+
+
+@pytest.mark.parametrize("length, classes, margin", [(16, 6, 3), (12, 5, 2), (10, 10, 1)])
+def test_partition_data_is_the_original_construction(length, classes, margin):
+    counts, labels = partition_majority_data(length, classes, 2000, margin, np.random.default_rng(0))
+    assert counts.shape[1] == classes and (counts.sum(1) == length).all()
+    assert torch.equal(labels, counts.argmax(1))
     assert (majority_margin(counts) >= margin).all()
-    assert torch.equal(labels, majority_labels(tokens, 20))
-    again, _ = majority_data(20, 50, 300, torch.Generator().manual_seed(0), min_margin=margin)
-    assert torch.equal(tokens, again)
+    valid = {tuple(p) for p in _partition_reference(length, 1, min(length, classes))
+             if len(p) > 1 and p[-1] - p[-2] >= margin}
+    n_expected = 10 * min(2000 // 10 + 1, len(valid))  # stops once the sequences number more than 2000
+    assert len(counts) == n_expected
+    # every sequence's sorted non-zero counts is a kept partition, ten sequences per partition
+    parts = [tuple(sorted(c[c > 0].tolist())) for c in counts]
+    assert all(p in {tuple(sorted(v)) for v in valid} for p in parts)
+    assert all(parts[10 * i] == parts[10 * i + j] for i in range(len(parts) // 10) for j in range(10))
+    again, _ = partition_majority_data(length, classes, 2000, margin, np.random.default_rng(0))
+    assert torch.equal(counts, again)
+
+
+def test_partition_data_sizes_of_the_paper():
+    counts, labels = partition_majority_data(50, 20, 100_000, 6, np.random.default_rng(1))
+    assert counts.shape == (100_010, 20) and (counts.sum(1) == 50).all()
+    assert (majority_margin(counts) >= 6).all() and torch.equal(labels, counts.argmax(1))
+
+
+def test_counts_to_tokens_inverts_counts():
+    counts, _ = partition_majority_data(12, 5, 50, 2, np.random.default_rng(2))
+    tokens = counts_to_tokens(counts)
+    assert tokens.shape == (len(counts), 12)
+    assert torch.equal(majority_counts(tokens, 5), counts)
+
+
+@pytest.mark.parametrize("n, fraction", [(100_010, 0.8), (97, 0.8), (50, 0.5)])
+def test_stratified_split(n, fraction):
+    rng = np.random.default_rng(3)
+    labels = rng.integers(0, 7, n)
+    train, test = stratified_split(labels, fraction, rng)
+    assert len(train) == math.floor(fraction * n) and len(train) + len(test) == n
+    assert len(np.intersect1d(train, test)) == 0 and len(np.union1d(train, test)) == n
+    for c in range(7):  # each label's share in the test set: its share overall, to within one item
+        assert abs((labels[test] == c).sum() - (labels == c).sum() * len(test) / n) <= 1
+
+
+# ----------------------------------------------------------- the proposition
 
 
 def test_layernorm_keys_make_a_query_along_one_attend_uniformly():
-    """The proposition: keys after LN are orthogonal to 1, so q = c 1 scores all
-    keys equally, and adding c 1 to any query leaves its scores unchanged."""
+    """Keys after LN are orthogonal to 1: q = c 1 scores all keys equally, and adding
+    c 1 to any query leaves its scores unchanged."""
     g = torch.Generator().manual_seed(1)
     keys = attention_norm(torch.randn(40, 16, generator=g, dtype=torch.float64), "layernorm")
     ones = torch.ones(16, dtype=torch.float64)
@@ -56,9 +123,21 @@ def test_layernorm_keys_make_a_query_along_one_attend_uniformly():
     q = torch.randn(16, generator=g, dtype=torch.float64)
     for c in (-5.0, 0.3, 100.0):
         assert torch.allclose(keys @ (q + c * ones), keys @ q, atol=1e-10)
-    # without projection a query along 1 does not score the keys equally
     raw = attention_norm(torch.randn(40, 16, generator=g, dtype=torch.float64), "rmsnorm")
-    assert (raw @ ones).std() > 0.1
+    assert (raw @ ones).std() > 0.1  # without projection a query along 1 does not score them equally
+
+
+def test_only_multiples_of_one_give_equal_scores_when_differences_span_h():
+    """Part 3: if the key differences span H, the queries with equal scores are the multiples of 1."""
+    g = torch.Generator().manual_seed(2)
+    d = 6
+    keys = attention_norm(torch.randn(10, d, generator=g, dtype=torch.float64), "layernorm")
+    diffs = keys[1:] - keys[0]
+    assert torch.linalg.matrix_rank(diffs) == d - 1  # they span H
+    null = torch.linalg.svd(diffs).Vh[-1]  # the queries orthogonal to every difference
+    assert torch.allclose(null.abs(), torch.full((d,), 1 / math.sqrt(d), dtype=torch.float64), atol=1e-12)
+    raw = attention_norm(torch.randn(10, d, generator=g, dtype=torch.float64), "rmsnorm")
+    assert torch.linalg.matrix_rank(raw[1:] - raw[0]) == d  # spans R^d: only u = 0
 
 
 @pytest.mark.parametrize("d", [3, 8, 64])
@@ -67,12 +146,13 @@ def test_norm_variants(d):
     ln, sc, pc = (attention_norm(x, v) for v in NORM_VARIANTS)
     ones = torch.ones(d, dtype=torch.float64)
     assert torch.allclose(ln @ ones, torch.zeros(500, dtype=torch.float64), atol=1e-9)
-    assert torch.allclose(ln.norm(dim=-1), torch.full((500,), math.sqrt(d), dtype=torch.float64), rtol=1e-4)
-    assert torch.allclose(sc.norm(dim=-1), torch.full((500,), math.sqrt(d), dtype=torch.float64), rtol=1e-4)
+    assert torch.allclose(ln.norm(dim=-1), torch.full((500,), math.sqrt(d), dtype=torch.float64), rtol=1e-10)
+    assert torch.allclose(sc.norm(dim=-1), torch.full((500,), math.sqrt(d), dtype=torch.float64), rtol=1e-10)
     assert (sc @ ones).abs().max() > 0.1  # not projected
-    # the original code's variant: divides by sqrt(d) where rmsnorm multiplies
-    assert torch.allclose(pc.norm(dim=-1), torch.full((500,), 1 / math.sqrt(d), dtype=torch.float64), rtol=1e-4)
-    assert torch.allclose(pc * d, sc)  # same direction, d times shorter: logits d^2 smaller
+    # the original code's variant: normalize(x) / sqrt(d), d times shorter than the fair control
+    expected = torch.nn.functional.normalize(x, dim=-1) / math.sqrt(d)
+    assert torch.allclose(pc, expected, atol=1e-14)
+    assert torch.allclose(pc * d, sc)
 
 
 def test_angle_to_ones():
@@ -80,53 +160,174 @@ def test_angle_to_ones():
     assert angle_to_ones(torch.ones(d)).item() == pytest.approx(0.0, abs=1e-3)
     assert angle_to_ones(-torch.ones(d)).item() == pytest.approx(0.0, abs=1e-3)
     assert angle_to_ones(torch.tensor([1.0, -1.0, 0.0, 0.0])).item() == pytest.approx(90.0)
+    u = torch.tensor([1.0, 2.0, 0.0, -0.5])  # the original's 90 - |angle(u, 1) - 90|
+    cos = torch.nn.functional.cosine_similarity(u, torch.ones(d), dim=0)
+    original = 90 - torch.abs(torch.rad2deg(torch.acos(cos)) - 90)
+    assert angle_to_ones(u).item() == pytest.approx(original.item(), abs=1e-4)
+
+
+# -------------------------------------------------------------------- model
+
+
+def test_init_follows_pytorch_defaults():
+    params = init_majority_params(20, 8, [torch.Generator().manual_seed(s) for s in range(3)])
+    assert params["E"].shape == (3, 20, 8) and params["W_Q"].shape == (3, 8, 8)
+    bound = math.sqrt(6 / (4 * 8))  # Xavier-uniform on the (3d, d) in_proj_weight
+    for k in ("W_Q", "W_K", "W_V"):
+        assert params[k].abs().max() <= bound
+    for k in ("W_O", "W_1", "W_2", "b_1", "b_2"):
+        assert params[k].abs().max() <= 1 / math.sqrt(8)
+    assert (params["b_O"] == 0).all() and (params["gamma"] == 1).all() and (params["beta"] == 0).all()
+    assert abs(params["E"].std().item() - 1) < 0.15
+    assert not torch.equal(params["E"][0], params["E"][1])  # one generator per seed
 
 
 def test_forward_shapes_and_attention_rows():
     gens = [torch.Generator().manual_seed(s) for s in (0, 1)]
     params = init_majority_params(5, 6, gens)
-    tokens = torch.stack([majority_data(5, 9, 4, g)[0] for g in gens])
+    counts, _ = partition_majority_data(9, 5, 30, 1, np.random.default_rng(0))
+    tokens = counts_to_tokens(counts[:4]).expand(2, -1, -1)
     out = majority_forward(params, tokens, "layernorm")
-    assert out.logits.shape == (2, 4, 9, 5)
-    assert out.attention.shape == (2, 4, 9, 9)
+    assert out.logits.shape == (2, 4, 9, 5) and out.attention.shape == (2, 4, 9, 9)
     assert torch.allclose(out.attention.sum(-1), torch.ones(2, 4, 9), atol=1e-6)
     u = effective_queries(params, out.normed)
-    assert u.shape == (2, 4, 9, 6)
-    # scores = u . n_j / sqrt(d), recomputed from the effective query
-    scores = u @ out.normed.transpose(-1, -2) / math.sqrt(6)
+    scores = u @ out.normed.transpose(-1, -2) / math.sqrt(6)  # eq-ua-effective-query
     assert torch.allclose(torch.softmax(scores, -1), out.attention, atol=1e-5)
 
 
 def test_layernorm_freezes_the_ones_component_of_the_keys():
     """Keys see only inputs orthogonal to 1, so the gradient of W_K annihilates 1."""
-    gens = [torch.Generator().manual_seed(3)]
-    params = init_majority_params(5, 6, gens)
-    tokens, labels = majority_data(5, 9, 8, gens[0])
-    out = majority_forward(params, tokens[None], "layernorm")
+    params = init_majority_params(5, 6, [torch.Generator().manual_seed(3)])
+    counts, labels = partition_majority_data(9, 5, 30, 1, np.random.default_rng(3))
+    out = majority_forward(params, counts_to_tokens(counts)[None], "layernorm")
     torch.nn.functional.cross_entropy(out.logits.reshape(-1, 5), labels.repeat_interleave(9)).backward()
     assert torch.allclose(params["W_K"].grad[0] @ torch.ones(6), torch.zeros(6), atol=1e-6)
 
 
-def test_counts_forward_equals_token_forward():
-    """Permutation equivariance: the count-vector model is the token model."""
+@pytest.mark.parametrize("norm", NORM_VARIANTS)
+def test_counts_forward_and_loss_equal_the_token_model(norm):
+    """Permutation equivariance: the count-vector model is the token model, and the
+    training loss on the occurring (sequence, class) pairs is the full loss."""
     gens = [torch.Generator().manual_seed(s) for s in (7, 8)]
     params = init_majority_params(6, 5, gens)
-    tokens = torch.stack([majority_data(6, 11, 4, g, 2)[0] for g in gens])  # (S, N, n)
-    for norm in NORM_VARIANTS:
-        ref = majority_forward(params, tokens, norm)
-        out = majority_forward_counts(params, majority_counts(tokens, 6), norm)
-        idx = tokens[..., None].expand(-1, -1, -1, 6)  # position i holds class t_i
-        assert torch.allclose(out.logits.gather(2, idx), ref.logits, atol=1e-5)
-        # total attention of position i on class b = sum of its attention on b's positions
-        per_class = torch.zeros(2, 4, 11, 6).scatter_add_(-1, tokens[:, :, None, :].expand(-1, -1, 11, -1),
-                                                          ref.attention)
-        assert torch.allclose(out.attention.gather(2, idx), per_class, atol=1e-6)
+    data = [partition_majority_data(11, 6, 40, 2, np.random.default_rng(s)) for s in (7, 8)]
+    counts = torch.stack([c[:8] for c, _ in data])  # (S, N, C)
+    labels = torch.stack([y[:8] for _, y in data])
+    tokens = torch.stack([counts_to_tokens(c) for c in counts])  # (S, N, n)
+    ref = majority_forward(params, tokens, norm)
+    out = majority_forward_counts(params, counts, norm)
+    idx = tokens[..., None].expand(-1, -1, -1, 6)  # position i holds class t_i
+    assert torch.allclose(out.logits.gather(2, idx), ref.logits, atol=1e-5)
+    ce = torch.nn.functional.cross_entropy(ref.logits.reshape(-1, 6), labels[:, :, None].expand(2, 8, 11).reshape(-1),
+                                           reduction="none").view(2, -1).mean(1)
+    assert torch.allclose(majority_loss(params, counts.float(), labels, norm), ce, atol=1e-5)
+    assert torch.allclose(_counts_loss(params, counts.float(), labels, norm), ce, atol=1e-5)
 
 
-def test_fresh_batches_and_minibatches_train():
-    for n_train in (None, 64):
-        run = train_majority("rmsnorm", [0], steps=20, lr=1e-2, **{**SMALL, "n_train": n_train, "batch": 16})
-        assert run.loss[0, -1] < run.loss[0, 0]
+def test_learning_rate_schedule_is_the_originals():
+    setup = MajoritySetup(lr=1e-3, lr_decay_epochs=10_000)
+    assert majority_lr(0, setup, 14) == pytest.approx(1e-3)
+    assert majority_lr(14_000, setup, 14) == pytest.approx(0.9e-3)  # 10 % of the way after 1000 epochs
+    assert majority_lr(140_000, setup, 14) == 0.0
+    assert majority_lr(5, MajoritySetup(lr=0.5, lr_decay_epochs=0), 14) == 0.5
+
+
+# ----------------------------------------------------------------- training
+
+
+def test_short_training_decreases_the_loss_and_is_deterministic():
+    run = train_majority("layernorm", [0, 1], SMALL)
+    assert run.loss.shape == (2, len(run.steps)) and run.steps[0] == 0 and run.steps[-1] == SMALL.steps
+    assert np.isnan(run.loss[:, 0]).all() and np.isfinite(run.loss[:, 1:]).all()
+    assert (run.test_loss[:, -1] < run.test_loss[:, 0]).all()
+    assert ((0 <= run.test_accuracy) & (run.test_accuracy <= 1)).all()
+    assert ((0 <= run.angle) & (run.angle <= 90)).all()
+    assert ((0 <= run.entropy) & (run.entropy <= 1 + 1e-6)).all()
+    assert run.keys.shape == run.queries.shape == (2, 5, 6)
+    assert run.n_train + run.n_test == 290 and run.n_train == 232  # the 29 partitions of 12 with a lead of 2
+    np.testing.assert_allclose(run.final["test_accuracy"], run.test_accuracy[:, -1], atol=1e-6)
+    again = train_majority("layernorm", [0, 1], SMALL)
+    np.testing.assert_array_equal(run.test_loss, again.test_loss)
+
+
+def test_epochs_visit_every_training_sequence_once():
+    setup = MajoritySetup(**{**SMALL.__dict__, "batch": 100})  # 232 training sequences: 100, 100, 32
+    tr = M._Trainer("rmsnorm", [0], setup, CheckpointStore(None), False)
+    tr._fresh()
+    seen = []
+    for _ in range(3):
+        counts, _ = tr._batch()
+        seen.append(counts.shape[1])
+        tr.step += 1
+    assert seen == [100, 100, 32] and tr.per_epoch == 3
+    assert sorted(tr.perm[0].tolist()) == list(range(232))
+
+
+@pytest.mark.parametrize("norm", NORM_VARIANTS)
+def test_seeds_in_parallel_equal_seeds_one_by_one(norm):
+    batched = train_majority(norm, [4, 5, 6], SMALL)
+    loop = train_majority_per_seed(norm, [4, 5, 6], SMALL)
+    np.testing.assert_allclose(batched.test_loss, loop.test_loss, rtol=1e-4, atol=1e-5)
+    np.testing.assert_allclose(batched.test_accuracy, loop.test_accuracy, atol=1e-5)
+
+
+def test_seed_groups_equal_one_call_per_variant(tmp_path):
+    grouped = M.train_majority_groups(["layernorm", "original_code"], [0, 1, 2], SMALL, group_size=2,
+                                      store=CheckpointStore(tmp_path))
+    assert len(list(tmp_path.iterdir())) == 4  # two groups x two variants
+    for norm, run in grouped.items():
+        whole = train_majority(norm, [0, 1, 2], SMALL)
+        assert run.seeds == (0, 1, 2)
+        np.testing.assert_allclose(run.test_loss, whole.test_loss, rtol=1e-4, atol=1e-5)
+        np.testing.assert_allclose(run.final["test_accuracy"], whole.final["test_accuracy"], atol=1e-5)
+        assert run.keys.shape == (3, 5, 6)
+
+
+def test_a_seed_stops_when_its_test_accuracy_is_reached():
+    setup = MajoritySetup(**{**SMALL.__dict__, "stop_at_accuracy": 0.01, "steps": 6, "eval_every": 2})
+    run = train_majority("layernorm", [0, 1], setup)
+    assert (run.stopped == 0).all()  # reached at the first evaluation: never trained
+    fresh = init_majority_params(5, 6, [torch.Generator().manual_seed(s) for s in (0, 1)])
+    with torch.no_grad():
+        keys = attention_norm(fresh["E"], "layernorm")
+    np.testing.assert_allclose(run.keys, keys.numpy(), atol=1e-6)
+    np.testing.assert_allclose(run.test_loss[:, -1], run.test_loss[:, 0], atol=1e-6)
+
+
+def test_checkpointed_training_resumes_to_the_same_result(tmp_path):
+    store = CheckpointStore(tmp_path)
+    whole = train_majority("rmsnorm", [0, 1], MajoritySetup(**{**SMALL.__dict__, "steps": 20}))
+    first = train_majority("rmsnorm", [0, 1], SMALL, store=store)  # 10 steps, saved
+    assert first.steps[-1] == 10 and any(tmp_path.iterdir())
+    resumed = train_majority("rmsnorm", [0, 1], MajoritySetup(**{**SMALL.__dict__, "steps": 20}), store=store)
+    np.testing.assert_array_equal(resumed.steps, whole.steps)
+    np.testing.assert_allclose(resumed.test_loss, whole.test_loss, rtol=1e-6)
+    np.testing.assert_allclose(resumed.queries, whole.queries, rtol=1e-5, atol=1e-7)
+    # a shorter run does not overwrite the longer checkpoint
+    train_majority("rmsnorm", [0, 1], MajoritySetup(**{**SMALL.__dict__, "steps": 4}), store=store)
+    again = train_majority("rmsnorm", [0, 1], MajoritySetup(**{**SMALL.__dict__, "steps": 20}), store=store)
+    np.testing.assert_array_equal(again.test_loss, resumed.test_loss)
+
+
+def test_interrupted_training_resumes(tmp_path, monkeypatch):
+    store = CheckpointStore(tmp_path)
+    setup = MajoritySetup(**{**SMALL.__dict__, "steps": 12})
+    whole = train_majority("layernorm", [3], setup)
+    real_step, calls = M._Trainer._train_step, {"n": 0}
+
+    def dying_step(self):
+        calls["n"] += 1
+        if calls["n"] == 10:
+            raise KeyboardInterrupt
+        real_step(self)
+
+    monkeypatch.setattr(M._Trainer, "_train_step", dying_step)
+    with pytest.raises(KeyboardInterrupt):
+        train_majority("layernorm", [3], setup, store=store)  # killed after step 9 (checkpoint at 8)
+    monkeypatch.setattr(M._Trainer, "_train_step", real_step)
+    resumed = train_majority("layernorm", [3], setup, store=store)
+    np.testing.assert_allclose(resumed.test_loss, whole.test_loss, rtol=1e-6)
+    np.testing.assert_allclose(resumed.loss[:, 1:], whole.loss[:, 1:], rtol=1e-6)
 
 
 def test_steps_to_reach():
@@ -136,52 +337,71 @@ def test_steps_to_reach():
     assert out[0] == 10 and np.isnan(out[1])
 
 
-def test_short_training_decreases_the_loss_and_is_deterministic():
-    run = train_majority("layernorm", [0, 1], steps=30, lr=1e-2, **SMALL)
-    assert run.loss.shape == (2, len(run.steps)) and run.steps[0] == 0 and run.steps[-1] == 30
-    assert (run.loss[:, -1] < run.loss[:, 0] - 0.05).all()
-    assert ((0 <= run.test_accuracy) & (run.test_accuracy <= 1)).all()
-    assert ((0 <= run.angle) & (run.angle <= 90)).all()
-    assert ((0 <= run.entropy) & (run.entropy <= 1 + 1e-6)).all()
-    assert (run.score_scale >= 0).all()
-    again = train_majority("layernorm", [0, 1], steps=30, lr=1e-2, **SMALL)
-    np.testing.assert_array_equal(run.loss, again.loss)
+# ------------------------------------------------------------- the confound
 
 
-@pytest.mark.parametrize("norm", NORM_VARIANTS)
-def test_seeds_in_parallel_equal_seeds_one_by_one(norm):
-    kwargs = {**SMALL, "batch": 8, "min_margin": 2}  # mini-batches drawn per seed
-    batched = train_majority(norm, [4, 5, 6], steps=10, lr=1e-2, **kwargs)
-    loop = train_majority_per_seed(norm, [4, 5, 6], steps=10, lr=1e-2, **kwargs)
-    np.testing.assert_allclose(batched.loss, loop.loss, rtol=1e-4, atol=1e-5)
-    np.testing.assert_allclose(batched.test_accuracy, loop.test_accuracy, atol=1e-6)
+def test_confound_share_exact_and_interval():
+    rng = np.random.default_rng(0)
+    ln = np.array([0.90, 0.92, 0.91, 0.93])
+    original = ln - 0.10
+    share, lo, hi = confound_share(ln, ln - 0.02, original, rng)
+    assert share == pytest.approx(0.8) and lo <= 0.8 <= hi
+    share, lo, hi = confound_share(ln, ln, original, rng)  # fair control as good as LayerNorm
+    assert share == pytest.approx(1.0) and lo == pytest.approx(1.0) and hi == pytest.approx(1.0)
 
 
 @pytest.mark.parametrize(
-    "kwargs, fragment",
-    [
-        (dict(norm="batchnorm"), "norm = 'batchnorm'"),
-        (dict(seeds=[]), "seeds is empty"),
-        (dict(steps=0), "steps = 0"),
-        (dict(lr=-1.0), "lr = -1.0"),
-        (dict(d=1), "d = 1"),
-        (dict(n_classes=1), "n_classes = 1"),
-        (dict(length=2.5), "length = 2.5"),
-        (dict(threads=0), "threads = 0"),
-        (dict(min_margin=10), "min_margin = 10"),
-        (dict(n_train=None, batch=None), "batch = None and n_train = None"),
-    ],
+    "low, high, words",
+    [(1.05, 1.9, "more than entirely"), (0.85, 1.1, "almost entirely"), (0.6, 0.95, "mostly"), (0.3, 0.6, "partly"), (0.05, 0.5, "partly"),
+     (-0.2, 0.1, "not at all"), (0.1, 0.9, "to an undetermined extent"), (np.nan, 0.5, "to an undetermined extent")],
 )
-def test_bad_arguments_raise(kwargs, fragment):
-    args = dict(norm="layernorm", seeds=[0], steps=1, **SMALL)
-    args.update(kwargs)
+def test_share_words_can_say_each_thing(low, high, words):
+    assert share_words(low, high) == words
+
+
+# ---------------------------------------------------------------- arguments
+
+
+@pytest.mark.parametrize(
+    "change, fragment",
+    [(dict(lr=-1.0), "lr = -1.0"), (dict(d=1), "d = 1"), (dict(n_classes=1), "n_classes = 1"),
+     (dict(length=2.5), "length = 2.5"), (dict(min_margin=13), "min_margin = 13"), (dict(steps=0), "steps = 0"),
+     (dict(train_fraction=1.0), "train_fraction = 1.0"), (dict(stop_at_accuracy=0.0), "stop_at_accuracy")],
+)
+def test_bad_setup_raises(change, fragment):
     with pytest.raises(ValueError, match=fragment):
-        train_majority(args.pop("norm"), args.pop("seeds"), **args)
+        MajoritySetup(**{**SMALL.__dict__, **change})
 
 
-def test_bad_variant_and_shapes_raise():
+def test_bad_arguments_raise():
+    with pytest.raises(ValueError, match="norm = 'batchnorm'"):
+        train_majority("batchnorm", [0], SMALL)
+    with pytest.raises(ValueError, match="seeds"):
+        train_majority("layernorm", [], SMALL)
+    with pytest.raises(ValueError, match="threads = 0"):
+        train_majority("layernorm", [0], SMALL, threads=0)
     with pytest.raises(ValueError, match="norm = 'rms'"):
         attention_norm(torch.zeros(2, 3), "rms")
+    with pytest.raises(ValueError, match="min_margin = 12"):
+        partition_majority_data(12, 5, 10, 12, np.random.default_rng(0))
     params = init_majority_params(5, 6, [torch.Generator().manual_seed(0)])
     with pytest.raises(ValueError, match="tokens has shape"):
         majority_forward(params, torch.zeros(2, 4, 9, dtype=torch.long), "layernorm")
+
+
+@pytest.mark.parametrize("d", [2, 3, 8])
+def test_random_angle_to_ones_matches_monte_carlo(d):
+    z = torch.randn(200_000, d, generator=torch.Generator().manual_seed(d), dtype=torch.float64)
+    angles = angle_to_ones(z).numpy()
+    assert M.random_angle_to_ones(d) == pytest.approx(angles.mean(), abs=4 * angles.std() / math.sqrt(len(angles)))
+    if d == 2:
+        assert M.random_angle_to_ones(2) == pytest.approx(45.0, abs=1e-6)  # uniform angle on [0, 90]
+
+
+def test_angle_verdict_compares_only_similar_step_counts():
+    run = train_majority("layernorm", [0, 1, 2, 3], SMALL)
+    assert M.angle_verdict(run, 12, 16_000).label == "not tested"
+    short = M.angle_verdict(run, float(run.final["angle"].mean()), 12, atol=90)
+    assert short.label == "reproduced"
+    far = M.angle_verdict(run, 500.0, 12, atol=1)
+    assert far.label == "differs"

@@ -173,40 +173,121 @@ def test_multihead_example():
     np.testing.assert_array_equal(sel.unselectable_mask(ex["keys"]), [False] * 4 + [True])
 
 
+def test_fast_test_matches_the_lp_on_larger_and_flat_sets():
+    rng = np.random.default_rng(11)
+    keys = rng.standard_normal((300, 8))
+    np.testing.assert_array_equal(sel.unselectable_mask(keys), sel.unselectable_mask_lp(keys))
+    flat = keys - keys.mean(axis=1, keepdims=True)  # centred: a 7-dim subspace of R^8 (after projection)
+    np.testing.assert_array_equal(sel.unselectable_mask(flat), sel.unselectable_mask_lp(flat))
+
+
+def test_large_sets_are_chunked_and_agree_with_small_batches():
+    rng = np.random.default_rng(12)
+    sets = rng.standard_normal((6, 1024, 4))  # the query stage must split these (6 x 1024^2 scores)
+    together, _ = sel.classify_keys(sets)
+    for s in range(0, 6, 3):
+        np.testing.assert_array_equal(sel.classify_keys(sets[s:s + 3])[0], together[s:s + 3])
+
+
+def test_gaussian_percent_is_reproducible_and_checkpointed(tmp_path):
+    from attention_geometry.checkpoint import CheckpointStore
+
+    lengths = [20, 60, 60, 120] * 20
+    a = sel.gaussian_percent(lengths, 3, np.random.default_rng(0))
+    b = sel.gaussian_percent(lengths, 3, np.random.default_rng(0), store=CheckpointStore(tmp_path), key={"t": 1})
+    np.testing.assert_array_equal(a, b)
+    assert any(tmp_path.iterdir())
+    c = sel.gaussian_percent(lengths, 3, np.random.default_rng(0), store=CheckpointStore(tmp_path), key={"t": 1})
+    np.testing.assert_array_equal(a, c)
+    assert a.shape == (80,) and a[lengths.index(120)] > 0  # 120 Gaussian keys in d = 3: many interior
+
+
+def test_half_contour_interpolates_and_brackets():
+    ns = np.array([10, 20, 30, 40])
+    frac = np.array([[0.0, 0.1], [0.2, 0.3], [0.6, 0.4], [1.0, 0.45]])
+    n_star, lo, hi = sel.half_contour(ns, frac, n_sets=100)
+    assert n_star[0] == pytest.approx(20 + (0.5 - 0.2) / (0.6 - 0.2) * 10)
+    assert np.isnan(n_star[1])  # never reaches 1/2 on the grid
+    assert lo[0] <= n_star[0] <= hi[0]
+    big = sel.half_contour(ns, frac, n_sets=100_000)
+    assert big[2][0] - big[1][0] < hi[0] - lo[0]  # more sets: a narrower interval
+
+
+def test_relative_words_and_table_verdict():
+    from attention_geometry.stats import Estimate
+
+    assert sel.relative_words(Estimate(5.0, 1.0, df=30)) == "more than"
+    assert sel.relative_words(Estimate(-5.0, 1.0, df=30)) == "fewer than"
+    assert sel.relative_words(Estimate(0.5, 1.0, df=30)) == "as many as"
+    est = [Estimate(50.0, 0.5, df=99), Estimate(30.0, 0.5, df=99)]
+    assert sel.table_verdict(est, [51.0, 32.0], (16, 128), (768, 1024)).label == "not tested"
+    assert sel.table_verdict(est, [51.0, 32.0], (768, 1024), (768, 1024)).label == "reproduced"
+    assert sel.table_verdict(est, [51.0, 45.0], (768, 1024), (768, 1024)).label == "differs"
+
+
 # ----------------------------------------------------------------- tiny decoder
 
 
-def _data(n=64, seq=17, seed=0):
-    text = b"the quick brown fox jumps over the lazy dog. " * 40
-    g = np.random.default_rng(seed)
-    starts = g.integers(0, len(text) - seq, n)
-    return torch.tensor([list(text[s : s + seq]) for s in starts])
+TEXT = ["The quick brown fox jumps over the lazy dog, and then it runs away into the woods. " * 3,
+        "A second paragraph, with other words in it, so that the text is not one repeated sentence. " * 3] * 6
+TINY = td.TinyTraining(steps=12, batch=4, seq_len=32, lr=1e-2, checkpoint_every=5)
 
 
 @pytest.mark.parametrize("norm", td.NORMS)
-def test_tiny_decoder_shapes(norm):
-    cfg = td.TinyDecoderConfig(norm=norm, max_len=32)
+def test_tiny_decoder_shapes_and_norms(norm):
+    cfg = td.TinyDecoderConfig(norm=norm)
     model = td.TinyDecoder(cfg, torch.Generator().manual_seed(0))
-    ids = _data(3, 10)
+    ids = torch.randint(256, (3, 10), generator=torch.Generator().manual_seed(1))
     assert model(ids).shape == (3, 10, 256)
     rec = td.attention_inputs(model, ids)
     assert len(rec) == cfg.n_layers
     assert rec[0]["residual"].shape == rec[0]["normed"].shape == (3, 10, 8)
     assert rec[0]["keys"].shape == (3, 4, 10, 2)
-    if norm == "projection":
-        # gamma = 1, beta = 0 at initialisation: the normed states are centred
-        np.testing.assert_allclose(rec[0]["normed"].sum(-1), 0, atol=1e-5)
-    out = td.layer_selectability(model, ids)
-    assert len(out) == 4 and all(0 <= v <= 100 for r in out for v in r.values())
+    normed = rec[1]["normed"]
+    np.testing.assert_allclose(normed.sum(-1), 0, atol=1e-5)  # both norms centre
+    centred = rec[1]["residual"] - rec[1]["residual"].mean(-1, keepdims=True)
+    if norm == "layernorm":  # sqrt(d) P x / sqrt(|P x|^2 + d eps): the sphere only where |P x|^2 >> d eps
+        r = np.linalg.norm(centred, axis=-1)
+        np.testing.assert_allclose(np.linalg.norm(normed, axis=-1), np.sqrt(8) * r / np.sqrt(r**2 + 8e-5), rtol=1e-4)
+    else:  # the centred residual stream itself
+        np.testing.assert_allclose(normed, centred, atol=1e-6)
+    out = td.layer_selectability(model, [ids[0], ids[1, :7]], places=("residual", "normed", "keys"))
+    assert out["normed"].shape == (2, 4) and ((0 <= out["keys"]) & (out["keys"] <= 100)).all()
 
 
-def test_tiny_decoder_training_reduces_loss_and_is_deterministic():
-    data = _data()
-    cfg = td.TinyDecoderConfig(max_len=32)
-    model, losses = td.train_tiny_decoder(cfg, data, 30, 8, seed=3)
-    assert losses[-5:].mean() < losses[:5].mean() - 0.5
-    _, again = td.train_tiny_decoder(cfg, data, 30, 8, seed=3)
+def test_tiny_decoder_initialisation_is_gpt2s():
+    model = td.TinyDecoder(td.TinyDecoderConfig(), torch.Generator().manual_seed(0))
+    assert abs(model.embed.weight.std().item() - 0.02) < 0.003
+    assert abs(model.blocks[0].W_O.weight.std().item() - 0.02 / np.sqrt(8)) < 0.004
+    assert (model.blocks[0].fc.bias == 0).all() and (model.ln_f.gain == 1).all()
+
+
+def test_tiny_decoder_training_is_deterministic_and_resumes(tmp_path):
+    from attention_geometry.checkpoint import CheckpointStore
+
+    cfg = td.TinyDecoderConfig(max_len=64)
+    model, losses = td.train_tiny_decoder(cfg, TEXT, TINY, seed=3)
+    assert losses.shape == (12,) and losses[-3:].mean() < losses[:3].mean()
+    _, again = td.train_tiny_decoder(cfg, TEXT, TINY, seed=3)
     np.testing.assert_array_equal(losses, again)
+    store = CheckpointStore(tmp_path)
+    first = td.TinyTraining(**{**TINY.__dict__, "steps": 7})
+    td.train_tiny_decoder(cfg, TEXT, first, seed=3, store=store)  # stops at 7, saved at 5 and 7
+    resumed, rest = td.train_tiny_decoder(cfg, TEXT, TINY, seed=3, store=store)
+    np.testing.assert_allclose(rest, losses, rtol=1e-6)
+    for a, b in zip(resumed.parameters(), model.parameters()):
+        torch.testing.assert_close(a, b)
+
+
+def test_text_helpers_and_sequence_losses():
+    train, held = td.split_texts(TEXT, every=4)
+    assert len(train) == 9 and len(held) == 3 and held[0] == TEXT[0]
+    windows = td.byte_windows(TEXT, 5, 10, 20, seed=0)
+    assert len(windows) == 5 and all(10 <= len(w) <= 20 for w in windows)
+    assert all(torch.equal(a, b) for a, b in zip(windows, td.byte_windows(TEXT, 5, 10, 20, seed=0)))
+    model = td.TinyDecoder(td.TinyDecoderConfig(max_len=64), torch.Generator().manual_seed(0))
+    loss = td.sequence_losses(model, windows)
+    assert loss.shape == (5,) and np.allclose(loss, np.log(256), atol=0.1)  # untrained: near uniform
 
 
 def test_tiny_decoder_bad_arguments():
@@ -214,7 +295,23 @@ def test_tiny_decoder_bad_arguments():
         td.TinyDecoderConfig(norm="rms")
     with pytest.raises(ValueError, match="multiple"):
         td.TinyDecoderConfig(d=6, n_heads=4)
-    with pytest.raises(ValueError, match="n_steps"):
-        td.train_tiny_decoder(td.TinyDecoderConfig(), _data(), 0, 8, seed=0)
-    with pytest.raises(ValueError, match="data"):
-        td.train_tiny_decoder(td.TinyDecoderConfig(max_len=8), _data(seq=17), 1, 8, seed=0)
+    with pytest.raises(ValueError, match="steps"):
+        td.TinyTraining(steps=0)
+    with pytest.raises(ValueError, match="seq_len"):
+        td.train_tiny_decoder(td.TinyDecoderConfig(max_len=8), TEXT, TINY, seed=0)
+    with pytest.raises(ValueError, match="max_len"):
+        td.byte_windows(["short"], 1, 2, 100, seed=0)
+
+
+def test_layer_selectability_is_checkpointed_window_by_window(tmp_path):
+    from attention_geometry.checkpoint import CheckpointStore
+
+    model = td.TinyDecoder(td.TinyDecoderConfig(max_len=64), torch.Generator().manual_seed(0))
+    windows = td.byte_windows(TEXT, 4, 20, 40, seed=1)
+    store = CheckpointStore(tmp_path)
+    first = td.layer_selectability(model, windows, ("residual",), store=store, name="t", key={"m": 1})
+    assert len(list(tmp_path.iterdir())) == 1
+    again = td.layer_selectability(model, windows, ("residual",), store=store, name="t", key={"m": 1})
+    np.testing.assert_array_equal(first["residual"], again["residual"])
+    plain = td.layer_selectability(model, windows, ("residual",))
+    np.testing.assert_array_equal(first["residual"], plain["residual"])

@@ -16,6 +16,8 @@ from a small sample, the degrees of freedom of a Student-t interval.
 * :func:`wald_test` -- whether a vector of means is zero, from its covariance;
 * :func:`ratio_estimate` -- a ratio of two estimates by the delta method;
 * :func:`bootstrap_interval` -- a percentile bootstrap for any statistic;
+* :func:`welch_difference` -- the difference of the means of two
+  *independent* samples, with Welch's standard error and degrees of freedom;
 * :func:`spearman` and :func:`noise_ceiling` -- rank correlation, and the
   correlation between two independent estimates of the same profile, which
   bounds what any comparison with a model can reach;

@@ -36,7 +36,9 @@ Rules:
 * :func:`ceiling_verdict` -- a claimed correlation (e.g. a Spearman between a
   measured profile and a model) read against the data's own noise ceiling;
 * :func:`not_tested`;
-* :func:`joint_verdict` -- a claim made of several parts, each with its verdict.
+* :func:`joint_verdict` -- a claim made of several parts, each with its verdict;
+* :func:`values_verdict` -- several claimed values at once (a row of a table),
+  each by :func:`value_verdict`.
 
 Two helpers turn a verdict into what a reader sees: :func:`phrase` words it
 for the claim's source (a row resting on an AI-written *summary* agrees or
@@ -67,6 +69,7 @@ __all__ = [
     "ceiling_verdict",
     "not_tested",
     "joint_verdict",
+    "values_verdict",
     "phrase",
     "settle",
 ]
@@ -270,6 +273,28 @@ def joint_verdict(parts: dict[str, Verdict]) -> Verdict:
     if labels == {"not tested"}:
         return Verdict("not tested", reason)
     return Verdict("not decided", reason)
+def values_verdict(estimates, claimed, *, rtol: float = 0.0, atol: float = 0.0, level: float = 0.95,
+                   labels=None) -> Verdict:
+    """Several claimed values (e.g. one per layer of a table) against their estimates.
+
+    Each pair is judged by :func:`value_verdict`; ``reproduced`` when every one
+    is, ``differs`` when any one is, ``not decided`` otherwise. ``labels`` name
+    the items in the reason (default: 1, 2, ...).
+    """
+    estimates, claimed = list(estimates), list(claimed)
+    if len(estimates) != len(claimed) or not estimates:
+        raise fail("claimed", claimed, f"{len(estimates)} values, one per estimate (at least one)")
+    labels = list(labels) if labels is not None else [str(i + 1) for i in range(len(claimed))]
+    each = [value_verdict(e, c, rtol=rtol, atol=atol, level=level) for e, c in zip(estimates, claimed)]
+    tol = atol + rtol * max(abs(c) for c in claimed)
+    text = "; ".join(f"{lab}: {e.format()} vs {c:.3g} ({v.label})" for lab, e, c, v in zip(labels, estimates, claimed,
+                                                                                          each))
+    text = f"{text} (tolerance ±{tol:.2g}, {level:.0%} intervals)"
+    if all(v.label == "reproduced" for v in each):
+        return Verdict("reproduced", text)
+    if any(v.label == "differs" for v in each):
+        return Verdict("differs", text)
+    return Verdict("not decided", text)
 
 
 @dataclass(frozen=True)

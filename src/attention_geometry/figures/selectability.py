@@ -8,19 +8,22 @@ import seaborn as sns
 
 __all__ = [
     "plot_selectability_heatmaps",
-    "plot_tiny_decoder",
+    "plot_gaussian_growth",
+    "plot_tiny_training",
+    "plot_layer_table",
     "plot_pretrained_selectability",
     "plot_multihead_example",
 ]
 
 
-def plot_selectability_heatmaps(ns, ds, grid_plain, grid_ln, n_sets):
-    """Heat maps over key count ``ns: (a,)`` and dimension ``ds: (b,)``.
+def plot_selectability_heatmaps(ns, ds, grid_plain, grid_ln, n_sets, contour=None):
+    """Heat maps over key count ``ns: (a,)`` and dimension ``ds: (b,)`` (the paper's Fig. 1c-d).
 
     ``grid_plain``, ``grid_ln``: dicts with ``"any"`` and ``"mean"`` arrays
     ``(a, b)`` from :func:`attention_geometry.selectability.selectability_grid`.
     Three panels: sets with an unselectable key (no LN, with LN), and the mean
-    fraction of unselectable keys (no LN).
+    fraction of unselectable keys (no LN). ``contour``: optional ``(n_star, low,
+    high)`` arrays ``(b,)``, the 50 % contour drawn on the first panel.
     """
     fig = _new_figure(figsize=(14.0, 4.6), layout="constrained")
     axes = fig.subplots(1, 3)
@@ -36,30 +39,74 @@ def plot_selectability_heatmaps(ns, ds, grid_plain, grid_ln, n_sets):
         ax.set(xlabel="key dimension $d$", ylabel="number of keys $n$", title=title)
         ax.title.set_fontsize("small")
         ax.grid(False)
+    if contour is not None:
+        n_star, low, high = contour
+        axes[0].plot(ds, n_star, "w-", lw=1.5, label="50 % contour $n^*(d)$")
+        axes[0].fill_between(ds, low, np.where(np.isnan(high), ns[-1], high), color="white", alpha=0.3, lw=0)
+        axes[0].legend(fontsize="x-small", loc="upper right")
     cb = fig.colorbar(im, ax=axes, shrink=0.9)
     cb.set_label(f"fraction (of {n_sets} sets per cell / of keys)")
     return fig
 
 
-def plot_tiny_decoder(losses, table):
-    """Left: training loss of the tiny decoders (``losses: {norm: (steps,)}``).
-    Right: % unselectable keys per layer; ``table``: a long DataFrame with
-    columns ``norm``, ``layer``, ``where``, ``percent``."""
+def plot_gaussian_growth(ns, percent, ranges=None):
+    """The % of unselectable keys of Gaussian sets against their size.
+
+    ``ns: (k,)`` set sizes; ``percent``: dict label -> ``(mean (k,), se (k,))``;
+    ``ranges``: optional dict label -> ``(low, high)`` of key counts to shade
+    (the ranges of the paper's tables)."""
+    fig = _new_figure(figsize=(7.5, 4.3), layout="constrained")
+    ax = fig.subplots()
+    for label, (mean, se) in percent.items():
+        ax.errorbar(ns, mean, yerr=2 * np.asarray(se), marker="o", capsize=3, label=label)
+    for i, (label, (lo, hi)) in enumerate((ranges or {}).items()):
+        ax.axvspan(lo, hi, color=sns.color_palette()[4 + i], alpha=0.15, label=label)
+    ax.set(xscale="log", xlabel="number of keys $n$", ylabel="% unselectable keys (± 2 s.e.)",
+           title="Gaussian keys: the unselectable fraction grows with $n$")
+    ax.legend(fontsize="small")
+    return fig
+
+
+def plot_tiny_training(losses, held_out):
+    """Left: training loss of the tiny decoders (``losses: {norm: (steps,)}``, running
+    mean). Right: held-out loss per window (``held_out: {norm: (N,)}``), one
+    point per window, paired across the norms."""
     fig = _new_figure(figsize=(12.0, 4.3), layout="constrained")
-    left, right = fig.subplots(1, 2, width_ratios=[1, 1.4])
+    left, right = fig.subplots(1, 2)
     for norm, loss in losses.items():
         w = max(1, len(loss) // 50)
         smooth = np.convolve(loss, np.ones(w) / w, mode="valid")
         left.plot(np.arange(len(smooth)) + w, smooth, label=norm)
     left.set(xlabel="training step", ylabel="cross-entropy (nats per byte)",
-             title="Training loss (running mean)", yscale="log")
+             title="Training loss (running mean; the quantity of Fig. 4)", yscale="log")
     left.legend()
-    t = table.copy()
-    t["variant"] = t["norm"] + ", " + t["where"]
-    sns.barplot(data=t, x="layer", y="percent", hue="variant", ax=right, errorbar=None)
-    right.set(xlabel="layer", ylabel="% unselectable keys",
-              title="Keys of the tiny decoder, per layer")
-    right.legend(fontsize="x-small", ncol=3, loc="upper center", bbox_to_anchor=(0.5, -0.16))
+    names = list(held_out)
+    a, b = (np.asarray(held_out[n]) for n in names[:2])
+    right.scatter(a, b, s=12, alpha=0.6)
+    lo, hi = min(a.min(), b.min()), max(a.max(), b.max())
+    right.plot([lo, hi], [lo, hi], "k--", lw=1, label="equal loss")
+    right.set(xlabel=f"held-out loss, {names[0]}", ylabel=f"held-out loss, {names[1]}",
+              title="Held-out windows: one point per window")
+    right.legend(fontsize="small")
+    return fig
+
+
+def plot_layer_table(table):
+    """% unselectable per layer, with the paper's values and the Gaussian baseline.
+
+    ``table``: a long DataFrame with columns ``layer``, ``what``, ``percent``,
+    ``se`` and ``source`` (``"this book"``, ``"paper"`` or ``"Gaussian, same n"``)."""
+    fig = _new_figure(figsize=(9.0, 4.5), layout="constrained")
+    ax = fig.subplots()
+    palette = dict(zip(table["what"].unique(), sns.color_palette()))
+    styles = {"this book": ("o", "-"), "paper": ("X", ":"), "Gaussian, same n": ("s", "--")}
+    for (what, source), part in table.groupby(["what", "source"], sort=False):
+        marker, ls = styles.get(source, ("o", "-"))
+        ax.errorbar(part["layer"], part["percent"], yerr=2 * part["se"].fillna(0), marker=marker, ls=ls,
+                    color=palette[what], capsize=3, label=f"{what} ({source})")
+    ax.set(xlabel="layer", ylabel="% unselectable keys (± 2 s.e.)", xticks=sorted(table["layer"].unique()),
+           title="Keys of the tiny decoder per layer")
+    ax.legend(fontsize="x-small", ncol=2, loc="upper center", bbox_to_anchor=(0.5, -0.15))
     return fig
 
 

@@ -6,7 +6,7 @@ from .theme import new_figure as _new_figure
 import numpy as np
 import seaborn as sns
 
-__all__ = ["plot_majority_curves", "plot_uniform_query_check"]
+__all__ = ["plot_majority_curves", "plot_uniform_query_check", "plot_key_query_geometry"]
 
 _LABELS = {
     "layernorm": r"LayerNorm (projection + scaling, norm $\sqrt{d}$)",
@@ -15,20 +15,21 @@ _LABELS = {
 }
 
 _PANELS = [
-    ("test_loss", "test cross-entropy", "Loss (held-out sequences)", "log"),
-    ("test_accuracy", "test accuracy (per position)", "Accuracy", "linear"),
-    ("angle", r"angle to $\mathbf{1}$ (degrees)", r"Angle between $W_K^\top W_Q x$ and $\mathbf{1}$", "linear"),
+    ("loss", "training cross-entropy", "Training loss (the quantity of Fig. 2a)", "log"),
+    ("test_accuracy", "test accuracy (per position)", "Accuracy on the test set", "linear"),
+    ("angle", r"angle to $\mathbf{1}$ (degrees)", r"Angle of $W_K^\top W_Q x$ to $\mathbf{1}$ (Fig. 2b)", "linear"),
     ("score_scale", "largest possible |score|", "Score scale of the effective query", "log"),
 ]
 
 
-def plot_majority_curves(runs, loss_threshold=None):
-    """Training curves of every norm variant, mean over seeds with the min-max band.
+def plot_majority_curves(runs, paper_angles=None):
+    """Training curves of every norm variant: mean over seeds with the min-max band.
 
     ``runs``: dict variant name -> :class:`~attention_geometry.majority.MajorityRun`
-    (arrays ``(S, T)`` at ``steps: (T,)``). Four panels: test loss (with a
-    dashed line at ``loss_threshold`` if given), test accuracy, the angle of
-    the effective query to the line through 1, and its score scale.
+    (curves ``(S, T)`` at ``steps: (T,)``). Four panels: training loss, test
+    accuracy, the angle of the effective query to the line through 1, and its
+    score scale. ``paper_angles``: optional ``{variant: (step, degrees)}``, values
+    read from the paper's Fig. 2b, drawn as crosses.
     """
     fig = _new_figure(figsize=(11.5, 8.0), layout="constrained")
     axes = fig.subplots(2, 2, sharex=True).ravel()
@@ -36,13 +37,17 @@ def plot_majority_curves(runs, loss_threshold=None):
     for ax, (key, ylabel, title, yscale) in zip(axes, _PANELS):
         for name, run in runs.items():
             values = getattr(run, key)
-            mean = values.mean(0)
-            ax.plot(run.steps, mean, color=colours[name], lw=1.8,
+            ok = np.isfinite(values).all(0)
+            ax.plot(run.steps[ok], values[:, ok].mean(0), color=colours[name], lw=1.8,
                     label=f"{_LABELS.get(name, name)}, {values.shape[0]} seeds")
-            ax.fill_between(run.steps, values.min(0), values.max(0), color=colours[name], alpha=0.2, lw=0)
-        if key == "test_loss" and loss_threshold is not None:
-            ax.axhline(loss_threshold, color="black", ls="--", lw=1, label=f"threshold {loss_threshold:g}")
+            ax.fill_between(run.steps[ok], values[:, ok].min(0), values[:, ok].max(0), color=colours[name],
+                            alpha=0.2, lw=0)
         ax.set(yscale=yscale, ylabel=ylabel, title=title)
+    for name, (step, degrees) in (paper_angles or {}).items():
+        axes[2].plot([step], [degrees], "X", ms=10, color=colours.get(name, "black"), mec="black",
+                     label=f"paper, Fig. 2b: {degrees:g}° ({name})")
+    if paper_angles:
+        axes[2].legend(fontsize="x-small")
     for ax in axes[2:]:
         ax.set_xlabel("training step")
     axes[0].legend(fontsize="small")
@@ -68,4 +73,34 @@ def plot_uniform_query_check(spread_ln, spread_scale, shift_change, cs):
     ax.set(xscale="log", yscale="log", xlabel=r"multiple $c$", ylabel="score difference",
            title=r"Queries along $\mathbf{1}$: LayerNorm keys against scaled keys (float64)")
     ax.legend(fontsize="small")
+    return fig
+
+
+def plot_key_query_geometry(runs):
+    """The d = 3 geometry after training (the paper's Fig. 1a-b): one 3-d panel per variant.
+
+    ``runs``: dict variant -> :class:`~attention_geometry.majority.MajorityRun` with
+    ``keys, queries: (S, C, 3)``: every seed's normed class embeddings (dots) and
+    effective queries (crosses, the original's ``queries @ Q.T @ K / sqrt(d)``), drawn
+    as segments from the origin, with the line through 1 (dashed).
+    """
+    fig = _new_figure(figsize=(11.0, 5.2), layout="constrained")
+    palette = sns.color_palette()
+    for i, (name, run) in enumerate(runs.items()):
+        ax = fig.add_subplot(1, len(runs), i + 1, projection="3d")
+        keys, queries = run.keys.reshape(-1, 3), run.queries.reshape(-1, 3)
+        scale = max(np.abs(keys).max(), np.abs(queries).max(), 1e-12)
+        for k in keys:
+            ax.plot(*np.stack([np.zeros(3), k]).T, color=palette[3], lw=0.6, alpha=0.6)
+        for q in queries:
+            ax.plot(*np.stack([np.zeros(3), q]).T, color="black", lw=0.6, alpha=0.6)
+        ax.scatter(*keys.T, s=10, color=palette[3], label="keys (normed embeddings)")
+        ax.scatter(*queries.T, s=18, marker="x", color="black", label="effective queries")
+        line = np.outer([-scale, scale], np.ones(3) / np.sqrt(3))
+        ax.plot(*line.T, "--", color=palette[0], lw=1.2, label=r"the line through $\mathbf{1}$")
+        ax.set(xlim=(-scale, scale), ylim=(-scale, scale), zlim=(-scale, scale), xlabel="x", ylabel="y",
+               zlabel="z", title=f"{_LABELS.get(name, name)}\n{run.keys.shape[0]} seeds")
+        ax.title.set_fontsize("small")
+        ax.set_box_aspect((1, 1, 1))
+        ax.legend(fontsize="x-small", loc="upper left")
     return fig

@@ -1,62 +1,81 @@
-r"""A tiny pre-norm byte-level decoder, trainable on a CPU in seconds (chapter 3).
+r"""The small GPT-2 of Brody et al.'s unselectable-key experiments, byte-level (chapter 3).
 
-The model (:class:`TinyDecoder`) follows GPT-2's layout at toy size: byte
-embeddings plus learned position embeddings, ``n_layers`` blocks
+The original (``unselectable/train_GPT2.py`` with ``gpt2_small_dim_config.json``,
+launched by ``unselectable_experiments.sh``) trains Hugging Face's GPT-2 at
+width :math:`d = 8` with 4 layers, 4 heads, 1,024 positions, GELU (tanh form)
+MLPs of width :math:`4d` and dropout 0.1, for 50,000 steps of 16 sequences of
+1,024 tokens, with the Trainer's defaults (AdamW at learning rate
+:math:`5\cdot10^{-5}` decaying linearly to 0, no weight decay, gradients clipped
+to norm 1). It freezes the gain and bias of every ``ln_1`` (the norm in front
+of attention) at 1 and 0 and the bias of the query/key/value map at 0; the
+"no scaling" model replaces ``ln_1`` by a centring without scaling
+(``FactorizedLayerNorm(do_projection=True, do_scale=False)``). ``ln_2`` and the
+final norm stay ordinary LayerNorms with learned gain and bias.
 
-.. math:: x \leftarrow x + \mathrm{Attn}(N_1(x)), \qquad x \leftarrow x + \mathrm{MLP}(N_2(x)),
+:class:`TinyDecoder` is that model, with two differences forced by this book's
+offline setting and CPU budget: the vocabulary is the 256 byte values (GPT-2's
+tokenizer cannot be loaded offline), and the dropout on the attention
+probabilities is left out (on a CPU it makes a step of 1,024 tokens about ten
+times slower); the embedding and residual dropout are kept.
 
-with causal multi-head attention, then a final norm and an unembedding tied to
-the byte embedding. The norm :math:`N` is one of
+The norm in front of attention (``config.norm``, through
+:func:`~attention_geometry.layernorm.normalise`):
 
-* ``"layernorm"``: :math:`\gamma \odot \sqrt d\,Px/\lVert Px\rVert + \beta`
-  (projection onto :math:`H \perp \mathbf 1`, then scaling; ``torch``'s
-  ``layer_norm`` with its default :math:`\varepsilon = 10^{-5}`);
-* ``"projection"``: :math:`\gamma \odot Px + \beta`, the centring without
-  the scaling (the paper's "no scaling" variant).
+* ``"layernorm"``: :math:`\sqrt d\,Px/\sqrt{\lVert Px\rVert^2 + d\varepsilon}`,
+  :math:`\varepsilon = 10^{-5}` (``GPT2_W_SCALE``);
+* ``"projection"``: :math:`Px`, the centring without the scaling (``GPT2_WO_SCALE``).
 
-The affine map :math:`(\gamma, \beta)` is kept in both, so the variants differ
-only by the scaling. :func:`attention_inputs` returns, per layer, what the
-attention sees: the residual stream before the norm, the normed inputs (the
-keys as the sphere argument sees them) and the per-head keys :math:`W_K N_1(x)`.
+:func:`attention_inputs` returns, per layer, what the attention sees: the
+residual stream before the norm (the original's "before"), the normed states
+(its "after") and the per-head keys :math:`W_K N_1(x)`.
 
-Shapes: ``ids: (batch, seq)`` integer bytes; hidden states ``(batch, seq, d)``;
+Shapes: ``ids: (batch, seq)`` byte ids; hidden states ``(batch, seq, d)``;
 per-head keys ``(batch, heads, seq, d_head)``.
 """
 
+import hashlib
 import math
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 
+import numpy as np
 import torch
 import torch.nn.functional as F
 from torch import nn
 
-from .._checks import check_choice, check_int, fail, torch_threads
-from ..attention import causal_softmax
+from .._checks import check_choice, check_float, check_int, fail, torch_threads
+from ..checkpoint import CheckpointStore
 from ..layernorm import normalise
 
 __all__ = [
     "TinyDecoderConfig",
     "TinyDecoder",
+    "TinyTraining",
     "attention_inputs",
     "train_tiny_decoder",
+    "sequence_losses",
+    "split_texts",
+    "byte_windows",
     "layer_selectability",
 ]
 
-#: The norms the tiny decoder is trained with (the book's vocabulary).
+#: The norms in front of attention the tiny decoder is trained with (the book's vocabulary).
 NORMS = ("layernorm", "projection")
 
 
 @dataclass(frozen=True)
 class TinyDecoderConfig:
-    """Sizes of the tiny decoder (defaults: the paper's d = 8, 4 layers, 4 heads)."""
+    """Sizes of the tiny decoder; the defaults are ``gpt2_small_dim_config.json``'s."""
 
-    d: int = 8  # the paper's width: small enough that unselectable keys are common
-    n_layers: int = 4  # as in the paper
-    n_heads: int = 4  # d_head = 2
-    max_len: int = 128  # learned positions up to this length
-    mlp_ratio: int = 4  # the usual 4d hidden units
-    vocab: int = 256  # bytes
-    norm: str = "layernorm"  # or "projection"
+    d: int = 8  # n_embd: small enough that unselectable keys are common
+    n_layers: int = 4  # n_layer
+    n_heads: int = 4  # n_head (d_head = 2)
+    max_len: int = 1024  # n_positions
+    mlp_ratio: int = 4  # n_inner = None: 4 d
+    vocab: int = 256  # bytes (the original: GPT-2's 50,257 BPE tokens)
+    norm: str = "layernorm"  # ln_1: "layernorm" (GPT2_W_SCALE) or "projection" (GPT2_WO_SCALE)
+    dropout: float = 0.1  # embd_pdrop = resid_pdrop (attn_pdrop is left out)
+    init_std: float = 0.02  # initializer_range
+    eps: float = 1e-5  # layer_norm_epsilon
 
     def __post_init__(self):
         for name in ("d", "n_layers", "n_heads", "max_len", "mlp_ratio", "vocab"):
@@ -64,30 +83,33 @@ class TinyDecoderConfig:
         if self.d % self.n_heads:
             raise fail("d", self.d, f"a multiple of n_heads = {self.n_heads}")
         check_choice("norm", self.norm, NORMS)
+        check_float("dropout", self.dropout, low=0.0, high=1.0, high_open=True)
+        check_float("init_std", self.init_std, low=0.0, low_open=True)
+        check_float("eps", self.eps, low=0.0)
 
 
-class Norm(nn.Module):
-    """LayerNorm or its projection-only variant, both with ``gamma, beta: (d,)``."""
+class AffineNorm(nn.Module):
+    """LayerNorm with learned gain and bias (GPT-2's ``ln_2`` and ``ln_f``), through
+    :func:`~attention_geometry.layernorm.normalise`."""
 
-    def __init__(self, d: int, kind: str):
+    def __init__(self, d: int, eps: float):
         super().__init__()
-        self.kind = kind
-        self.gamma = nn.Parameter(torch.ones(d))
-        self.beta = nn.Parameter(torch.zeros(d))
+        self.eps = eps
+        self.gain, self.bias = nn.Parameter(torch.ones(d)), nn.Parameter(torch.zeros(d))
 
     def forward(self, x):
-        eps = 1e-5 if self.kind == "layernorm" else 0.0  # nn.LayerNorm's default
-        return normalise(x, self.kind, eps=eps) * self.gamma + self.beta
+        return normalise(x, "layernorm", eps=self.eps) * self.gain + self.bias
 
 
 class Block(nn.Module):
-    """One pre-norm block; holds parameters only (the maths is in ``TinyDecoder``)."""
+    """One GPT-2 block's parameters (the maths is in :meth:`TinyDecoder.run`)."""
 
     def __init__(self, c: TinyDecoderConfig):
         super().__init__()
-        self.norm1, self.norm2 = Norm(c.d, c.norm), Norm(c.d, c.norm)
-        self.W_Q, self.W_K, self.W_V, self.W_O = (nn.Linear(c.d, c.d, bias=False) for _ in range(4))
-        self.mlp = nn.Sequential(nn.Linear(c.d, c.mlp_ratio * c.d), nn.GELU(), nn.Linear(c.mlp_ratio * c.d, c.d))
+        self.W_Q, self.W_K, self.W_V = (nn.Linear(c.d, c.d, bias=False) for _ in range(3))  # c_attn, bias frozen at 0
+        self.W_O = nn.Linear(c.d, c.d)  # attn.c_proj
+        self.ln_2 = AffineNorm(c.d, c.eps)
+        self.fc, self.proj = nn.Linear(c.d, c.mlp_ratio * c.d), nn.Linear(c.mlp_ratio * c.d, c.d)
 
 
 class TinyDecoder(nn.Module):
@@ -99,39 +121,48 @@ class TinyDecoder(nn.Module):
         self.embed = nn.Embedding(c.vocab, c.d)
         self.pos = nn.Embedding(c.max_len, c.d)
         self.blocks = nn.ModuleList(Block(c) for _ in range(c.n_layers))
-        self.norm_f = Norm(c.d, c.norm)
-        with torch.no_grad():  # seeded initialisation, no global RNG
+        self.ln_f = AffineNorm(c.d, c.eps)
+        with torch.no_grad():  # GPT-2's initialisation, from the generator (no global RNG)
             for name, p in self.named_parameters():
-                if name.endswith(("gamma", "beta")):
+                if "ln_" in name:
                     continue
                 if p.ndim == 1:
                     p.zero_()
                 else:
-                    p.normal_(0.0, 1.0 / math.sqrt(p.shape[-1]) if "embed" not in name and "pos" not in name
-                              else 1.0, generator=generator)
+                    std = c.init_std / math.sqrt(2 * c.n_layers) if name.endswith(("W_O.weight", "proj.weight")) \
+                        else c.init_std
+                    p.normal_(0.0, std, generator=generator)
+
+    def norm_1(self, x):
+        """The norm in front of attention, without gain or bias (frozen at 1 and 0 in the original)."""
+        if self.config.norm == "layernorm":
+            return normalise(x, "layernorm", eps=self.config.eps)
+        return normalise(x, "projection")
 
     def _split(self, t):  # (batch, seq, d) -> (batch, heads, seq, d_head)
         b, s, d = t.shape
         h = self.config.n_heads
         return t.view(b, s, h, d // h).transpose(1, 2)
 
-    def run(self, ids):
-        """``(logits (batch, seq, vocab), per-layer [(residual, normed, keys)])``."""
+    def run(self, ids, record: bool = False):
+        """``(logits (batch, seq, vocab), per-layer [(residual, normed, keys)] if record)``.
+
+        Dropout acts only in training mode, drawn from torch's global generator
+        (the training loop seeds it for every step inside ``fork_rng``)."""
         if ids.ndim != 2 or ids.shape[1] > self.config.max_len:
             raise ValueError(f"ids has shape {tuple(ids.shape)}; allowed: (batch, seq) with seq <= {self.config.max_len}")
-        x = self.embed(ids) + self.pos(torch.arange(ids.shape[1], device=ids.device))
-        record = []
+        p = self.config.dropout if self.training else 0.0
+        x = F.dropout(self.embed(ids) + self.pos(torch.arange(ids.shape[1], device=ids.device)), p)
+        layers = []
         for blk in self.blocks:
-            u = blk.norm1(x)
+            u = self.norm_1(x)
             q, k, v = self._split(blk.W_Q(u)), self._split(blk.W_K(u)), self._split(blk.W_V(u))
-            # explicit softmax(q k^T / sqrt(d_head)) v: at d_head = 2 this is ~10x
-            # faster on a CPU than scaled_dot_product_attention's flash kernel
-            scores = (q @ k.transpose(-1, -2)) / math.sqrt(q.shape[-1])
-            a = causal_softmax(scores) @ v
-            record.append((x, u, k))
-            x = x + blk.W_O(a.transpose(1, 2).reshape(x.shape))
-            x = x + blk.mlp(blk.norm2(x))
-        return self.norm_f(x) @ self.embed.weight.T, record
+            a = F.scaled_dot_product_attention(q, k, v, is_causal=True)  # softmax(q k^T / sqrt(d_head)) v
+            if record:
+                layers.append((x, u, k))
+            x = x + F.dropout(blk.W_O(a.transpose(1, 2).reshape(x.shape)), p)
+            x = x + F.dropout(blk.proj(F.gelu(blk.fc(blk.ln_2(x)), approximate="tanh")), p)
+        return self.ln_f(x) @ self.embed.weight.T, layers
 
     def forward(self, ids):
         return self.run(ids)[0]
@@ -140,59 +171,175 @@ class TinyDecoder(nn.Module):
 def attention_inputs(model: TinyDecoder, ids) -> list[dict]:
     """Per layer, what its attention sees, as float64 NumPy arrays:
     ``{"residual": (batch, seq, d), "normed": (batch, seq, d), "keys": (batch, heads, seq, d_head)}``."""
+    model.eval()
     with torch.no_grad():
-        _, record = model.run(torch.as_tensor(ids))
-    return [
-        {"residual": x.double().numpy(), "normed": u.double().numpy(), "keys": k.double().numpy()}
-        for x, u, k in record
-    ]
+        _, layers = model.run(torch.as_tensor(ids), record=True)
+    return [{"residual": x.double().numpy(), "normed": u.double().numpy(), "keys": k.double().numpy()}
+            for x, u, k in layers]
 
 
-def train_tiny_decoder(config: TinyDecoderConfig, data, n_steps: int, batch_size: int, seed: int,
-                       lr: float = 1e-2, progress: bool = False):
-    """Train with Adam on next-byte prediction.
-
-    ``data: (N, seq)`` byte ids (LongTensor); each step draws ``batch_size``
-    rows with a generator seeded by ``seed``. Returns ``(model, losses (n_steps,))``.
-    Bit-for-bit reproducible for a given seed on the same machine.
-    """
-    for name, v, lo in [("n_steps", n_steps, 1), ("batch_size", batch_size, 1), ("seed", seed, 0)]:
-        check_int(name, v, low=lo)
-    data = torch.as_tensor(data, dtype=torch.long)
-    if data.ndim != 2 or data.shape[1] < 2 or data.shape[1] > config.max_len:
-        raise ValueError(f"data has shape {tuple(data.shape)}; allowed: (N, seq) with 2 <= seq <= {config.max_len}")
-    with torch_threads(1):  # ops this small run fastest (and reproducibly) on one thread
-        return _train(config, data, n_steps, batch_size, seed, lr, progress)
+# ------------------------------------------------------------------ the text
 
 
-def _train(config, data, n_steps, batch_size, seed, lr, progress):
+def split_texts(texts, every: int = 10):
+    """``(training paragraphs, held-out paragraphs)``: every ``every``-th paragraph is held out."""
+    check_int("every", every, low=2)
+    texts = list(texts)
+    return [t for i, t in enumerate(texts) if i % every], [t for i, t in enumerate(texts) if not i % every]
+
+
+def _stream(texts) -> torch.Tensor:
+    data = "\n\n".join(texts).encode("utf-8")
+    return torch.frombuffer(bytearray(data), dtype=torch.uint8).long()
+
+
+def byte_windows(texts, n_windows: int, min_len: int, max_len: int, seed: int) -> list[torch.Tensor]:
+    """``n_windows`` windows of the UTF-8 bytes of the paragraphs (joined by blank
+    lines), each of a length drawn uniformly from ``[min_len, max_len]`` and
+    starting uniformly at random (``torch.Generator().manual_seed(seed)``)."""
+    check_int("n_windows", n_windows, low=1)
+    check_int("min_len", min_len, low=1)
+    check_int("max_len", max_len, low=min_len)
+    stream = _stream(texts)
+    if len(stream) < max_len:
+        raise fail("max_len", max_len, f"at most the text's {len(stream)} bytes")
     g = torch.Generator().manual_seed(seed)
-    model = TinyDecoder(config, g)
-    opt = torch.optim.Adam(model.parameters(), lr=lr)
-    losses = torch.empty(n_steps)
-    steps = range(n_steps)
-    if progress:
-        from tqdm import tqdm
+    lengths = torch.randint(min_len, max_len + 1, (n_windows,), generator=g)
+    return [stream[s:s + n] for n in lengths.tolist()
+            for s in [int(torch.randint(len(stream) - n + 1, (1,), generator=g))]]
 
-        steps = tqdm(steps, desc=f"train {config.norm}")
-    for step in steps:
-        batch = data[torch.randint(len(data), (batch_size,), generator=g)]
+
+# ----------------------------------------------------------------- training
+
+
+@dataclass(frozen=True)
+class TinyTraining:
+    """How the tiny decoder is trained; the defaults are the original's (``unselectable_experiments.sh``
+    and the Hugging Face Trainer's defaults)."""
+
+    steps: int = 50_000  # --max_steps (a run may stop earlier and resume later)
+    schedule_steps: int = 50_000  # the linear decay reaches 0 here (the Trainer: max_steps)
+    batch: int = 16  # --per_device_train_batch_size
+    seq_len: int = 1024  # block_size: the tokenizer's model_max_length, capped at 1024
+    lr: float = 5e-5  # TrainingArguments.learning_rate (default)
+    clip: float = 1.0  # max_grad_norm (default)
+    checkpoint_every: int = 200
+
+    def __post_init__(self):
+        for name, low in [("steps", 1), ("schedule_steps", 1), ("batch", 1), ("seq_len", 2), ("checkpoint_every", 1)]:
+            check_int(name, getattr(self, name), low=low)
+        check_float("lr", self.lr, low=0.0, low_open=True)
+        check_float("clip", self.clip, low=0.0, low_open=True)
+
+
+def _step_seed(seed: int, step: int) -> int:
+    return int.from_bytes(hashlib.sha256(f"{seed}:{step}".encode()).digest()[:8], "little") >> 1
+
+
+def train_tiny_decoder(config: TinyDecoderConfig, texts, training: TinyTraining, seed: int, *,
+                       store: CheckpointStore | None = None, progress: bool = False):
+    """Train on next-byte prediction; returns ``(model, losses (steps,))`` (per-step training loss).
+
+    Step ``t`` draws ``batch`` windows of ``seq_len + 1`` bytes of ``texts`` and its
+    dropout from generators seeded by ``(seed, t)``, so a run that resumes from a
+    checkpoint (``store``: parameters, AdamW state, step and losses, every
+    ``checkpoint_every`` steps, under a key holding the configuration, the
+    training set-up without ``steps``, the seed and a digest of the text)
+    continues exactly as an uninterrupted one. One torch thread.
+    """
+    check_int("seed", seed, low=0)
+    stream = _stream(texts)
+    if len(stream) <= training.seq_len + 1 or training.seq_len + 1 > config.max_len + 1:
+        raise fail("training.seq_len", training.seq_len,
+                   f"at most {min(len(stream) - 2, config.max_len)} (the text and the positions)")
+    key = {"what": "tiny_decoder", **asdict(config), **asdict(training), "seed": seed,
+           "text": hashlib.sha256(stream.numpy().tobytes()).hexdigest()[:16]}
+    for k in ("steps", "checkpoint_every"):
+        key.pop(k)
+    with torch_threads(1):
+        return _train(config, stream, training, seed, store or CheckpointStore(None), key, progress)
+
+
+def _train(config, stream, training, seed, store, key, progress):
+    model = TinyDecoder(config, torch.Generator().manual_seed(seed))
+    opt = torch.optim.AdamW(model.parameters(), lr=training.lr, weight_decay=0.0)
+    losses, step = [], 0
+    saved = store.load("tiny_decoder", key)
+    if saved is not None and saved["step"] > training.steps:
+        store = CheckpointStore(None)  # a longer run's checkpoint: leave it alone
+    elif saved is not None:
+        model.load_state_dict(saved["model"])
+        opt.load_state_dict(saved["opt"])
+        losses, step = list(saved["losses"]), saved["step"]
+    bar = _bar(progress, training.steps, step, f"train {config.norm}")
+    model.train()
+    while step < training.steps:
+        losses.append(_train_step(model, opt, stream, training, seed, step))
+        step += 1
+        bar.update(1)
+        if step % training.checkpoint_every == 0 or step == training.steps:
+            store.save("tiny_decoder", key, {"model": model.state_dict(), "opt": opt.state_dict(), "step": step,
+                                             "losses": losses})
+    bar.close()
+    model.eval()
+    return model, np.asarray(losses, dtype=float)
+
+
+def _train_step(model, opt, stream, training, seed, step):
+    for group in opt.param_groups:  # linear decay to 0 at schedule_steps, no warm-up
+        group["lr"] = training.lr * max(0.0, 1 - step / training.schedule_steps)
+    g = torch.Generator().manual_seed(_step_seed(seed, step))
+    starts = torch.randint(len(stream) - training.seq_len, (training.batch,), generator=g)
+    batch = stream[starts[:, None] + torch.arange(training.seq_len + 1)]
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(_step_seed(seed, step) ^ 1)  # the step's dropout
         logits = model(batch[:, :-1])
-        loss = F.cross_entropy(logits.reshape(-1, config.vocab), batch[:, 1:].reshape(-1))
+        loss = F.cross_entropy(logits.reshape(-1, model.config.vocab), batch[:, 1:].reshape(-1))
         opt.zero_grad(set_to_none=True)
         loss.backward()
-        opt.step()
-        losses[step] = loss.detach()
+    nn.utils.clip_grad_norm_(model.parameters(), training.clip)
+    opt.step()
+    return float(loss.detach())
+
+
+def _bar(show, total, initial, desc):
+    from tqdm import tqdm
+
+    return tqdm(total=total, initial=initial, desc=desc, mininterval=5.0, disable=not show)
+
+
+# --------------------------------------------------------------- measuring
+
+
+def sequence_losses(model: TinyDecoder, windows) -> np.ndarray:
+    """Mean next-byte cross-entropy (nats) of each window (a list of 1-D byte tensors), ``(N,)``."""
     model.eval()
-    return model, losses.numpy()
+    out = []
+    with torch.no_grad():
+        for w in windows:
+            logits = model(w[None, :-1])[0]
+            out.append(float(F.cross_entropy(logits, w[1:])))
+    return np.asarray(out)
 
 
-def layer_selectability(model: TinyDecoder, ids) -> list[dict]:
-    """Per layer, the % of unselectable keys of each sequence of ``ids: (batch, seq)``
-    (the key set of a sequence: its ``seq`` vectors), in three places:
-    ``"residual"`` (before the norm), ``"normed"`` (after it) and ``"keys"``
-    (per head, :math:`W_K` of the normed states)."""
+def layer_selectability(model: TinyDecoder, windows, places=("residual", "normed"), *,
+                        store: CheckpointStore | None = None, name: str = "tiny", key=None) -> dict:
+    """Per window and layer, the % of unselectable keys among its ``len(window)`` vectors.
+
+    ``places``: any of ``"residual"`` (before the norm; the original's "before"),
+    ``"normed"`` (after it; its "after") and ``"keys"`` (per head, :math:`W_K`
+    of the normed states, averaged over heads). Returns ``{place: (N, n_layers)}``.
+    With a ``store`` the windows are checkpointed as they are done (``key``
+    must determine the model and the windows).
+    """
+    from ..checkpoint import resumable_map
     from ..selectability import percent_unselectable
 
-    return [{name: percent_unselectable(arrays[name])[0] for name in ("residual", "normed", "keys")}
-            for arrays in attention_inputs(model, ids)]
+    def one(w):  # keys: (heads, seq, d_head), one set per head, averaged
+        layers = attention_inputs(model, w[None])
+        return [[percent_unselectable(arrays[p][0])[0] for arrays in layers] for p in places]
+
+    results = resumable_map(one, list(windows), store=store, name=name,
+                            key={**(key or {}), "places": list(places), "n_windows": len(windows)})
+    arr = np.asarray(results, dtype=float)  # (N, places, layers)
+    return {p: arr[:, i] for i, p in enumerate(places)}
