@@ -11,6 +11,8 @@ from a small sample, the degrees of freedom of a Student-t interval.
 * :func:`control_variate_mean` -- :math:`\bar y - \hat\beta(\bar x - \mu_x)` for
   a control :math:`x` of known mean :math:`\mu_x`; its variance is
   :math:`(1-\rho^2)` times that of :math:`\bar y`;
+* :func:`proportion_estimate` -- a fraction of successes with the
+  Agresti--Coull interval (sound near 0 and 1, where the plain one is not);
 * :func:`ratio_estimate` -- a ratio of two estimates by the delta method;
 * :func:`bootstrap_interval` -- a percentile bootstrap for any statistic;
 * :func:`spearman` and :func:`noise_ceiling` -- rank correlation, and the
@@ -33,6 +35,7 @@ __all__ = [
     "PairedDifference",
     "paired_difference",
     "control_variate_mean",
+    "proportion_estimate",
     "ratio_estimate",
     "bootstrap_interval",
     "spearman",
@@ -117,6 +120,21 @@ def control_variate_mean(y, x, x_mean: float = 0.0) -> Estimate:
     resid = y - beta * xc
     value = float(y.mean() - beta * (x.mean() - x_mean))
     return Estimate(value, float(resid.std(ddof=2) / math.sqrt(n)), df=n - 2)
+
+
+def proportion_estimate(successes: int, n: int) -> Estimate:
+    r"""The fraction ``successes / n`` of independent trials, as an Agresti--Coull estimate.
+
+    ``value`` is :math:`\tilde p = (k + 2)/(n + 4)` and ``se`` is
+    :math:`\sqrt{\tilde p(1-\tilde p)/(n+4)}`, so ``interval(0.95)`` is the
+    Agresti--Coull interval (coverage close to 95 % even for :math:`k = 0`;
+    the plain :math:`\hat p \pm 1.96\sqrt{\hat p(1-\hat p)/n}` has none there).
+    The plain fraction is ``successes / n``.
+    """
+    n = check_int("n", n, low=1)
+    k = check_int("successes", successes, low=0, high=n)
+    p = (k + 2) / (n + 4)
+    return Estimate(p, math.sqrt(p * (1 - p) / (n + 4)))
 
 
 def ratio_estimate(num: Estimate, den: Estimate) -> Estimate:

@@ -29,6 +29,13 @@ Rules:
 * :func:`property_verdict` -- a claimed exact property checked by a
   computation that either holds or fails (a proof-checking computation: exact
   arithmetic, an identity to rounding);
+* :func:`range_verdict` -- a claimed range (``the value stays within [low, high]``,
+  e.g. "within a factor 10 of its initial value", checked on both sides), or
+  its negation (``leaves the range``);
+* :func:`all_verdict` -- a claim made for every case (every mask, every
+  width): the combination of one verdict per case;
+* :func:`heterogeneity_verdict` -- a claimed *mixed* effect (helps in some
+  cases, not in others), from one estimate per case;
 * :func:`not_tested`.
 
 Two helpers turn a verdict into what a reader sees: :func:`phrase` words it
@@ -53,6 +60,9 @@ __all__ = [
     "sign_verdict",
     "bound_verdict",
     "property_verdict",
+    "range_verdict",
+    "all_verdict",
+    "heterogeneity_verdict",
     "not_tested",
     "phrase",
     "settle",
@@ -154,6 +164,80 @@ def property_verdict(holds: bool, evidence: str) -> Verdict:
     if not isinstance(holds, bool):
         holds = bool(holds)
     return Verdict("reproduced" if holds else "refuted", evidence)
+
+
+def range_verdict(est: Estimate, low: float, high: float, *, claimed_inside: bool = True, level: float = 0.95,
+                  what: str = "the measurement") -> Verdict:
+    """A claimed range: ``low <= est <= high`` (``claimed_inside``) or ``est`` outside it.
+
+    Both sides count: "within a factor 10" on a log10 ratio is the range
+    ``[-1, 1]``. With the claim *inside*: ``reproduced`` when the whole ``level``
+    interval lies in the range, ``refuted`` when the interval misses the range,
+    ``not decided`` otherwise; with the claim *outside* the two labels swap.
+    """
+    low = check_float("low", low)
+    high = check_float("high", high, low=low)
+    lo, hi = est.interval(level)
+    inside, outside = low <= lo and hi <= high, hi < low or lo > high
+    claim = f"claimed {'inside' if claimed_inside else 'outside'} [{low:.3g}, {high:.3g}]"
+    text = f"{what} = {est.format()}, {_interval_text(est, level)}; {claim}"
+    if inside or outside:
+        holds = inside == claimed_inside
+        return Verdict("reproduced" if holds else "refuted",
+                       f"{text}: the interval lies {'inside' if inside else 'outside'}")
+    return Verdict("not decided", f"{text}; the interval straddles a bound")
+
+
+def all_verdict(verdicts, what: str = "every case") -> Verdict:
+    """A claim for every case, from one verdict per case (``{name: Verdict}`` or a sequence).
+
+    ``reproduced`` when every case reproduces it; ``refuted`` when some case
+    refutes it (or ``differs``): one counterexample refutes a claim about every
+    case; ``not decided`` otherwise. The reason lists each case.
+    """
+    items = list(verdicts.items()) if isinstance(verdicts, dict) else list(enumerate(verdicts))
+    if not items or not all(isinstance(v, Verdict) for _, v in items):
+        raise fail("verdicts", verdicts, "a non-empty collection of Verdict")
+    labels = [v.label for _, v in items]
+    parts = "; ".join(f"{k}: {v.label} ({v.reason})" for k, v in items)
+    if all(lab == "reproduced" for lab in labels):
+        return Verdict("reproduced", f"{what}: {parts}")
+    if any(lab in ("refuted", "differs") for lab in labels):
+        return Verdict("refuted", f"{what}, not all: {parts}")
+    return Verdict("not decided", f"{what}, undecided: {parts}")
+
+
+def heterogeneity_verdict(estimates, *, tol: float = 0.0, level: float = 0.95,
+                          what: str = "the effect") -> Verdict:
+    """A claimed *mixed* effect: it differs in kind between cases (``{name: Estimate}``).
+
+    Each case is classed by its ``level`` interval: *positive* (above ``tol``),
+    *negative* (below ``-tol``), *null* (inside ``[-tol, tol]``, only when
+    ``tol > 0``), or *undecided*. ``reproduced`` when two different decided
+    classes occur; ``refuted`` when every case is decided and all fall in one
+    class (a uniform effect); ``not decided`` otherwise.
+    """
+    tol = check_float("tol", tol, low=0.0)
+    if not isinstance(estimates, dict) or not estimates:
+        raise fail("estimates", estimates, "a non-empty {name: Estimate} mapping")
+    classes = {}
+    for name, est in estimates.items():
+        lo, hi = est.interval(level)
+        if lo > tol:
+            classes[name] = "positive"
+        elif hi < -tol:
+            classes[name] = "negative"
+        elif tol > 0 and -tol <= lo and hi <= tol:
+            classes[name] = "null"
+        else:
+            classes[name] = "undecided"
+    parts = "; ".join(f"{k}: {estimates[k].format()} ({c})" for k, c in classes.items())
+    decided = {c for c in classes.values() if c != "undecided"}
+    if len(decided) >= 2:
+        return Verdict("reproduced", f"{what} differs in kind between cases: {parts}")
+    if "undecided" not in classes.values():
+        return Verdict("refuted", f"{what} is the same in every case: {parts}")
+    return Verdict("not decided", f"{what}: {parts}")
 
 
 def not_tested(reason: str) -> Verdict:
