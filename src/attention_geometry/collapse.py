@@ -249,16 +249,17 @@ def _check_inputs(X0, variants, n_layers, n_heads, values, init_std):
 def _draw(gens, d, n_mats, std, values, dtype, device):
     """One layer's weights for each input: ``(b, n_mats, d, d)`` = W_Q, W_K, W_V (, W_O).
 
-    Entries N(0, std^2), drawn in float32 on the CPU; with ``values="orthogonal"``
-    W_V is the orthogonal factor of its Gaussian draw (in float32 too). Then cast.
+    Entries N(0, std^2), drawn in float32 on the CPU and cast to ``dtype``; with
+    ``values="orthogonal"`` W_V is the orthogonal factor of its Gaussian draw,
+    computed in ``dtype`` (orthogonal to that precision).
     """
-    W = torch.stack([torch.randn((n_mats, d, d), generator=g, dtype=torch.float32) for g in gens])
+    W = torch.stack([torch.randn((n_mats, d, d), generator=g, dtype=torch.float32) for g in gens]).to(dtype)
     if values == "orthogonal":
         W[:, 2] = orthogonal_factor(W[:, 2])
         W[:, [0, 1] + ([3] if n_mats > 3 else [])] *= std
     else:
         W *= std
-    return W.to(dtype=dtype, device=device)
+    return W.to(device=device)
 
 
 def _heads(Y, H):
@@ -371,11 +372,11 @@ def collapse_runs_loop(X0, variants: Sequence[Variant], n_layers: int, seed: int
         g = input_generator(seed, b)
         weights = []
         for _ in range(T):
-            W = torch.randn((4 if H > 1 else 3, d, d), generator=g, dtype=torch.float32)
+            W = torch.randn((4 if H > 1 else 3, d, d), generator=g, dtype=torch.float32).to(dtype)
             V = orthogonal_factor(W[2]) if values == "orthogonal" else W[2] * std
             W = W * std
             W[2] = V
-            weights.append(W.to(dtype))
+            weights.append(W)
         for k, v in enumerate(variants):
             X = X0[b].to(dtype)
             Z = X.clone()

@@ -197,7 +197,7 @@ CHAPTERS: dict[str, Chapter] = {
                 "windows": IntList("window widths w of the sliding-window masks (the middle one is the "
                                    "reference)", low=1, high=511, min_len=1, max_len=6),
                 "temperatures": FloatList("d_QK / d values compared with d_QK = d (small: sharp)",
-                                          low=0.0, high=1e4, low_open=True, min_len=2, max_len=4),
+                                          low=0.0, high=1e4, low_open=True, max_len=4),
                 "n_heads": Int("heads of the multi-head variant (must divide d_model)", low=2, high=64),
                 "paper_init_std": Float("weight standard deviation taken as the paper's initialisation "
                                         "(transformers' default initializer_range)", low=1e-4, high=1.0),
@@ -220,7 +220,7 @@ CHAPTERS: dict[str, Chapter] = {
                 "n_samples_a": Int("random inputs in the orthogonal-W_V experiment", low=2, high=10000),
                 "n_steps_a": Int("layers iterated in the orthogonal-W_V experiment", low=5, high=5000),
                 "qk_scales": FloatList("standard deviations s of random W_QK (logit std for unit tokens): "
-                                       "nearly uniform, then peaked", low=0.0, high=100.0, min_len=2, max_len=2),
+                                       "nearly uniform, then peaked", low=0.0, high=100.0, max_len=4),
                 "beta_similarity": Float("beta of W_QK = beta I (attention to similar tokens)", low=0.0,
                                          high=200.0),
                 "grid_2x2": Int("grid points per angle in the N = d = 2 basin map", low=10, high=1000),
