@@ -31,12 +31,14 @@ def main():
     X0 = standardise_tokens(torch.randn(N_INPUTS, N, D, generator=torch.Generator().manual_seed(0)))
     batched, tb = timed(collapse_runs, X0, VARIANTS, N_LAYERS, 0)
     loop, tl = timed(collapse_runs_loop, X0, VARIANTS, N_LAYERS, 0)
-    err = float(np.max(np.abs(batched.mu - loop.mu) / np.maximum(loop.mu, 1e-30)))
+    # compare above the float32 rounding floor: below it mu is rounding noise in both
+    above = loop.mu / loop.norm > 1e-4
+    err = float(np.max(np.abs(batched.mu - loop.mu)[above] / loop.mu[above]))
     size = f"{N_LAYERS} layers x {N_INPUTS} inputs x {len(VARIANTS)} variants, N={N}, d={D}"
     print(f"{'operation':<34} {'size':<52} {'time (s)':>9} {'ratio vs loop':>14}")
     print(f"{'mu over depth, per-sample loop':<34} {size:<52} {tl:>9.2f} {1.0:>14.2f}")
     print(f"{'mu over depth, batched':<34} {size:<52} {tb:>9.2f} {tl / tb:>14.2f}")
-    print(f"max relative difference of mu (float32): {err:.2e}")
+    print(f"max relative difference of mu (float32, where mu / ||X|| > 1e-4): {err:.2e}")
 
 
 if __name__ == "__main__":

@@ -198,7 +198,8 @@ class MaskGraph:
 
 
 def mask_graph(mask) -> MaskGraph:
-    """Self-loops, strong / quasi-strong connectivity, centres and radius of ``mask: (N, N)``."""
+    """Self-loops, strong / quasi-strong connectivity, centres and radius of ``mask: (N, N)``
+    (definition ``rc-def-graph``)."""
     m = _as_mask(mask)
     d = distances(m)
     reach_all = (d >= 0).all(axis=1)

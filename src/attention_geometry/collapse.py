@@ -96,7 +96,9 @@ def mu(X) -> torch.Tensor:
 
 
 def spread(X) -> torch.Tensor:
-    r"""The largest distance between two tokens, :math:`\max_{i,k}\lVert x_i - x_k\rVert`. ``(..., N, d)`` -> ``(...)``.
+    r"""The largest distance between two tokens, :math:`\max_{i,k}\lVert x_i - x_k\rVert` (eq. ``rc-bound-run``).
+
+    ``(..., N, d)`` -> ``(...)``.
 
     :math:`\mu(X) \le \sqrt N\,\mathrm{spread}(X)`, since the mean token lies in the convex hull.
     """
@@ -534,7 +536,7 @@ def initial_rate(rel, k: int = 1) -> np.ndarray:
 
 
 def theorem_bound(eps, radius: int, spread0, n: int) -> np.ndarray:
-    r"""The collapse theorem's bound (eq. ``rc-bound``) with the run's own :math:`\varepsilon`.
+    r"""The collapse theorem's bound (eq. ``rc-bound``) with the run's own :math:`\varepsilon` (eq. ``rc-bound-run``).
 
     ``eps: (T, ...)`` the smallest attention weight on the mask at each layer;
     blocks of ``radius`` = :math:`r` layers contract the spread by at least

@@ -277,7 +277,7 @@ def hemisphere_inputs(batch: int, n: int, d: int, generator: torch.Generator, sp
 
 
 def counterexample_wv() -> np.ndarray:
-    r"""The book's value matrix for the causal :math:`N = d = 2` counterexample.
+    r"""The book's value matrix for the causal :math:`N = d = 2` counterexample (eq. ``le-wv``).
 
     :math:`W_V = \begin{pmatrix}1 & 0\\ -1 & 1/2\end{pmatrix}` (rows act on row
     vectors, :math:`x \mapsto x W_V`), with :math:`W_{QK} = 0`. Then
@@ -385,7 +385,7 @@ def basins_2x2(W_V=None, n_grid: int = 200, n_steps: int = 300):
 
 
 def rank_construction_wv(n: int, d: int) -> np.ndarray:
-    r""":math:`W_V = \mathrm{diag}(1, \gamma, \gamma^2, \dots, \gamma^{d-1})` with
+    r"""Proposition ``le-prop-ranks``: :math:`W_V = \mathrm{diag}(1, \gamma, \gamma^2, \dots, \gamma^{d-1})` with
     :math:`\gamma = 2 + (N-1)\sqrt{\min(N, d)}`: large enough that every
     sign pattern of :func:`rank_k_equilibria` exists (see the chapter)."""
     for name, v, hi in (("N", n, 64), ("d", d, 16)):
