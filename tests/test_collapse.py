@@ -266,3 +266,11 @@ def test_token_geometry():
     same = torch.ones(2, 5, 8, dtype=torch.float64)
     g = token_geometry(same)
     assert not g["full_rank"].any() and np.allclose(g["mean_abs_cos"], 1) and np.allclose(g["rel_mu"], 0)
+
+
+def test_subnormals_are_flushed_only_during_a_run():
+    X0 = standardise_tokens(torch.randn(2, 6, 4, generator=gen(), dtype=torch.float32))
+    r = collapse_runs(X0, [Variant("c", causal_mask(6))], 80, 0, init_std=0.05)
+    # the shrinking scale reaches exactly 0 (no subnormal tail), and the flag is off again
+    assert (r.mu[-1] == 0).all()
+    assert (torch.tensor([1e-20], dtype=torch.float32) * 1e-20).item() != 0.0
