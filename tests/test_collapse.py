@@ -5,13 +5,26 @@ import pytest
 import torch
 
 from attention_geometry.attention import masked_softmax
+from attention_geometry.checkpoint import CheckpointStore
 from attention_geometry.collapse import (
+    Variant,
     attention_matrix,
+    collapse_depth,
+    collapse_runs,
+    collapse_runs_loop,
     fit_rate,
+    input_generator,
+    log10_floored,
+    log10_growth,
+    mean_log_spread,
     mu,
     mu_over_depth,
-    mu_over_depth_loop,
+    orthogonal_factor,
+    plateau_level,
+    project_width,
+    spread,
     standardise_tokens,
+    theorem_bound,
 )
 from attention_geometry.ln_dynamics import (
     basins_2x2,
@@ -28,7 +41,14 @@ from attention_geometry.ln_dynamics import (
     rank_k_equilibria,
     token_geometry,
 )
-from attention_geometry.attention import causal_mask, complete_mask, one_sided_window_mask, sliding_window_mask
+from attention_geometry.attention import (
+    block_causal_mask,
+    causal_mask,
+    complete_mask,
+    mask_graph,
+    one_sided_window_mask,
+    sliding_window_mask,
+)
 
 
 def gen(seed=0):
@@ -57,20 +77,111 @@ def test_mu_invariances_and_batching():
 @pytest.mark.parametrize("mask", [causal_mask(8), one_sided_window_mask(8, 2), complete_mask(8)])
 def test_collapse_is_exponential_float64(mask):
     X0 = standardise_tokens(torch.randn(4, 8, 6, generator=gen(), dtype=torch.float64))
-    r = mu_over_depth(X0, mask, 60, 2, seed=1, dtype=torch.float64)
+    r = mu_over_depth(X0, mask, 60, seed=1, dtype=torch.float64)
     rel = r["mu"] / r["norm"]
     assert (rel[-1] < 1e-4 * rel[0]).all()
     rate = fit_rate(r["mu"], floor=1e-12)
     assert np.all(rate > 0.05)
 
 
-def test_batched_equals_loop():
-    X0 = standardise_tokens(torch.randn(3, 6, 5, generator=gen(), dtype=torch.float64))
-    for kw in [{}, {"layernorm": True, "skip": True}, {"d_qk": 0.5}]:
-        a = mu_over_depth(X0, causal_mask(6), 5, 2, seed=4, dtype=torch.float64, **kw)
-        b = mu_over_depth_loop(X0, causal_mask(6), 5, 2, seed=4, dtype=torch.float64, **kw)
-        np.testing.assert_allclose(a["mu"], b["mu"], rtol=1e-10)
-        np.testing.assert_allclose(a["norm"], b["norm"], rtol=1e-10)
+def test_two_documents_do_not_collapse():
+    # the theorem needs a quasi-strongly connected mask: two blocks keep two points apart
+    m = block_causal_mask(8, 2)
+    assert not mask_graph(m).quasi_strongly_connected
+    X0 = standardise_tokens(torch.randn(4, 8, 6, generator=gen(), dtype=torch.float64))
+    r = collapse_runs(X0, [Variant("docs", m)], 80, 1, dtype=torch.float64, values="orthogonal")
+    rel = r.rel("docs")
+    assert (rel[-1] > 0.05).all()
+    # and each document has collapsed to one point: rank 2 up to rounding
+    half = r.mu_attention[-1, 0]
+    assert np.isfinite(half).all()
+
+
+VARIANTS = [Variant("causal", causal_mask(6)), Variant("window", sliding_window_mask(6, 1), 0.5, True),
+            Variant("skip", causal_mask(6), 1.0, True, True), Variant("complete", complete_mask(6), 2.0, skip=True)]
+
+
+@pytest.mark.parametrize("kw", [{}, {"values": "orthogonal"}, {"n_heads": 2}, {"init_std": 0.3, "n_heads": 3}])
+def test_batched_equals_loop(kw):
+    X0 = standardise_tokens(torch.randn(3, 6, 6, generator=gen(), dtype=torch.float64))
+    a = collapse_runs(X0, VARIANTS, 5, 4, dtype=torch.float64, **kw)
+    b = collapse_runs_loop(X0, VARIANTS, 5, 4, dtype=torch.float64, **kw)
+    for k in ["mu", "norm", "eps", "mu_attention"]:
+        np.testing.assert_allclose(getattr(a, k), getattr(b, k), rtol=1e-10, atol=1e-300)
+    np.testing.assert_allclose(a.spread0, b.spread0)
+
+
+def test_networks_do_not_depend_on_chunking_and_runs_resume(tmp_path, monkeypatch):
+    X0 = standardise_tokens(torch.randn(5, 6, 4, generator=gen(), dtype=torch.float64))
+    plain = collapse_runs(X0, VARIANTS[:2], 6, 7, dtype=torch.float64)
+    store = CheckpointStore(tmp_path)
+    chunked = collapse_runs(X0, VARIANTS[:2], 6, 7, dtype=torch.float64, store=store, chunk=2)
+    np.testing.assert_allclose(chunked.mu, plain.mu, rtol=1e-12)
+    # a second run with the same key reads every chunk back: nothing is recomputed
+    import attention_geometry.collapse as cl
+    monkeypatch.setattr(cl, "_run_chunk", lambda *a, **k: pytest.fail("recomputed a stored chunk"))
+    again = collapse_runs(X0, VARIANTS[:2], 6, 7, dtype=torch.float64, store=store, chunk=2)
+    np.testing.assert_array_equal(again.mu, chunked.mu)
+    # another input gets another network
+    assert input_generator(7, 0).initial_seed() != input_generator(7, 1).initial_seed()
+
+
+def test_pure_attention_part_and_orthogonal_values():
+    X0 = standardise_tokens(torch.randn(3, 6, 4, generator=gen(), dtype=torch.float64))
+    r = collapse_runs(X0, VARIANTS, 8, 2, dtype=torch.float64, values="orthogonal")
+    # mu(Z) is tracked for pure attention only; with orthogonal W_V it equals mu(X)
+    np.testing.assert_allclose(r.mu_attention[:, 0], r.mu[:, 0], rtol=1e-9)
+    assert np.isnan(r.mu_attention[:, 1:]).all()
+    Q = orthogonal_factor(torch.randn(5, 4, 4, generator=gen(), dtype=torch.float64))
+    torch.testing.assert_close(Q @ Q.transpose(-1, -2), torch.eye(4, dtype=torch.float64).expand(5, 4, 4))
+
+
+@pytest.mark.parametrize("mask", [complete_mask(8), causal_mask(8), sliding_window_mask(8, 1),
+                                  one_sided_window_mask(8, 2)])
+def test_theorem_bound_holds_on_runs(mask):
+    """The collapse theorem with each run's own epsilon: mu(Z_t) <= sqrt(N) spread(X0) prod (1 - eps_b^r)."""
+    X0 = standardise_tokens(torch.randn(6, 8, 5, generator=gen(3), dtype=torch.float64))
+    r = collapse_runs(X0, [Variant("m", mask, temperature=0.05)], 40, 5, dtype=torch.float64)
+    radius = mask_graph(mask).radius
+    B = theorem_bound(r.eps[:, 0], radius, r.spread0, 8)
+    assert (r.mu_attention[:, 0] <= B * (1 + 1e-12)).all()
+    assert (np.diff(B, axis=0) <= 1e-12).all() and np.allclose(B[0], np.sqrt(8) * r.spread0)
+
+
+def test_theorem_bound_by_hand():
+    eps = np.full((6, 1), 0.5)
+    B = theorem_bound(eps, 2, np.array([1.0]), 4)
+    np.testing.assert_allclose(B[:, 0], 2 * np.array([1, 1, 0.75, 0.75, 0.75**2, 0.75**2, 0.75**3]))
+    # epsilon^r below float64's resolution: a flat bound, not an error
+    assert np.allclose(theorem_bound(np.full((4, 1), 1e-3), 64, np.array([1.0]), 4), 2.0)
+
+
+def test_spread_bounds_mu():
+    X = torch.randn(7, 9, 3, generator=gen(), dtype=torch.float64)
+    assert (mu(X) <= np.sqrt(9) * spread(X) + 1e-12).all()
+    assert float(spread(torch.tensor([[0.0, 0.0], [3.0, 4.0]], dtype=torch.float64))) == pytest.approx(5.0)
+
+
+def test_summaries():
+    t = np.arange(11)[:, None]
+    rel = np.hstack([10.0 ** -t, np.full((11, 1), 0.5)])
+    depth, reached = collapse_depth(rel, 1e-4)
+    assert depth.tolist() == [5, 11] and reached.tolist() == [True, False]
+    np.testing.assert_allclose(mean_log_spread(rel, floor=1e-6), [np.mean(np.maximum(-t[1:, 0], -6)), np.log10(0.5)])
+    assert log10_floored(np.array([0.0]))[0] == pytest.approx(np.log10(1.4e-45), abs=0.01)
+    grow = np.array([[1.0, 1.0], [10.0, 2.0], [np.inf, 4.0], [np.nan, 8.0]])
+    np.testing.assert_allclose(log10_growth(grow), [1.0, np.log10(8.0)])
+    np.testing.assert_allclose(plateau_level(np.array([1.0, 1e-3, 1e-5, 1e-5])), -5.0)
+
+
+def test_project_width_keeps_geometry():
+    X = torch.randn(2, 20, 64, generator=gen(), dtype=torch.float64)
+    Y = project_width(X, 64, 0)
+    assert Y is X
+    Y = project_width(X, 16, 0)
+    assert Y.shape == (2, 20, 16)
+    # an orthonormal projection never lengthens a token
+    assert (Y.norm(dim=-1) <= X.norm(dim=-1) + 1e-12).all()
 
 
 def test_fit_rate_recovers_exponential():
@@ -82,13 +193,19 @@ def test_fit_rate_recovers_exponential():
 def test_bad_inputs():
     X = torch.randn(2, 4, 3, generator=gen())
     with pytest.raises(ValueError, match="N = 4"):
-        mu_over_depth(X, causal_mask(5), 2, 1, 0)
+        mu_over_depth(X, causal_mask(5), 2, 0)
     with pytest.raises(ValueError, match="boolean"):
         masked_softmax(torch.zeros(4, 4), np.ones((4, 4)))
     with pytest.raises(ValueError, match="n_layers"):
-        mu_over_depth(X, causal_mask(4), 0, 1, 0)
-    with pytest.raises(ValueError, match="d_qk"):
-        mu_over_depth(X, causal_mask(4), 2, 1, 0, d_qk=-1.0)
+        mu_over_depth(X, causal_mask(4), 0, 0)
+    with pytest.raises(ValueError, match="temperature"):
+        mu_over_depth(X, causal_mask(4), 2, 0, temperature=-1.0)
+    with pytest.raises(ValueError, match="n_heads"):
+        mu_over_depth(X, causal_mask(4), 2, 0, n_heads=2)
+    with pytest.raises(ValueError, match="self-loops"):
+        Variant("no loops", ~np.eye(4, dtype=bool))
+    with pytest.raises(ValueError, match="distinct labels"):
+        collapse_runs(X, [Variant("a", causal_mask(4))] * 2, 2, 0)
     with pytest.raises(ValueError, match="not orthogonal"):
         check_orthogonal(np.array([[1.0, 1.0], [0.0, 1.0]]))
     with pytest.raises(ValueError, match=r"N = 0"):
@@ -149,3 +266,11 @@ def test_token_geometry():
     same = torch.ones(2, 5, 8, dtype=torch.float64)
     g = token_geometry(same)
     assert not g["full_rank"].any() and np.allclose(g["mean_abs_cos"], 1) and np.allclose(g["rel_mu"], 0)
+
+
+def test_subnormals_are_flushed_only_during_a_run():
+    X0 = standardise_tokens(torch.randn(2, 6, 4, generator=gen(), dtype=torch.float32))
+    r = collapse_runs(X0, [Variant("c", causal_mask(6))], 80, 0, init_std=0.05)
+    # the shrinking scale reaches exactly 0 (no subnormal tail), and the flag is off again
+    assert (r.mu[-1] == 0).all()
+    assert (torch.tensor([1e-20], dtype=torch.float32) * 1e-20).item() != 0.0

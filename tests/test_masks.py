@@ -92,3 +92,18 @@ def test_bad_sizes(bad):
         sliding_window_mask(4, bad)
     with pytest.raises(ValueError, match="kind = 'diagonal' is not one of the choices"):
         make_mask("diagonal", 4)
+
+
+def test_block_causal_mask_is_not_quasi_strongly_connected():
+    from attention_geometry.attention import block_causal_mask
+
+    m = block_causal_mask(7, 2)
+    assert m[:4, :4].tolist() == causal_mask(4).tolist() and m[4:, 4:].tolist() == causal_mask(3).tolist()
+    assert not m[4:, :4].any() and not m[:4, 4:].any()
+    g = mask_graph(m)
+    assert g.self_loops and not g.quasi_strongly_connected and g.radius is None
+    assert (block_causal_mask(5, 1) == causal_mask(5)).all()
+    with pytest.raises(ValueError, match="not quasi-strongly connected"):
+        check_mask(m)
+    with pytest.raises(ValueError, match="n_blocks"):
+        block_causal_mask(3, 4)

@@ -12,7 +12,6 @@ from attention_geometry.verdicts import (
     Claim,
     Verdict,
     bound_verdict,
-    joint_verdict,
     not_tested,
     phrase,
     property_verdict,
@@ -106,13 +105,3 @@ def test_claim_records_and_checks():
     with pytest.raises(TypeError):
         Claim(id="x", paper="p", where="w", source="summary", statement="s", measured="m", settings="s",
               verdict="reproduced")
-
-
-def test_joint_verdict_needs_every_part():
-    ok, bad, open_ = Verdict("reproduced", "a"), Verdict("refuted", "b"), Verdict("not decided", "c")
-    assert joint_verdict({"x": ok, "y": ok}).label == "reproduced"
-    assert joint_verdict({"x": ok, "y": bad}).label == "refuted"
-    assert joint_verdict({"x": ok, "y": open_}).label == "not decided"
-    assert joint_verdict({"x": ok, "y": Verdict("differs", "d")}).label == "differs"
-    assert joint_verdict({"x": not_tested("n")}).label == "not tested"
-    assert "x: reproduced" in joint_verdict({"x": ok, "y": ok}).reason

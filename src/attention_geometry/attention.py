@@ -52,6 +52,7 @@ __all__ = [
     "causal_mask",
     "sliding_window_mask",
     "one_sided_window_mask",
+    "block_causal_mask",
     "make_mask",
     "check_mask",
     "distances",
@@ -102,6 +103,20 @@ def one_sided_window_mask(n: int, w: int) -> np.ndarray:
     i = np.arange(n)
     diff = i[:, None] - i[None, :]
     return (diff >= 0) & (diff <= w)
+
+
+def block_causal_mask(n: int, n_blocks: int) -> np.ndarray:
+    """Causal attention inside each of ``n_blocks`` contiguous blocks, none across them.
+
+    The mask of several documents packed into one sequence. With two or more
+    blocks no token reaches every other: the graph is **not** quasi-strongly
+    connected, and the collapse theorem does not apply (each block collapses
+    on its own). Blocks have sizes ``n // n_blocks`` or one more.
+    """
+    n = _check_n(n)
+    n_blocks = check_int("n_blocks", n_blocks, low=1, high=n)
+    block = np.repeat(np.arange(n_blocks), np.diff(np.linspace(0, n, n_blocks + 1).round().astype(int)))
+    return causal_mask(n) & (block[:, None] == block[None, :])
 
 
 def make_mask(kind: str, n: int, w: int | None = None) -> np.ndarray:
@@ -183,7 +198,8 @@ class MaskGraph:
 
 
 def mask_graph(mask) -> MaskGraph:
-    """Self-loops, strong / quasi-strong connectivity, centres and radius of ``mask: (N, N)``."""
+    """Self-loops, strong / quasi-strong connectivity, centres and radius of ``mask: (N, N)``
+    (definition ``rc-def-graph``)."""
     m = _as_mask(mask)
     d = distances(m)
     reach_all = (d >= 0).all(axis=1)

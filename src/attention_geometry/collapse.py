@@ -1,48 +1,87 @@
 r"""Rank collapse of masked self-attention over depth (chapter 4 of the book).
 
-The dynamical system, for tokens :math:`X^{(t)} \in \mathbb R^{N\times d}`:
+The dynamical system (eq. ``rc-dynamics``), for tokens :math:`X^{(t)} \in \mathbb R^{N\times d}`:
 
 .. math::
    X^{(t+1)} = A^{(t)} X^{(t)} W_V^{(t)}, \qquad
    A^{(t)} = \mathrm{softmax}_G\!\big(X^{(t)} W_Q^{(t)} W_K^{(t)\top} X^{(t)\top} / \sqrt{d_{QK}}\big),
 
 where :math:`\mathrm{softmax}_G` is the row softmax restricted to the mask
-(entries off the mask are 0, see :mod:`attention_geometry.attention`). Options:
-LayerNorm after the layer (no affine map: centre each token, scale it to norm
-:math:`\sqrt d`) and a skip connection :math:`X + A X W_V`.
+(entries off the mask are 0, see :mod:`attention_geometry.attention`). A
+:class:`Variant` adds LayerNorm after the layer (no affine map: centre each
+token, scale it to norm :math:`\sqrt d`), a skip connection
+:math:`X + A X W_V`, or another temperature :math:`d_{QK}/d_{\text{head}}`.
+With ``n_heads = H > 1`` the layer is multi-head:
+:math:`X^{(t+1)} = [A_1 X W_V^1, \dots, A_H X W_V^H]\,W_O` with
+:math:`W_V^h` the :math:`h`-th block of :math:`d/H` columns of :math:`W_V`
+(and the same for :math:`W_Q, W_K`).
 
-The collapse measure is :math:`\mu(X) = \lVert X - \mathbf 1 \bar x^\top\rVert_F` with
+The collapse measure (eq. ``rc-mu``) is
+:math:`\mu(X) = \lVert X - \mathbf 1 \bar x^\top\rVert_F` with
 :math:`\bar x = X^\top \mathbf 1 / N` the mean token (:func:`mu`).
 
-Random initialisation: :math:`W_Q, W_K, W_V` have i.i.d. :math:`\mathcal N(0, 1/d)`
-entries, drawn fresh for every layer and every initialisation from an explicit
-``torch.Generator``. With tokens of norm :math:`\sqrt d`, the logits
-:math:`x_i W_Q W_K^\top x_j` then have variance about :math:`d`, so
-``d_qk = d`` gives unit-variance logits; a *smaller* ``d_qk`` (a lower
-temperature) sharpens attention, a larger one flattens it.
+Random networks. Every input goes through its **own** random network (so the
+trajectories are independent samples), whose weights are drawn layer by layer
+from a generator seeded by ``(seed, input index)`` (:func:`input_generator`):
+the result of an input does not depend on how the inputs are batched or
+chunked. Entries are :math:`\mathcal N(0, \sigma^2)` with
+:math:`\sigma = 1/\sqrt d` by default (``init_std``), drawn in float32 on the
+CPU and cast (a float64 run uses the same, exactly representable, weights).
+``values="orthogonal"`` replaces each :math:`W_V^{(t)}` by the orthogonal factor
+of its QR decomposition (Haar distributed, a new one every layer): then
+assumption (iii) of the collapse theorem holds with :math:`C_V = 1`.
 
-Shapes: ``X: (batch, N, d)``; a run over ``n_inits`` initialisations carries
-``(n_inits, batch, N, d)`` and returns ``(depth + 1, n_inits, batch)`` arrays.
+The theorem's bound (eq. ``rc-bound``) is checked on the attention part
+:math:`Z^{(t)} = A^{(t-1)}\cdots A^{(0)} X^{(0)}`, tracked beside :math:`X^{(t)}`
+for pure single-head attention (:func:`collapse_runs`, :func:`theorem_bound`):
+:math:`X^{(t)} = Z^{(t)} W_V^{(0)}\cdots W_V^{(t-1)}`, so :math:`\mu(X^{(t)})
+\le \mu(Z^{(t)})\,\lVert W_V^{(0)}\cdots W_V^{(t-1)}\rVert_2` and the value
+matrices enter only through :math:`C_V`.
+
+Shapes: ``X0: (batch, N, d)``; a run over ``V`` variants returns arrays
+``(n_layers + 1, V, batch)``.
 """
 
+import hashlib
 import math
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Sequence
 
 import numpy as np
 import torch
 
-from ._checks import as_float_tensor as _tensor_checked, check_float, check_int, fail
-from .attention import check_mask, masked_softmax
+from ._checks import as_float_tensor as _tensor_checked, check_bool, check_choice, check_float, check_int, fail
+from .attention import _as_mask, masked_softmax, mask_graph
+from .checkpoint import CheckpointStore, resumable_map
 from .layernorm import normalise
 
 __all__ = [
     "mu",
+    "spread",
     "attention_matrix",
     "standardise_tokens",
-    "draw_layer_weights",
+    "project_width",
+    "input_generator",
+    "orthogonal_factor",
+    "Variant",
+    "CollapseRuns",
+    "collapse_runs",
+    "collapse_runs_loop",
     "mu_over_depth",
-    "mu_over_depth_loop",
     "fit_rate",
+    "collapse_depth",
+    "collapse_summary",
+    "mean_log_spread",
+    "log10_floored",
+    "log10_growth",
+    "plateau_level",
+    "initial_rate",
+    "theorem_bound",
+    "precision_floor",
 ]
+
+VALUES = ("gaussian", "orthogonal")
 
 
 def _tensor(x, name, dtype=None, device=None):
@@ -50,26 +89,31 @@ def _tensor(x, name, dtype=None, device=None):
 
 
 def mu(X) -> torch.Tensor:
-    r"""Collapse measure :math:`\lVert X - \mathbf 1\bar x^\top\rVert_F`. ``X: (..., N, d)`` -> ``(...)``."""
+    r"""Collapse measure :math:`\lVert X - \mathbf 1\bar x^\top\rVert_F` (eq. ``rc-mu``). ``X: (..., N, d)`` -> ``(...)``."""
     X = _tensor(X, "X")
     if X.ndim < 2:
         raise fail("X", f"a tensor of shape {tuple(X.shape)}", "shape (..., N, d)")
     return torch.linalg.vector_norm(X - X.mean(dim=-2, keepdim=True), dim=(-2, -1))
 
 
-def _checked_mask(mask, device) -> torch.Tensor:
-    """The mask as a torch bool tensor, checked once (a long run would re-check every layer)."""
-    return torch.as_tensor(check_mask(mask), device=device)
+def spread(X) -> torch.Tensor:
+    r"""The largest distance between two tokens, :math:`\max_{i,k}\lVert x_i - x_k\rVert` (eq. ``rc-bound-run``).
+
+    ``(..., N, d)`` -> ``(...)``.
+
+    :math:`\mu(X) \le \sqrt N\,\mathrm{spread}(X)`, since the mean token lies in the convex hull.
+    """
+    X = _tensor(X, "X")
+    return torch.cdist(X, X).amax(dim=(-2, -1))
 
 
 def attention_matrix(X, W_Q, W_K, mask, d_qk: float) -> torch.Tensor:
-    r""":math:`\mathrm{softmax}_G(X W_Q W_K^\top X^\top/\sqrt{d_{QK}})`.
+    r""":math:`\mathrm{softmax}_G(X W_Q W_K^\top X^\top/\sqrt{d_{QK}})` (eq. ``rc-dynamics``).
 
-    ``X: (..., N, d)``, ``W_Q, W_K: (..., d, d)`` (broadcast), returns ``(..., N, N)``.
+    ``X: (..., N, d)``, ``W_Q, W_K: (..., d, d_head)`` (broadcast), returns ``(..., N, N)``.
     """
     check_float("d_qk", d_qk, low=0.0, low_open=True)
-    W_QK = W_Q @ W_K.transpose(-1, -2)  # (d, d) first: N d^2 + N^2 d instead of 2 N d^2 + N^2 d
-    scores = (X @ W_QK) @ X.transpose(-1, -2) / math.sqrt(d_qk)
+    scores = (X @ W_Q) @ (X @ W_K).transpose(-1, -2) / math.sqrt(d_qk)
     return masked_softmax(scores, mask)
 
 
@@ -81,128 +125,479 @@ def standardise_tokens(X) -> torch.Tensor:
     return X * (math.sqrt(d) / scale)[..., None]
 
 
-def draw_layer_weights(generator: torch.Generator, n_inits: int, d: int, dtype, device="cpu"):
-    r"""One layer's ``W_Q, W_K, W_V: (n_inits, d, d)``, entries :math:`\mathcal N(0, 1/d)`.
+def project_width(X, d: int, seed: int) -> torch.Tensor:
+    r"""Tokens ``X: (batch, N, d_in)`` mapped to width ``d`` by a random orthonormal projection.
 
-    Drawn on the CPU from ``generator`` (so a run is reproducible on any device),
-    then moved to ``device``.
+    :math:`X \mapsto X U` with :math:`U \in \mathbb R^{d_\text{in}\times d}`, orthonormal
+    columns (QR of a Gaussian matrix drawn from ``seed``): inner products between
+    tokens are kept up to a relative error of order :math:`1/\sqrt d`
+    (Johnson--Lindenstrauss). ``d = d_in`` returns ``X`` unchanged.
     """
-    W = torch.randn((3, n_inits, d, d), generator=generator, dtype=torch.float64) / math.sqrt(d)
-    W = W.to(dtype=dtype, device=device)
-    return W[0], W[1], W[2]
+    X = _tensor(X, "X")
+    d_in = X.shape[-1]
+    d = check_int("d", d, low=1, high=d_in)
+    if d == d_in:
+        return X
+    g = torch.Generator().manual_seed(check_int("seed", seed, low=0))
+    U = orthogonal_factor(torch.randn((d_in, d_in), generator=g, dtype=torch.float64))[:, :d]
+    return X @ U.to(X.dtype)
 
 
-def _check_run(X0, n_layers, n_inits, d_qk):
-    check_int("n_layers", n_layers, low=1)
-    check_int("n_inits", n_inits, low=1)
+def input_generator(seed: int, index: int) -> torch.Generator:
+    """The generator of input ``index``'s random network: seeded by ``(seed, index)``
+    through NumPy's ``SeedSequence``, so networks are independent across inputs."""
+    state = np.random.SeedSequence([check_int("seed", seed, low=0), check_int("index", index, low=0)])
+    return torch.Generator().manual_seed(int(state.generate_state(1, dtype=np.uint64)[0] >> 1))
+
+
+def orthogonal_factor(G: torch.Tensor) -> torch.Tensor:
+    """The orthogonal factor ``Q`` of ``G = Q R`` with ``diag(R) > 0``; for Gaussian ``G`` it is
+    Haar distributed. ``G: (..., d, d)``."""
+    Q, R = torch.linalg.qr(G)
+    return Q * torch.sign(torch.diagonal(R, dim1=-2, dim2=-1)).unsqueeze(-2)
+
+
+@dataclass(frozen=True)
+class Variant:
+    """One configuration of the dynamics: a mask and the components around attention.
+
+    ``temperature`` is :math:`d_{QK}/d_\\text{head}` (1: unit-variance logits at the
+    default initialisation; small: sharp attention). ``layernorm``: LayerNorm
+    after the layer; ``skip``: :math:`X + AXW_V` before it.
+    """
+
+    label: str
+    mask: np.ndarray = field(repr=False)
+    temperature: float = 1.0
+    layernorm: bool = False
+    skip: bool = False
+
+    def __post_init__(self):
+        m = _as_mask(self.mask)
+        if not np.diag(m).all():
+            raise fail("mask", f"a mask without self-loops ({self.label})", "a mask with mask[i, i] True for every i")
+        object.__setattr__(self, "mask", m)
+        check_float("temperature", self.temperature, low=0.0, low_open=True)
+        check_bool("layernorm", self.layernorm)
+        check_bool("skip", self.skip)
+
+    @property
+    def pure(self) -> bool:
+        """Pure attention: no LayerNorm, no skip connection."""
+        return not (self.layernorm or self.skip)
+
+    def key(self) -> dict:
+        """What determines this variant's result (for checkpoint keys)."""
+        return {"label": self.label, "mask": hashlib.sha256(np.packbits(self.mask).tobytes()).hexdigest()[:16],
+                "n": int(self.mask.shape[0]), "temperature": self.temperature,
+                "layernorm": self.layernorm, "skip": self.skip}
+
+
+@dataclass(frozen=True)
+class CollapseRuns:
+    """The trajectories of :func:`collapse_runs`; arrays indexed ``[t, variant, input]``.
+
+    ``mu``, ``norm``: :math:`\\mu(X^{(t)})` and :math:`\\lVert X^{(t)}\\rVert_F`, ``(T+1, V, B)``;
+    ``eps``: the smallest attention weight on the mask at layer ``t`` (over heads), ``(T, V, B)``;
+    ``mu_attention``: :math:`\\mu(Z^{(t)})` of the attention part (NaN unless pure single-head),
+    ``(T+1, V, B)``; ``spread0``: :math:`\\mathrm{spread}(X^{(0)})`, ``(B,)``.
+    """
+
+    labels: tuple
+    mu: np.ndarray
+    norm: np.ndarray
+    eps: np.ndarray
+    mu_attention: np.ndarray
+    spread0: np.ndarray
+
+    def index(self, label: str) -> int:
+        if label not in self.labels:
+            raise fail("label", label, "one of " + ", ".join(map(repr, self.labels)))
+        return self.labels.index(label)
+
+    def rel(self, label: str) -> np.ndarray:
+        """:math:`\\mu(X^{(t)})/\\lVert X^{(t)}\\rVert_F` of one variant, ``(T+1, B)`` (NaN where the norm is 0)."""
+        k = self.index(label)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return np.where(self.norm[:, k] > 0, self.mu[:, k] / self.norm[:, k], np.nan)
+
+    def abs(self, label: str) -> np.ndarray:
+        """:math:`\\mu(X^{(t)})` of one variant, ``(T+1, B)``."""
+        return self.mu[:, self.index(label)]
+
+
+def _check_inputs(X0, variants, n_layers, n_heads, values, init_std):
     if X0.ndim != 3:
         raise fail("X0", f"a tensor of shape {tuple(X0.shape)}", "shape (batch, N, d)")
-    check_float("d_qk", d_qk, low=0.0, low_open=True)
-
-
-def _layer(X, W_Q, W_K, W_V, mask, d_qk, layernorm, skip):
-    A = attention_matrix(X, W_Q, W_K, mask, d_qk)
-    Y = A @ X @ W_V
-    if skip:
-        Y = X + Y
-    return normalise(Y, "layernorm") if layernorm else Y
-
-
-def mu_over_depth(
-    X0,
-    mask,
-    n_layers: int,
-    n_inits: int,
-    seed: int,
-    *,
-    d_qk: float | None = None,
-    layernorm: bool = False,
-    skip: bool = False,
-    dtype=torch.float32,
-    device="cpu",
-) -> dict:
-    r"""Iterate random-init attention layers from ``X0: (batch, N, d)``, batched.
-
-    Every one of ``n_inits`` initialisations (weights drawn layer by layer from
-    ``torch.Generator().manual_seed(seed)``) is applied to every input at once.
-    ``d_qk`` defaults to ``d``. Returns NumPy arrays of shape
-    ``(n_layers + 1, n_inits, batch)``: ``"mu"`` (:math:`\mu(X^{(t)})`) and
-    ``"norm"`` (:math:`\lVert X^{(t)}\rVert_F`).
-    """
-    X0 = _tensor(X0, "X0", dtype=dtype, device=device)
+    check_int("n_layers", n_layers, low=1)
+    check_choice("values", values, VALUES)
     d = X0.shape[-1]
-    d_qk = float(d) if d_qk is None else d_qk
-    _check_run(X0, n_layers, n_inits, d_qk)
-    mask = _checked_mask(mask, X0.device)
-    gen = torch.Generator().manual_seed(seed)
-    X = X0.unsqueeze(0).expand(n_inits, *X0.shape).contiguous()
-    mus, norms = [mu(X)], [torch.linalg.vector_norm(X, dim=(-2, -1))]
+    n_heads = check_int("n_heads", n_heads, low=1, high=d)
+    if d % n_heads:
+        raise fail("n_heads", n_heads, f"a divisor of d = {d}")
+    if init_std is not None:
+        check_float("init_std", init_std, low=0.0, low_open=True)
+    variants = list(variants)
+    if not variants or not all(isinstance(v, Variant) for v in variants):
+        raise fail("variants", variants, "a non-empty sequence of Variant")
+    labels = [v.label for v in variants]
+    if len(set(labels)) != len(labels):
+        raise fail("variants", labels, "variants with distinct labels")
+    for v in variants:
+        if v.mask.shape[0] != X0.shape[-2]:
+            raise fail("mask", f"shape {v.mask.shape} ({v.label})", f"shape (N, N) with N = {X0.shape[-2]}")
+    return variants, n_heads
+
+
+def _draw(gens, d, n_mats, std, values, dtype, device):
+    """One layer's weights for each input: ``(b, n_mats, d, d)`` = W_Q, W_K, W_V (, W_O).
+
+    Entries N(0, std^2), drawn in float32 on the CPU and cast to ``dtype``; with
+    ``values="orthogonal"`` W_V is the orthogonal factor of its Gaussian draw,
+    computed in ``dtype`` (orthogonal to that precision).
+    """
+    W = torch.stack([torch.randn((n_mats, d, d), generator=g, dtype=torch.float32) for g in gens]).to(dtype)
+    if values == "orthogonal":
+        W[:, 2] = orthogonal_factor(W[:, 2])
+        W[:, [0, 1] + ([3] if n_mats > 3 else [])] *= std
+    else:
+        W *= std
+    return W.to(device=device)
+
+
+def _heads(Y, H):
+    """``(..., N, d)`` -> ``(..., H, N, d/H)``."""
+    return Y.unflatten(-1, (H, -1)).transpose(-2, -3)
+
+
+@contextmanager
+def _flush_subnormals():
+    """Flush subnormal numbers to zero inside the block (then back to torch's default, off).
+
+    A value below the smallest normal number (1.2e-38 in float32) becomes 0 instead
+    of a subnormal, as the fast float32 paths of GPUs do. Only the underflow regime
+    changes (mu of shrinking tokens reaches 0 a few layers sooner), and a CPU run
+    through it is about ten times faster. torch has no getter for the flag, so it is
+    restored to its default.
+    """
+    torch.set_flush_denormal(True)
+    try:
+        yield
+    finally:
+        torch.set_flush_denormal(False)
+
+
+def _run_chunk(X0, indices, variants, n_layers, seed, std, values, H, dtype, device):
+    with _flush_subnormals():
+        return _run_chunk_inner(X0, indices, variants, n_layers, seed, std, values, H, dtype, device)
+
+
+def _run_chunk_inner(X0, indices, variants, n_layers, seed, std, values, H, dtype, device):
+    b, n, d = X0.shape
+    nv = len(variants)
+    gens = [input_generator(seed, int(i)) for i in indices]
+    masks = torch.stack([torch.as_tensor(v.mask) for v in variants]).to(device)[:, None]  # (V, 1, N, N)
+    scale = torch.tensor([1.0 / math.sqrt(v.temperature * d / H) for v in variants], dtype=dtype,
+                         device=device).view(nv, 1, 1, 1)
+    if H > 1:
+        masks, scale = masks[:, :, None], scale[..., None]
+    ln = [k for k, v in enumerate(variants) if v.layernorm]
+    sk = [k for k, v in enumerate(variants) if v.skip]
+    pure = torch.tensor([v.pure for v in variants], device=device)
+    X = X0.to(dtype=dtype, device=device)[None].expand(nv, b, n, d).clone()
+    Z = X.clone() if H == 1 else None
+    rec = {k: [] for k in ("mu", "norm", "eps", "mu_z")}
+
+    def record():
+        # mu in the run's precision, as an experiment in that precision measures it (identical
+        # tokens still leave a rounding residue); the norm in float64, since a float32 sum of
+        # squares overflows long before the tokens do (skip connections without normalisation)
+        rec["mu"].append(mu(X).double())
+        rec["norm"].append(torch.linalg.vector_norm(X.double(), dim=(-2, -1)))
+        rec["mu_z"].append(mu(Z).double() if Z is not None else torch.full((nv, b), float("nan"), dtype=torch.float64))
+
+    record()
     with torch.no_grad():
         for _ in range(n_layers):
-            W_Q, W_K, W_V = (w[:, None] for w in draw_layer_weights(gen, n_inits, d, dtype, device))
-            X = _layer(X, W_Q, W_K, W_V, mask, d_qk, layernorm, skip)
-            mus.append(mu(X))
-            norms.append(torch.linalg.vector_norm(X, dim=(-2, -1)))
-    return {
-        "mu": torch.stack(mus).cpu().double().numpy(),
-        "norm": torch.stack(norms).cpu().double().numpy(),
-    }
+            W = _draw(gens, d, 4 if H > 1 else 3, std, values, dtype, device)
+            Q, K, Vv = X @ W[:, 0], X @ W[:, 1], X @ W[:, 2]
+            if H > 1:
+                Q, K, Vv = _heads(Q, H), _heads(K, H), _heads(Vv, H)
+            A = masked_softmax((Q @ K.transpose(-1, -2)) * scale, masks)
+            eps = A.masked_fill(~masks, float("inf")).amin(dim=(-2, -1))
+            Y = A @ Vv
+            if H > 1:
+                eps = eps.amin(-1)
+                Y = Y.transpose(-2, -3).flatten(-2) @ W[:, 3]  # concatenate heads, then W_O
+            if Z is not None:
+                Z = A @ Z
+            if sk:
+                Y[sk] = X[sk] + Y[sk]
+            if ln:
+                Y[ln] = normalise(Y[ln], "layernorm")
+            X = Y
+            rec["eps"].append(eps.double())
+            record()
+    out = {k: torch.stack(v).cpu().double().numpy() for k, v in rec.items()}
+    out["mu_z"][:, ~pure.cpu().numpy()] = np.nan
+    out["spread0"] = spread(X0.double()).cpu().numpy()
+    return out
 
 
-def mu_over_depth_loop(X0, mask, n_layers, n_inits, seed, *, d_qk=None, layernorm=False,
-                       skip=False, dtype=torch.float32, device="cpu") -> dict:
-    """Reference for :func:`mu_over_depth`: the same weights, one sample at a time.
+def collapse_runs(X0, variants: Sequence[Variant], n_layers: int, seed: int, *, init_std: float | None = None,
+                  values: str = "gaussian", n_heads: int = 1, dtype=torch.float32, device="cpu",
+                  store: CheckpointStore | None = None, chunk: int = 16) -> CollapseRuns:
+    r"""Iterate random attention networks (eq. ``rc-dynamics``) from ``X0: (batch, N, d)`` for every variant.
 
-    A plain Python loop over initialisations and inputs; used by the tests and
-    the benchmark, never by the chapters.
+    Input ``b`` goes through its own network (:func:`input_generator`); all
+    variants of an input share that network, so differences between variants
+    are paired. ``init_std``: weight scale (default :math:`1/\sqrt d`);
+    ``values``: ``"gaussian"`` or ``"orthogonal"`` value matrices; ``n_heads``:
+    heads per layer. Subnormal numbers are flushed to zero during the run
+    (:func:`_flush_subnormals`). Inputs are processed ``chunk`` at a time through
+    :func:`~attention_geometry.checkpoint.resumable_map`, so a run with a
+    ``store`` resumes after an interruption.
     """
-    X0 = _tensor(X0, "X0", dtype=dtype, device=device)
+    X0 = _tensor(X0, "X0")
+    variants, H = _check_inputs(X0, variants, n_layers, n_heads, values, init_std)
+    chunk = check_int("chunk", chunk, low=1)
     d = X0.shape[-1]
-    d_qk = float(d) if d_qk is None else d_qk
-    _check_run(X0, n_layers, n_inits, d_qk)
-    mask = _checked_mask(mask, X0.device)
-    gen = torch.Generator().manual_seed(seed)
-    weights = [draw_layer_weights(gen, n_inits, d, dtype, device) for _ in range(n_layers)]
-    out_mu = np.zeros((n_layers + 1, n_inits, X0.shape[0]))
-    out_norm = np.zeros_like(out_mu)
-    with torch.no_grad():
-        for k in range(n_inits):
-            for b in range(X0.shape[0]):
-                X = X0[b]
-                out_mu[0, k, b], out_norm[0, k, b] = float(mu(X)), float(X.norm())
-                for t, (W_Q, W_K, W_V) in enumerate(weights, start=1):
-                    X = _layer(X, W_Q[k], W_K[k], W_V[k], mask, d_qk, layernorm, skip)
-                    out_mu[t, k, b], out_norm[t, k, b] = float(mu(X)), float(X.norm())
-    return {"mu": out_mu, "norm": out_norm}
+    std = 1.0 / math.sqrt(d) if init_std is None else float(init_std)
+    starts = list(range(0, X0.shape[0], chunk)) if store else [0]
+    size = chunk if store else X0.shape[0]
+    key = {"X0": hashlib.sha256(X0.detach().cpu().double().numpy().tobytes()).hexdigest()[:16],
+           "shape": list(X0.shape), "variants": [v.key() for v in variants], "n_layers": n_layers, "seed": seed,
+           "std": std, "values": values, "n_heads": H, "dtype": str(dtype), "chunk": size}
+
+    def piece(s):
+        idx = range(s, min(s + size, X0.shape[0]))
+        return _run_chunk(X0[s:s + size], idx, variants, n_layers, seed, std, values, H, dtype, device)
+
+    parts = resumable_map(piece, starts, store=store, name="collapse_runs", key=key)
+    cat = {k: np.concatenate([p[k] for p in parts], axis=-1) for k in parts[0]}
+    return CollapseRuns(labels=tuple(v.label for v in variants), mu=cat["mu"], norm=cat["norm"], eps=cat["eps"],
+                        mu_attention=cat["mu_z"], spread0=cat["spread0"])
 
 
-def fit_rate(values, t_min: int = 0, floor: float = 1e-5) -> np.ndarray:
+def collapse_runs_loop(X0, variants: Sequence[Variant], n_layers: int, seed: int, *, init_std=None,
+                       values="gaussian", n_heads=1, dtype=torch.float32) -> CollapseRuns:
+    """Reference for :func:`collapse_runs`: one input, one variant, one head at a time.
+
+    A plain loop with the same weights (the same generators); the tests and the
+    benchmark compare it with the batched version. Never used by the chapters.
+    """
+    X0 = _tensor(X0, "X0")
+    variants, H = _check_inputs(X0, variants, n_layers, n_heads, values, init_std)
+    B, n, d = X0.shape
+    std = 1.0 / math.sqrt(d) if init_std is None else float(init_std)
+    T, nv = n_layers, len(variants)
+    out = {k: np.full((T + 1, nv, B), np.nan) for k in ("mu", "norm", "mu_z")}
+    out["eps"] = np.full((T, nv, B), np.nan)
+    dh = d // H
+    with _flush_subnormals():
+        _loop(X0, variants, T, seed, std, values, H, dh, dtype, out)
+    return CollapseRuns(labels=tuple(v.label for v in variants), mu=out["mu"], norm=out["norm"], eps=out["eps"],
+                        mu_attention=out["mu_z"], spread0=spread(X0.double()).numpy())
+
+
+def _loop(X0, variants, T, seed, std, values, H, dh, dtype, out):
+    B, n, d = X0.shape
+    for b in range(B):
+        g = input_generator(seed, b)
+        weights = []
+        for _ in range(T):
+            W = torch.randn((4 if H > 1 else 3, d, d), generator=g, dtype=torch.float32).to(dtype)
+            V = orthogonal_factor(W[2]) if values == "orthogonal" else W[2] * std
+            W = W * std
+            W[2] = V
+            weights.append(W)
+        for k, v in enumerate(variants):
+            X = X0[b].to(dtype)
+            Z = X.clone()
+            mask = torch.as_tensor(v.mask)
+            out["mu"][0, k, b], out["norm"][0, k, b] = float(mu(X)), float(X.double().norm())
+            out["mu_z"][0, k, b] = float(mu(Z)) if v.pure and H == 1 else np.nan
+            for t, W in enumerate(weights, start=1):
+                heads, eps = [], []
+                for h in range(H):
+                    cols = slice(h * dh, (h + 1) * dh)
+                    A = attention_matrix(X, W[0][:, cols], W[1][:, cols], mask, v.temperature * dh)
+                    eps.append(float(A[mask].min()))
+                    heads.append(A @ X @ W[2][:, cols])
+                Y = heads[0] if H == 1 else torch.cat(heads, -1) @ W[3]
+                if H == 1:
+                    Z = A @ Z
+                if v.skip:
+                    Y = X + Y
+                X = normalise(Y, "layernorm") if v.layernorm else Y
+                out["eps"][t - 1, k, b] = min(eps)
+                out["mu"][t, k, b], out["norm"][t, k, b] = float(mu(X)), float(X.double().norm())
+                out["mu_z"][t, k, b] = float(mu(Z)) if v.pure and H == 1 else np.nan
+
+
+def mu_over_depth(X0, mask, n_layers: int, seed: int, *, temperature: float = 1.0, layernorm: bool = False,
+                  skip: bool = False, **kwargs) -> dict:
+    r"""One variant of :func:`collapse_runs`: ``{"mu", "norm"}``, each ``(n_layers + 1, batch)``."""
+    runs = collapse_runs(X0, [Variant("run", mask, temperature, layernorm, skip)], n_layers, seed, **kwargs)
+    return {"mu": runs.mu[:, 0], "norm": runs.norm[:, 0]}
+
+
+# ------------------------------------------------------------ summaries of a trajectory
+
+
+def fit_rate(values, t_min: int = 0, floor: float = 1e-5, return_points: bool = False):
     r"""Fitted exponential rate per layer of each trajectory.
 
     ``values: (T + 1, ...)`` positive (e.g. :math:`\mu(X^{(t)})`). Least squares
     of :math:`\log v_t` on :math:`t` over ``t >= t_min`` while
-    :math:`v_t / v_0 > ` ``floor`` (later points sit at the precision floor).
+    :math:`v_t / v_{t_\min} > ` ``floor`` (later points sit at the precision floor).
     Returns ``-slope`` with shape ``(...)``: :math:`v_t \approx C e^{-\mathrm{rate}\,t}`;
-    NaN where fewer than 3 points qualify.
+    NaN where fewer than 3 points qualify. With ``return_points`` also the
+    number of points each fit used: a fit over a handful of points of a
+    super-exponential drop is not a rate.
     """
     v = np.asarray(values, dtype=np.float64)
     if v.ndim < 1 or v.shape[0] < 3:
         raise fail("values", f"an array of shape {v.shape}", "shape (T + 1, ...) with T >= 2")
+    t_min = check_int("t_min", t_min, low=0, high=v.shape[0] - 1)
     T = v.shape[0]
     flat = v.reshape(T, -1)
     with np.errstate(divide="ignore", invalid="ignore"):
-        rel = flat / flat[0]
+        rel = flat / flat[t_min]
         logv = np.log(flat)
     t = np.arange(T, dtype=np.float64)[:, None]
     ok = (t >= t_min) & (rel > floor) & np.isfinite(logv)
     # stop at the first point below the floor: after it the curve is noise
     ok &= np.cumprod(ok | (t < t_min), axis=0).astype(bool)
     n = ok.sum(0)
-    tw, lw = np.where(ok, t, 0.0), np.where(ok, logv, 0.0)
     with np.errstate(divide="ignore", invalid="ignore"):
-        tm, lm = tw.sum(0) / n, lw.sum(0) / n
+        tm = np.where(ok, t, 0.0).sum(0) / n
+        lm = np.where(ok, logv, 0.0).sum(0) / n
         cov = (np.where(ok, (t - tm) * (logv - lm), 0.0)).sum(0)
         var = (np.where(ok, (t - tm) ** 2, 0.0)).sum(0)
         slope = cov / var
-    rate = np.where(n >= 3, -slope, np.nan)
-    return rate.reshape(v.shape[1:])
+    rate = np.where(n >= 3, -slope, np.nan).reshape(v.shape[1:])
+    return (rate, n.reshape(v.shape[1:])) if return_points else rate
+
+
+def collapse_depth(rel, threshold: float = 1e-4) -> tuple[np.ndarray, np.ndarray]:
+    r"""The first layer at which :math:`\mu(X^{(t)})/\lVert X^{(t)}\rVert_F` falls below ``threshold``.
+
+    ``rel: (T + 1, ...)``. Returns ``(depth, reached)``, each ``(...)``: where the
+    threshold is never reached, ``depth = T + 1`` (a lower bound: censored) and
+    ``reached`` is False. A speed of collapse that needs no exponential model.
+    """
+    r = np.asarray(rel, dtype=np.float64)
+    threshold = check_float("threshold", threshold, low=0.0, low_open=True)
+    below = r < threshold
+    reached = below.any(0)
+    depth = np.where(reached, below.argmax(0), r.shape[0])
+    return depth, reached
+
+
+def collapse_summary(rel, threshold: float = 1e-4, floor: float = 1e-5) -> dict:
+    """The book's summaries of relative-spread trajectories ``rel: (T + 1, B)``, each ``(B,)``.
+
+    ``depth`` and ``reached`` (:func:`collapse_depth` at ``threshold``), ``rate`` and
+    ``points`` (:func:`fit_rate` above ``floor``, and how many layers the fit used),
+    ``mean_log_spread`` (:func:`mean_log_spread`).
+    """
+    depth, reached = collapse_depth(rel, threshold)
+    rate, points = fit_rate(rel, floor=floor, return_points=True)
+    return {"depth": depth, "reached": reached, "rate": rate, "points": points,
+            "mean_log_spread": mean_log_spread(rel)}
+
+
+def mean_log_spread(rel, floor: float = 1e-6) -> np.ndarray:
+    r"""How collapsed a trajectory is on average over depth: :math:`\frac1T\sum_{t=1}^T \log_{10}\max(v_t, \text{floor})`.
+
+    ``rel: (T + 1, ...)``, the relative spread :math:`\mu/\lVert X\rVert_F`. One
+    number per trajectory that needs no exponential model and is not censored:
+    a mask that collapses in three layers scores near ``log10(floor)``, one that
+    never collapses near 0. ``floor`` (default :math:`10^{-6}`) sits above the
+    float32 rounding floor, so rounding noise does not count.
+    """
+    r = np.asarray(rel, dtype=np.float64)
+    floor = check_float("floor", floor, low=0.0, low_open=True)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.log10(np.maximum(np.nan_to_num(r[1:], nan=0.0), floor)).mean(0)
+
+
+def log10_floored(values, dtype=torch.float32) -> np.ndarray:
+    """``log10(values)``, with values that underflowed to 0 counted as the smallest
+    positive number of ``dtype`` (a lower bound of what was lost)."""
+    tiny = float(torch.finfo(dtype).smallest_normal) * float(torch.finfo(dtype).eps)  # smallest subnormal
+    return np.log10(np.maximum(np.nan_to_num(np.asarray(values, dtype=np.float64), nan=0.0), tiny))
+
+
+def log10_growth(values) -> np.ndarray:
+    r"""``log10(v_T / v_0)`` of each trajectory ``values: (T + 1, ...)``, robust to overflow.
+
+    A trajectory whose last values are not finite (the float32 dynamics overflowed,
+    e.g. a skip connection without normalisation) is measured at its last finite
+    value: a lower bound of its growth.
+    """
+    v = np.asarray(values, dtype=np.float64)
+    finite = np.isfinite(v) & (v > 0)
+    last = v.shape[0] - 1 - np.argmax(finite[::-1], axis=0)
+    v_last = np.take_along_axis(v, last[None], axis=0)[0]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.log10(v_last / v[0])
+
+
+def plateau_level(values, fraction: float = 0.25, dtype=torch.float32) -> np.ndarray:
+    """The median of :func:`log10_floored` over the last ``fraction`` of the layers, per trajectory.
+
+    ``values: (T + 1, ...)``. Where a curve has stopped moving (a plateau), this
+    is its level in decades.
+    """
+    v = np.asarray(values, dtype=np.float64)
+    fraction = check_float("fraction", fraction, low=0.0, high=1.0, low_open=True)
+    start = min(v.shape[0] - 1, int(round(v.shape[0] * (1 - fraction))))
+    return np.median(log10_floored(v[start:], dtype), axis=0)
+
+
+def initial_rate(rel, k: int = 1) -> np.ndarray:
+    r"""The initial collapse rate :math:`-\tfrac1k \log\big(v_k / v_0\big)` of each trajectory, ``rel: (T+1, ...)``."""
+    r = np.asarray(rel, dtype=np.float64)
+    k = check_int("k", k, low=1, high=r.shape[0] - 1)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return -np.log(r[k] / r[0]) / k
+
+
+def theorem_bound(eps, radius: int, spread0, n: int) -> np.ndarray:
+    r"""The collapse theorem's bound (eq. ``rc-bound``) with the run's own :math:`\varepsilon` (eq. ``rc-bound-run``).
+
+    ``eps: (T, ...)`` the smallest attention weight on the mask at each layer;
+    blocks of ``radius`` = :math:`r` layers contract the spread by at least
+    :math:`1 - \varepsilon_b^r` with :math:`\varepsilon_b` the smallest weight in
+    the block, so
+
+    .. math:: \mu(Z^{(t)}) \le \sqrt N\,\mathrm{spread}(X^{(0)}) \prod_{b < \lfloor t/r\rfloor} (1 - \varepsilon_b^r).
+
+    Returns the right-hand side, ``(T + 1, ...)`` (computed in logs: :math:`\varepsilon^r`
+    underflows for large :math:`r`).
+    """
+    e = np.asarray(eps, dtype=np.float64)
+    r = check_int("radius", radius, low=1)
+    T = e.shape[0]
+    nb = T // r
+    log_fac = np.zeros((T + 1,) + e.shape[1:])
+    if nb:
+        eb = e[: nb * r].reshape((nb, r) + e.shape[1:]).min(1)
+        with np.errstate(divide="ignore"):
+            step = np.log1p(-np.exp(r * np.log(eb)))
+        cum = np.concatenate([np.zeros((1,) + e.shape[1:]), np.cumsum(step, 0)])  # after 0..nb blocks
+        log_fac = cum[np.minimum(np.arange(T + 1) // r, nb)]
+    return math.sqrt(n) * np.asarray(spread0, dtype=np.float64) * np.exp(log_fac)
+
+
+def precision_floor(dtype) -> float:
+    r"""The relative spread :math:`\mu/\lVert X\rVert_F` that rounding alone leaves in identical tokens.
+
+    Rounding each entry to ``dtype`` leaves a relative error of the order of the
+    machine epsilon :math:`u` per entry, so identical tokens computed along
+    different paths differ by :math:`\mu/\lVert X\rVert_F \approx u` (a small
+    multiple of it). Returns ``finfo(dtype).eps``.
+    """
+    return float(torch.finfo(dtype).eps)

@@ -7,9 +7,19 @@ With LayerNorm written as a row normalisation (the centring absorbed into
    X^{(t+1)} = D^{(t)} A^{(t)} X^{(t)} W_V, \qquad
    D^{(t)} = \mathrm{diag}\big(1/\lVert (A^{(t)} X^{(t)} W_V)_{i,:}\rVert\big),
 
-tokens on the unit sphere :math:`S^{d-1}`. :math:`A^{(t)}` is the masked
-softmax of :math:`X W_{QK} X^\top` (``W_QK: (d, d)``; ``W_QK = 0`` gives uniform
-attention over each token's mask row).
+tokens on the unit sphere :math:`S^{d-1}` (eq. ``le-dynamics``). :math:`A^{(t)}`
+is the masked softmax of :math:`X W_{QK} X^\top` (``W_QK: (d, d)``; ``W_QK = 0``
+gives uniform attention over each token's mask row). With ``centre=True`` the
+normalisation is LayerNorm's own, centring included:
+:math:`y \mapsto Py/\lVert Py\rVert` with :math:`P = I - \mathbf 1\mathbf 1^\top/d`,
+so every token lies in the hyperplane :math:`\mathbf 1^\perp` and the rank is at
+most :math:`\min(N, d - 1)`; :func:`centred_lift` carries a construction in
+dimension :math:`d - 1` into it.
+
+Proof (a) in coordinates: :func:`gnomonic` (the chart :math:`x \mapsto x/\langle
+x, v\rangle`, in which the normalisation is invisible) and
+:func:`gnomonic_weights` (the row-stochastic matrix that moves the charted
+tokens, eq. ``le-gnomonic``).
 
 Contents: the step and its iteration (batched over inputs), random orthogonal
 and hemisphere inputs for part (a); the causal :math:`N = 2, d = 2`
@@ -23,6 +33,7 @@ Numerical rank (:func:`numerical_rank`): the number of singular values above
 ``rtol`` times the largest one; ``rtol = 1e-6`` in float64 by default.
 """
 
+import hashlib
 import itertools
 import math
 
@@ -31,6 +42,7 @@ import torch
 from scipy.optimize import brentq
 
 from ._checks import as_float_tensor, check_float, check_int, fail
+from .checkpoint import CheckpointStore, resumable_map
 from .attention import causal_mask, check_mask, masked_softmax
 from .collapse import mu
 from .layernorm import normalise
@@ -39,6 +51,13 @@ __all__ = [
     "to_unit_sphere",
     "ln_step",
     "iterate_ln",
+    "gnomonic",
+    "gnomonic_weights",
+    "check_proof_a",
+    "centred_lift",
+    "ranks_reached",
+    "classify_2x2",
+    "token2_residual",
     "check_orthogonal",
     "random_orthogonal",
     "hemisphere_inputs",
@@ -50,6 +69,7 @@ __all__ = [
     "rank_k_equilibria",
     "numerical_rank",
     "token_geometry",
+    "layer_geometry",
 ]
 
 
@@ -69,8 +89,15 @@ def _tensor(x, name, dtype=None, device=None):
     return as_float_tensor(name, x, dtype, device)
 
 
-def ln_step(X, W_V, mask, W_QK=None) -> torch.Tensor:
-    """One layer :math:`D A X W_V`. ``X: (batch, N, d)``, ``W_V, W_QK: (d, d)`` or ``(batch, d, d)``."""
+def _normalise_rows(Y, centre: bool):
+    if centre:
+        Y = normalise(Y, "projection")
+    return to_unit_sphere(Y)
+
+
+def ln_step(X, W_V, mask, W_QK=None, centre: bool = False) -> torch.Tensor:
+    """One layer :math:`D A X W_V` (eq. ``le-dynamics``). ``X: (batch, N, d)``, ``W_V, W_QK: (d, d)``
+    or ``(batch, d, d)``. ``centre=True``: LayerNorm's centring before the normalisation."""
     X = _tensor(X, "X")
     if X.ndim != 3:
         raise fail("X", f"a tensor of shape {tuple(X.shape)}", "shape (batch, N, d)")
@@ -84,25 +111,127 @@ def ln_step(X, W_V, mask, W_QK=None) -> torch.Tensor:
         W_QK = _tensor(W_QK, "W_QK", X.dtype, X.device)
         scores = (X @ W_QK) @ X.transpose(-1, -2)
     A = masked_softmax(scores, mask)
-    return to_unit_sphere(A @ X @ W_V)
+    return _normalise_rows(A @ X @ W_V, centre)
 
 
-def iterate_ln(X0, W_V, mask, n_steps: int, W_QK=None, every: int = 1):
+def iterate_ln(X0, W_V, mask, n_steps: int, W_QK=None, every: int = 1, centre: bool = False):
     """Iterate :func:`ln_step`; returns ``(X_final, mu_traj)`` with ``mu_traj: (n_steps // every + 1, batch)``.
 
     ``W_V`` may also be a callable ``t -> (d, d)`` (a different value matrix per layer).
     """
     check_int("n_steps", n_steps, low=0)
-    X = to_unit_sphere(_tensor(X0, "X0"))
+    X = _normalise_rows(_tensor(X0, "X0"), centre)
     mask = check_mask(mask)
     mus = [mu(X)]
     with torch.no_grad():
         for t in range(n_steps):
             W = W_V(t) if callable(W_V) else W_V
-            X = ln_step(X, W, mask, W_QK)
+            X = ln_step(X, W, mask, W_QK, centre)
             if (t + 1) % every == 0:
                 mus.append(mu(X))
     return X, torch.stack(mus).cpu().numpy()
+
+
+def gnomonic(X, v) -> torch.Tensor:
+    r"""The chart :math:`x \mapsto x / \langle x, v\rangle` of the open hemisphere around ``v``.
+
+    ``X: (..., N, d)`` with every :math:`\langle x_i, v\rangle > 0`, ``v: (d,)``. It maps
+    a token and every positive multiple of it to the same point of the plane
+    :math:`\{p : \langle p, v\rangle = 1\}`, so the normalisation of LayerNorm does
+    not move charted tokens; :math:`x = p/\lVert p\rVert` inverts it on the sphere.
+    """
+    h = _heights(X, v)
+    if (h <= 0).any():
+        raise fail("X", "tokens outside the open hemisphere of v", "every <x_i, v> > 0")
+    return _tensor(X, "X") / h[..., None]
+
+
+def _heights(X, v):
+    """<x_i, v> for ``X: (..., N, d)`` and ``v: (d,)`` or ``(..., d)``."""
+    X = _tensor(X, "X")
+    v = _tensor(v, "v", X.dtype, X.device)
+    return (X * v.unsqueeze(-2)).sum(-1)
+
+
+def gnomonic_weights(A, X, v) -> torch.Tensor:
+    r"""The row-stochastic matrix :math:`B_{ij} = A_{ij} h_j / \sum_k A_{ik} h_k`, :math:`h_j = \langle x_j, v\rangle`.
+
+    Eq. ``le-gnomonic``: for a step :math:`x_i' = \sum_j A_{ij} x_j / \lVert\cdot\rVert` (the
+    rotation undone), :math:`\mathrm{gnomonic}(X') = B\,\mathrm{gnomonic}(X)`: in the chart the
+    LayerNorm dynamics is a pure averaging, with :math:`B_{ij} \ge A_{ij}\min_j h_j`.
+    ``A: (..., N, N)``, ``X: (..., N, d)``, ``v: (d,)``.
+    """
+    B = A * _heights(X, v)[..., None, :]
+    return B / B.sum(-1, keepdim=True)
+
+
+def check_proof_a(X0, W_V, mask, n_steps: int, W_QK, v) -> dict:
+    r"""The two steps of proof (a), checked along a run of :func:`ln_step` with an orthogonal ``W_V``.
+
+    With the rotations undone, :math:`Z^{(t)} = X^{(t)} (W_V^\top)^t`, the proof needs
+    (1) the heights :math:`\min_i \langle z_i^{(t)}, v\rangle` never to decrease (the
+    tokens stay in the hemisphere) and (2) :math:`\mathrm{gnomonic}(Z^{(t+1)}) =
+    B^{(t)}\,\mathrm{gnomonic}(Z^{(t)})` (eq. ``le-gnomonic``). ``X0: (batch, N, d)`` in the
+    open hemisphere of ``v: (batch, d)``. Returns ``heights: (n_steps + 1, batch)``,
+    ``chart_residual`` (largest deviation in (2), relative to the charted tokens' size)
+    and ``spread``: the largest distance between charted tokens, ``(n_steps + 1, batch)``.
+    """
+    W = _tensor(W_V, "W_V", torch.float64)
+    check_orthogonal(W, tol=1e-9)
+    mask = check_mask(mask)
+    X = to_unit_sphere(_tensor(X0, "X0", torch.float64))
+    W_QK = _tensor(W_QK, "W_QK", torch.float64)
+    U = torch.eye(W.shape[0], dtype=torch.float64)  # W_V^t
+    heights, spreads, resid = [], [], 0.0
+    with torch.no_grad():
+        for t in range(n_steps + 1):
+            Z = X @ U.T
+            heights.append(_heights(Z, v).amin(-1))
+            G = gnomonic(Z, v)
+            spreads.append(torch.cdist(G, G).amax((-2, -1)))
+            if t == n_steps:
+                break
+            A = masked_softmax((X @ W_QK) @ X.transpose(-1, -2), mask)
+            X, U = ln_step(X, W, mask, W_QK), U @ W
+            G1 = gnomonic(X @ U.T, v)
+            resid = max(resid, float(((G1 - gnomonic_weights(A, Z, v) @ G).abs().amax((-2, -1))
+                                      / G.abs().amax((-2, -1))).max()))
+    return {"heights": torch.stack(heights).numpy(), "chart_residual": resid,
+            "spread": torch.stack(spreads).numpy()}
+
+
+def centred_lift(W) -> tuple[np.ndarray, np.ndarray]:
+    r"""Carry a value matrix of dimension :math:`k` into centred LayerNorm in dimension :math:`k + 1`.
+
+    ``W: (k, k)`` -> ``(W_lift, U)`` with ``U: (k, k+1)`` orthonormal rows spanning
+    :math:`\mathbf 1^\perp \subset \mathbb R^{k+1}` and ``W_lift = U^T W U``. Tokens ``Y: (.., k)``
+    lift to ``Y @ U``; then the centred dynamics (``centre=True``) with ``W_lift``
+    equals the uncentred one with ``W`` read through ``U``, since ``U`` is an isometry
+    onto :math:`\mathbf 1^\perp` and the centring is the identity there.
+    """
+    W = np.asarray(W, dtype=np.float64)
+    if W.ndim != 2 or W.shape[0] != W.shape[1]:
+        raise fail("W", f"a matrix of shape {W.shape}", "a square (k, k) matrix")
+    k = W.shape[0]
+    # an orthonormal basis of 1^perp: the last k left singular vectors of the centring projection
+    P = np.eye(k + 1) - 1.0 / (k + 1)
+    U = np.linalg.svd(P)[0][:, :k].T
+    return U.T @ W @ U, U
+
+
+def ranks_reached(W_V, n: int, n_random: int, n_steps: int, generator: torch.Generator, *,
+                  centre: bool = False, rtol: float = 1e-6) -> np.ndarray:
+    """Numerical ranks reached from ``n_random`` uniform random inputs on the sphere.
+
+    Causal mask, uniform attention, ``n_steps`` layers of :func:`ln_step` with ``W_V: (d, d)``.
+    Returns ``(n_random,)`` integers.
+    """
+    W = _tensor(W_V, "W_V", torch.float64)
+    d = W.shape[-1]
+    X0 = torch.randn((check_int("n_random", n_random, low=1), check_int("n", n, low=1), d),
+                     generator=generator, dtype=torch.float64)
+    X, _ = iterate_ln(X0, W, causal_mask(n), n_steps, every=max(1, n_steps), centre=centre)
+    return numerical_rank(X, rtol)
 
 
 def check_orthogonal(W, tol: float = 1e-6, name: str = "W_V") -> np.ndarray:
@@ -126,7 +255,7 @@ def random_orthogonal(d: int, generator: torch.Generator, dtype=torch.float64) -
 
 
 def hemisphere_inputs(batch: int, n: int, d: int, generator: torch.Generator, spread: float = 1.0,
-                      dtype=torch.float64) -> torch.Tensor:
+                      dtype=torch.float64, return_pole: bool = False):
     r"""Unit tokens in the open hemisphere :math:`\{x : \langle x, v\rangle > 0\}` of a random pole ``v``.
 
     Tokens are :math:`(v + \text{spread}\cdot g)/\lVert\cdot\rVert` with Gaussian
@@ -141,14 +270,14 @@ def hemisphere_inputs(batch: int, n: int, d: int, generator: torch.Generator, sp
         ok = todo & ((cand * v).sum(-1) > 0)
         X[ok] = cand[ok]
         todo &= ~ok
-    return X.to(dtype)
+    return (X.to(dtype), v[:, 0].to(dtype)) if return_pole else X.to(dtype)
 
 
 # ------------------------------------------------------------ (b) N = 2, d = 2
 
 
 def counterexample_wv() -> np.ndarray:
-    r"""The book's value matrix for the causal :math:`N = d = 2` counterexample.
+    r"""The book's value matrix for the causal :math:`N = d = 2` counterexample (eq. ``le-wv``).
 
     :math:`W_V = \begin{pmatrix}1 & 0\\ -1 & 1/2\end{pmatrix}` (rows act on row
     vectors, :math:`x \mapsto x W_V`), with :math:`W_{QK} = 0`. Then
@@ -168,6 +297,26 @@ def _angle_map(theta: np.ndarray, W_V: np.ndarray) -> np.ndarray:
 
 def _wrap(a):
     return (a + np.pi) % (2 * np.pi) - np.pi
+
+
+def token2_residual(theta2, W_V=None) -> np.ndarray:
+    r"""One step of token 2 on the circle with token 1 fixed at :math:`e_1`: :math:`\mathrm{wrap}(g(\theta_2) - \theta_2)`.
+
+    ``theta2: (...)``; zeros are token 2's equilibria (for the counterexample's ``W_V``).
+    """
+    W = counterexample_wv() if W_V is None else np.asarray(W_V, dtype=np.float64)
+    th = np.asarray(theta2, dtype=np.float64)
+    both = np.stack([np.zeros_like(th), th], -1)
+    return _wrap(_angle_map(both, W)[..., 1] - th)
+
+
+def classify_2x2(theta, tol: float = 1e-6) -> np.ndarray:
+    r"""Where a pair of angles ``theta: (..., 2)`` ended: 0 collapsed (:math:`x_2 = x_1`),
+    1 antipodal (:math:`x_2 = -x_1`), 2 rank 2 (:math:`|\det[x_1; x_2]| >` ``tol``)."""
+    th = np.asarray(theta, dtype=np.float64)
+    det = np.sin(th[..., 1] - th[..., 0])
+    dot = np.cos(th[..., 1] - th[..., 0])
+    return np.where(np.abs(det) > tol, 2, np.where(dot > 0, 0, 1))
 
 
 def equilibria_2x2(W_V=None, n_grid: int = 4000) -> np.ndarray:
@@ -236,7 +385,7 @@ def basins_2x2(W_V=None, n_grid: int = 200, n_steps: int = 300):
 
 
 def rank_construction_wv(n: int, d: int) -> np.ndarray:
-    r""":math:`W_V = \mathrm{diag}(1, \gamma, \gamma^2, \dots, \gamma^{d-1})` with
+    r"""Proposition ``le-prop-ranks``: :math:`W_V = \mathrm{diag}(1, \gamma, \gamma^2, \dots, \gamma^{d-1})` with
     :math:`\gamma = 2 + (N-1)\sqrt{\min(N, d)}`: large enough that every
     sign pattern of :func:`rank_k_equilibria` exists (see the chapter)."""
     for name, v, hi in (("N", n, 64), ("d", d, 16)):
@@ -316,15 +465,41 @@ def token_geometry(X, rtol: float = 1e-4) -> dict:
     X = _tensor(X, "X").double()
     if X.ndim != 3:
         raise fail("X", f"a tensor of shape {tuple(X.shape)}", "shape (batch, N, d)")
+    check_float("rtol", rtol, low=0.0, high=1.0, low_open=True, high_open=True)
     n, d = X.shape[-2:]
     U = to_unit_sphere(X)
     C = (U @ U.transpose(-1, -2)).abs()
     off = (C.sum((-2, -1)) - torch.diagonal(C, dim1=-2, dim2=-1).sum(-1)) / (n * (n - 1))
+    sv = torch.linalg.svdvals(U)  # one SVD for the rank and the smallest singular value
     return {
         # row scaling does not change the rank; on unit tokens one huge token
         # (an attention sink) cannot hide the others below the tolerance
-        "full_rank": numerical_rank(U, rtol) == min(n, d),
-        "sigma_min": torch.linalg.svdvals(U)[..., -1].numpy(),
+        "full_rank": ((sv > rtol * sv[..., :1]).sum(-1) == min(n, d)).numpy(),
+        "sigma_min": sv[..., -1].numpy(),
         "mean_abs_cos": off.numpy(),
         "rel_mu": (mu(X) / torch.linalg.vector_norm(X, dim=(-2, -1))).numpy(),
     }
+
+
+def layer_geometry(hidden_states, input_ids: torch.Tensor, *, chunk: int = 16, rtol: float = 1e-4,
+                   store: CheckpointStore | None = None, key: dict | None = None) -> dict:
+    """:func:`token_geometry` of every layer of a model, over many samples, ``chunk`` at a time.
+
+    ``hidden_states``: a callable ``ids (b, seq) -> [ (b, seq, d) per layer ]`` (e.g. a
+    model's residual stream); ``input_ids: (batch, seq)``. Returns each statistic
+    as ``(layers, batch)``. Chunks go through :func:`~attention_geometry.checkpoint.resumable_map`
+    with ``key`` (which must name the model) plus the ids, so a long run resumes.
+    """
+    chunk = check_int("chunk", chunk, low=1)
+    ids = input_ids
+    full_key = {**(key or {}), "ids": hashlib.sha256(ids.cpu().numpy().tobytes()).hexdigest()[:16],
+                "shape": list(ids.shape), "chunk": chunk, "rtol": rtol}
+
+    def piece(start):
+        with torch.no_grad():
+            hs = hidden_states(ids[start:start + chunk])
+        g = [token_geometry(h.float().cpu(), rtol=rtol) for h in hs]
+        return {k: np.stack([x[k] for x in g]) for k in g[0]}
+
+    parts = resumable_map(piece, range(0, ids.shape[0], chunk), store=store, name="layer_geometry", key=full_key)
+    return {k: np.concatenate([p[k] for p in parts], axis=1) for k in parts[0]}

@@ -14,6 +14,8 @@ from a small sample, the degrees of freedom of a Student-t interval.
   :math:`y` on :math:`x`); :func:`control_variate_moments` is the same estimator
   from the sample mean and covariance alone (for streamed samples);
 * :func:`wald_test` -- whether a vector of means is zero, from its covariance;
+* :func:`proportion_estimate` -- a fraction of successes with the
+  Agresti--Coull interval (sound near 0 and 1, where the plain one is not);
 * :func:`ratio_estimate` -- a ratio of two estimates by the delta method;
 * :func:`bootstrap_interval` -- a percentile bootstrap for any statistic;
 * :func:`welch_difference` -- the difference of the means of two
@@ -49,6 +51,7 @@ __all__ = [
     "control_variate_mean",
     "control_variate_moments",
     "wald_test",
+    "proportion_estimate",
     "ratio_estimate",
     "bootstrap_interval",
     "spearman",
@@ -193,6 +196,21 @@ def wald_test(mean, cov, count: int, null=0.0) -> tuple[float, int, float]:
     df = int(np.linalg.matrix_rank(corr, tol=1e-10))
     chi2 = float(n * (gap / scale) @ np.linalg.pinv(corr, rcond=1e-10) @ (gap / scale))
     return chi2, df, float(_sps.chi2.sf(chi2, df))
+
+
+def proportion_estimate(successes: int, n: int) -> Estimate:
+    r"""The fraction ``successes / n`` of independent trials, as an Agresti--Coull estimate.
+
+    ``value`` is :math:`\tilde p = (k + 2)/(n + 4)` and ``se`` is
+    :math:`\sqrt{\tilde p(1-\tilde p)/(n+4)}`, so ``interval(0.95)`` is the
+    Agresti--Coull interval (coverage close to 95 % even for :math:`k = 0`;
+    the plain :math:`\hat p \pm 1.96\sqrt{\hat p(1-\hat p)/n}` has none there).
+    The plain fraction is ``successes / n``.
+    """
+    n = check_int("n", n, low=1)
+    k = check_int("successes", successes, low=0, high=n)
+    p = (k + 2) / (n + 4)
+    return Estimate(p, math.sqrt(p * (1 - p) / (n + 4)))
 
 
 def ratio_estimate(num: Estimate, den: Estimate) -> Estimate:

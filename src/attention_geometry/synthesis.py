@@ -51,7 +51,7 @@ from .collapse import mu
 from .layernorm import NORMS, normalise
 from .recency import recency_fraction, triples
 from .stats import Estimate, mean_estimate
-from .verdicts import Claim, joint_verdict, property_verdict, sign_verdict
+from .verdicts import Claim, all_verdict, property_verdict, sign_verdict
 
 __all__ = [
     "SynthConfig",
@@ -438,7 +438,7 @@ def synthesis_claims(results: dict, names: dict[str, str], cesaro_rate_fit: Esti
     """The papers' central claims, tested on the switchable decoder (chapter 9's verdict table)."""
     base = results[names["baseline"]]
     first, last = (mean_estimate(np.log(base["samples"][k])) for k in ("first_mid", "last_mid"))
-    ushape = joint_verdict({"primacy": sign_verdict(first, +1, what="mean log(first/middle)"),
+    ushape = all_verdict({"primacy": sign_verdict(first, +1, what="mean log(first/middle)"),
                             "recency": sign_verdict(last, +1, what="mean log(last/middle)")})
     rp = base["rp"]
     rp_gap = Estimate(rp.value - 0.5, rp.se, rp.df)

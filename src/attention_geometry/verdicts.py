@@ -35,10 +35,12 @@ Rules:
   arithmetic, an identity to rounding);
 * :func:`ceiling_verdict` -- a claimed correlation (e.g. a Spearman between a
   measured profile and a model) read against the data's own noise ceiling;
-* :func:`not_tested`;
-* :func:`joint_verdict` -- a claim made of several parts, each with its verdict;
+* :func:`range_verdict` -- a claimed range (the value stays within ``[low, high]``, or outside it);
+* :func:`all_verdict` -- a claim made for every case, or of several parts: one verdict per case;
+* :func:`heterogeneity_verdict` -- a claimed *mixed* effect (helps in some cases, not in others);
 * :func:`values_verdict` -- several claimed values at once (a row of a table),
-  each by :func:`value_verdict`.
+  each by :func:`value_verdict`;
+* :func:`not_tested`.
 
 Two helpers turn a verdict into what a reader sees: :func:`phrase` words it
 for the claim's source (a row resting on an AI-written *summary* agrees or
@@ -67,8 +69,10 @@ __all__ = [
     "hypothesis_verdict",
     "property_verdict",
     "ceiling_verdict",
+    "range_verdict",
+    "all_verdict",
+    "heterogeneity_verdict",
     "not_tested",
-    "joint_verdict",
     "values_verdict",
     "phrase",
     "settle",
@@ -248,6 +252,78 @@ def ceiling_verdict(est: Estimate, claimed: float, ceiling: Estimate, *, tol: fl
     if hi < target:
         return Verdict("not decided", f"{text}: below the claim, but so is the noise ceiling")
     return Verdict("not decided", f"{text}: the interval straddles the claim")
+def range_verdict(est: Estimate, low: float, high: float, *, claimed_inside: bool = True, level: float = 0.95,
+                  what: str = "the measurement") -> Verdict:
+    """A claimed range: ``low <= est <= high`` (``claimed_inside``) or ``est`` outside it.
+
+    Both sides count: "within a factor 10" on a log10 ratio is the range
+    ``[-1, 1]``. With the claim *inside*: ``reproduced`` when the whole ``level``
+    interval lies in the range, ``refuted`` when the interval misses the range,
+    ``not decided`` otherwise; with the claim *outside* the two labels swap.
+    """
+    low = check_float("low", low)
+    high = check_float("high", high, low=low)
+    lo, hi = est.interval(level)
+    inside, outside = low <= lo and hi <= high, hi < low or lo > high
+    claim = f"claimed {'inside' if claimed_inside else 'outside'} [{low:.3g}, {high:.3g}]"
+    text = f"{what} = {est.format()}, {_interval_text(est, level)}; {claim}"
+    if inside or outside:
+        holds = inside == claimed_inside
+        return Verdict("reproduced" if holds else "refuted",
+                       f"{text}: the interval lies {'inside' if inside else 'outside'}")
+    return Verdict("not decided", f"{text}; the interval straddles a bound")
+
+
+def all_verdict(verdicts, what: str = "every case") -> Verdict:
+    """A claim for every case, from one verdict per case (``{name: Verdict}`` or a sequence).
+
+    ``reproduced`` when every case reproduces it; ``refuted`` when some case
+    refutes it (or ``differs``): one counterexample refutes a claim about every
+    case; ``not decided`` otherwise. The reason lists each case.
+    """
+    items = list(verdicts.items()) if isinstance(verdicts, dict) else list(enumerate(verdicts))
+    if not items or not all(isinstance(v, Verdict) for _, v in items):
+        raise fail("verdicts", verdicts, "a non-empty collection of Verdict")
+    labels = [v.label for _, v in items]
+    parts = "; ".join(f"{k}: {v.label} ({v.reason})" for k, v in items)
+    if all(lab == "reproduced" for lab in labels):
+        return Verdict("reproduced", f"{what}: {parts}")
+    if any(lab in ("refuted", "differs") for lab in labels):
+        return Verdict("refuted", f"{what}, not all: {parts}")
+    return Verdict("not decided", f"{what}, undecided: {parts}")
+
+
+def heterogeneity_verdict(estimates, *, tol: float = 0.0, level: float = 0.95,
+                          what: str = "the effect") -> Verdict:
+    """A claimed *mixed* effect: it differs in kind between cases (``{name: Estimate}``).
+
+    Each case is classed by its ``level`` interval: *positive* (above ``tol``),
+    *negative* (below ``-tol``), *null* (inside ``[-tol, tol]``, only when
+    ``tol > 0``), or *undecided*. ``reproduced`` when two different decided
+    classes occur; ``refuted`` when every case is decided and all fall in one
+    class (a uniform effect); ``not decided`` otherwise.
+    """
+    tol = check_float("tol", tol, low=0.0)
+    if not isinstance(estimates, dict) or not estimates:
+        raise fail("estimates", estimates, "a non-empty {name: Estimate} mapping")
+    classes = {}
+    for name, est in estimates.items():
+        lo, hi = est.interval(level)
+        if lo > tol:
+            classes[name] = "positive"
+        elif hi < -tol:
+            classes[name] = "negative"
+        elif tol > 0 and -tol <= lo and hi <= tol:
+            classes[name] = "null"
+        else:
+            classes[name] = "undecided"
+    parts = "; ".join(f"{k}: {estimates[k].format()} ({c})" for k, c in classes.items())
+    decided = {c for c in classes.values() if c != "undecided"}
+    if len(decided) >= 2:
+        return Verdict("reproduced", f"{what} differs in kind between cases: {parts}")
+    if "undecided" not in classes.values():
+        return Verdict("refuted", f"{what} is the same in every case: {parts}")
+    return Verdict("not decided", f"{what}: {parts}")
 
 
 def not_tested(reason: str) -> Verdict:
@@ -255,46 +331,6 @@ def not_tested(reason: str) -> Verdict:
     if not reason:
         raise fail("reason", reason, "a non-empty explanation")
     return Verdict("not tested", reason)
-
-
-def joint_verdict(parts: dict[str, Verdict]) -> Verdict:
-    """A claim that holds only if every part does: ``refuted`` if a part is refuted,
-    ``differs`` if a part differs, ``reproduced`` if every part is, else ``not decided``
-    (or ``not tested`` if every part is)."""
-    if not parts:
-        raise fail("parts", parts, "at least one named Verdict")
-    labels = {p.label for p in parts.values()}
-    reason = "; ".join(f"{name}: {v}" for name, v in parts.items())
-    for label in ("refuted", "differs"):
-        if label in labels:
-            return Verdict(label, reason)
-    if labels == {"reproduced"}:
-        return Verdict("reproduced", reason)
-    if labels == {"not tested"}:
-        return Verdict("not tested", reason)
-    return Verdict("not decided", reason)
-def values_verdict(estimates, claimed, *, rtol: float = 0.0, atol: float = 0.0, level: float = 0.95,
-                   labels=None) -> Verdict:
-    """Several claimed values (e.g. one per layer of a table) against their estimates.
-
-    Each pair is judged by :func:`value_verdict`; ``reproduced`` when every one
-    is, ``differs`` when any one is, ``not decided`` otherwise. ``labels`` name
-    the items in the reason (default: 1, 2, ...).
-    """
-    estimates, claimed = list(estimates), list(claimed)
-    if len(estimates) != len(claimed) or not estimates:
-        raise fail("claimed", claimed, f"{len(estimates)} values, one per estimate (at least one)")
-    labels = list(labels) if labels is not None else [str(i + 1) for i in range(len(claimed))]
-    each = [value_verdict(e, c, rtol=rtol, atol=atol, level=level) for e, c in zip(estimates, claimed)]
-    tol = atol + rtol * max(abs(c) for c in claimed)
-    text = "; ".join(f"{lab}: {e.format()} vs {c:.3g} ({v.label})" for lab, e, c, v in zip(labels, estimates, claimed,
-                                                                                          each))
-    text = f"{text} (tolerance ±{tol:.2g}, {level:.0%} intervals)"
-    if all(v.label == "reproduced" for v in each):
-        return Verdict("reproduced", text)
-    if any(v.label == "differs" for v in each):
-        return Verdict("differs", text)
-    return Verdict("not decided", text)
 
 
 @dataclass(frozen=True)

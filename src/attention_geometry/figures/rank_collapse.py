@@ -9,48 +9,69 @@ import seaborn as sns
 __all__ = [
     "plot_masks",
     "plot_mu_bands",
-    "plot_rate_vs_radius",
+    "plot_bound",
+    "plot_precision",
 ]
 
 
 def plot_masks(masks: dict, radii: dict):
-    """Heat maps of masks ``{label: (N, N) bool}`` with their radius in the title."""
-    fig = _new_figure(figsize=(3.0 * len(masks), 3.2), layout="constrained")
+    """Heat maps of masks ``{label: (N, N) bool}`` with their radius (``None``: no centre) in the title."""
+    fig = _new_figure(figsize=(2.6 * len(masks), 3.2), layout="constrained")
     axes = fig.subplots(1, len(masks))
     for ax, (label, m) in zip(np.atleast_1d(axes), masks.items()):
         ax.imshow(m, cmap="Blues", vmin=0, vmax=1.3, interpolation="nearest")
-        ax.set(title=f"{label}\nradius r = {radii[label]}", xlabel="key j", ylabel="query i",
-               xticks=[], yticks=[])
+        r = radii[label]
+        ax.set(title=f"{label}\n" + (f"radius r = {r}" if r is not None else "no centre"),
+               xlabel="key j", ylabel="query i", xticks=[], yticks=[])
     fig.suptitle("Masks: row i marks the keys token i attends to")
     return fig
 
 
-def plot_mu_bands(depth, curves: dict, title: str, ylabel=r"$\mu(X^{(t)}) / \mu(X^{(0)})$", ncols=1):
+def _bands(ax, depth, curves, styles=None):
+    for (label, v), c in zip(curves.items(), sns.color_palette(n_colors=len(curves))):
+        lo, med, hi = np.nanquantile(v, [0.1, 0.5, 0.9], axis=1)
+        ax.plot(depth, med, color=c, label=label, **(styles or {}).get(label, {}))
+        ax.fill_between(depth, lo, hi, color=c, alpha=0.2, lw=0)
+
+
+def plot_mu_bands(depth, curves: dict, title: str, ylabel=r"$\mu(X^{(t)}) / \|X^{(t)}\|_F$", ncols=1):
     """Median and 10-90 % band over trajectories. ``curves[label] = (T + 1, n)`` arrays."""
     fig = _new_figure(figsize=(7.0, 4.2), layout="constrained")
     ax = fig.subplots()
-    for (label, v), c in zip(curves.items(), sns.color_palette(n_colors=len(curves))):
-        lo, med, hi = np.nanquantile(v, [0.1, 0.5, 0.9], axis=1)
-        ax.plot(depth, med, color=c, label=label)
-        ax.fill_between(depth, lo, hi, color=c, alpha=0.2, lw=0)
+    _bands(ax, depth, curves)
     ax.set(yscale="log", xlabel="layer t", ylabel=ylabel, title=title)
     ax.legend(fontsize="small", ncol=ncols)
     return fig
 
 
-def plot_rate_vs_radius(table):
-    """Fitted rate (median, 10-90 % bars) against the radius r, one marker per mask family.
+def plot_bound(depth, measured: dict, bound: dict):
+    r"""The collapse theorem's bound (dashed) against :math:`\mu(Z^{(t)})` (solid), per mask.
 
-    ``table``: DataFrame with columns family, r, rate_med, rate_lo, rate_hi.
+    ``measured[label]``, ``bound[label]``: ``(T + 1, n)`` arrays; medians over trajectories.
     """
-    fig = _new_figure(figsize=(6.8, 4.2), layout="constrained")
+    fig = _new_figure(figsize=(7.0, 4.2), layout="constrained")
     ax = fig.subplots()
-    for (fam, g), c, mk in zip(table.groupby("family", sort=False), sns.color_palette(), "osD^v"):
-        g = g.sort_values("r")
-        ax.errorbar(g["r"], g["rate_med"], yerr=[g["rate_med"] - g["rate_lo"], g["rate_hi"] - g["rate_med"]],
-                    fmt=mk + "-", color=c, capsize=3, label=fam)
-    ax.set(xscale="log", yscale="log", xlabel="graph radius r",
-           ylabel="fitted collapse rate per layer",
-           title="Fitted collapse rate against the mask radius")
-    ax.legend(fontsize="small")
+    for (label, v), c in zip(measured.items(), sns.color_palette(n_colors=len(measured))):
+        ax.plot(depth, np.nanmedian(v, axis=1), color=c, label=f"{label}: measured")
+        ax.plot(depth, np.nanmedian(bound[label], axis=1), color=c, ls="--", label=f"{label}: bound")
+    ax.set(yscale="log", xlabel="layer t", ylabel=r"$\mu(Z^{(t)})$, $Z^{(t)} = A^{(t-1)}\cdots A^{(0)}X^{(0)}$",
+           title="The theorem's bound with each run's own $\\varepsilon$")
+    ax.legend(fontsize="x-small", ncol=2)
+    return fig
+
+
+def plot_precision(depth, panels: dict):
+    """A grid of panels ``{(row title, column title): {label: (T + 1, n)}}``, log scale, shared legend.
+
+    Used for absolute and relative :math:`\\mu` in float32 and float64.
+    """
+    rows = list(dict.fromkeys(r for r, _ in panels))
+    cols = list(dict.fromkeys(c for _, c in panels))
+    fig = _new_figure(figsize=(5.2 * len(cols), 3.4 * len(rows)), layout="constrained")
+    axes = np.atleast_2d(fig.subplots(len(rows), len(cols), sharex=True))
+    for (r, c), curves in panels.items():
+        ax = axes[rows.index(r), cols.index(c)]
+        _bands(ax, depth, curves)
+        ax.set(yscale="log", title=f"{r}, {c}", xlabel="layer t" if r == rows[-1] else None)
+    axes[0, 0].legend(fontsize="x-small")
     return fig
