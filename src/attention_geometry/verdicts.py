@@ -333,6 +333,30 @@ def not_tested(reason: str) -> Verdict:
     return Verdict("not tested", reason)
 
 
+def values_verdict(estimates, claimed, *, rtol: float = 0.0, atol: float = 0.0, level: float = 0.95,
+                   labels=None) -> Verdict:
+    """Several claimed values (e.g. one per layer of a table) against their estimates.
+
+    Each pair is judged by :func:`value_verdict`; ``reproduced`` when every one
+    is, ``differs`` when any one is, ``not decided`` otherwise. ``labels`` name
+    the items in the reason (default: 1, 2, ...).
+    """
+    estimates, claimed = list(estimates), list(claimed)
+    if len(estimates) != len(claimed) or not estimates:
+        raise fail("claimed", claimed, f"{len(estimates)} values, one per estimate (at least one)")
+    labels = list(labels) if labels is not None else [str(i + 1) for i in range(len(claimed))]
+    each = [value_verdict(e, c, rtol=rtol, atol=atol, level=level) for e, c in zip(estimates, claimed)]
+    tol = atol + rtol * max(abs(c) for c in claimed)
+    text = "; ".join(f"{lab}: {e.format()} vs {c:.3g} ({v.label})" for lab, e, c, v in zip(labels, estimates, claimed,
+                                                                                          each))
+    text = f"{text} (tolerance ±{tol:.2g}, {level:.0%} intervals)"
+    if all(v.label == "reproduced" for v in each):
+        return Verdict("reproduced", text)
+    if any(v.label == "differs" for v in each):
+        return Verdict("differs", text)
+    return Verdict("not decided", text)
+
+
 @dataclass(frozen=True)
 class Claim:
     """One row of a "Paper vs. this book" table and one record of the claims ledger.
