@@ -148,3 +148,10 @@ def test_parameters_cell_option_forms(tmp_path):
     (tmp_path / "a.md").write_text("# T\n")
     with pytest.raises(ValueError, match="expected one 'parameters' cell, found 0"):
         parameters_cell(chapter, Project(tmp_path))
+
+
+@pytest.mark.parametrize("name", sorted(CHAPTERS))
+def test_cost_model_terms_are_parameters(name):
+    chapter = CHAPTERS[name]
+    terms = [t.rpartition(":")[2] for _, part in chapter.cost.parts for t in part]
+    assert set(terms) <= set(chapter.params), set(terms) - set(chapter.params)

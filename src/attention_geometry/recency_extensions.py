@@ -251,9 +251,11 @@ def train_nope(config: TinyDecoderConfig, data, n_steps, batch_size, seed, *, lr
     with torch_threads(1):
         for step in range(start, n_steps):
             batch = data[torch.randint(len(data), (batch_size,), generator=g)]
-            loss = F.cross_entropy(model(batch[:, :-1]).reshape(-1, config.vocab), batch[:, 1:].reshape(-1))
-            opt.zero_grad(set_to_none=True)
-            loss.backward()
+            with torch.random.fork_rng(devices=[]):  # the model's dropout draws from the global generator
+                torch.manual_seed(seed * 1_000_003 + step)
+                loss = F.cross_entropy(model(batch[:, :-1]).reshape(-1, config.vocab), batch[:, 1:].reshape(-1))
+                opt.zero_grad(set_to_none=True)
+                loss.backward()
             opt.step()
             losses[step] = loss.detach()
             if (step + 1) % checkpoint_every == 0 and step + 1 < n_steps:
@@ -265,8 +267,12 @@ def train_nope(config: TinyDecoderConfig, data, n_steps, batch_size, seed, *, lr
 
 def attention_scores(model: TinyDecoder, ids):
     """``(batch, layer, heads, seq, seq)``: every layer's scores :math:`q k^\\top/\\sqrt{d_{head}}` (unmasked)."""
+    was_training = model.training
+    model.eval()  # no dropout: the scores of the model itself
     with torch.no_grad():
-        _, record = model.run(torch.as_tensor(ids))
+        _, record = model.run(torch.as_tensor(ids), record=True)
+    model.train(was_training)
+    with torch.no_grad():
         out = []
         for blk, (_, u, k) in zip(model.blocks, record):
             b, s, d = u.shape

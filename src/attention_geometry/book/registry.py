@@ -468,7 +468,7 @@ _READER = {
         (0.3, {"tiny_steps": 1, "tiny_batch": 1, "tiny_seq_len": 1}),
         (0.2, {"pretrained_sequences": 1, "pretrained_seq_len": 1})))),
     "rank_collapse": dict(headline="rc-rate-causal", cost=CostModel(101, (
-        (0.9, {"n_inputs": 1, "n_inits": 1, "n_layers": 1, "n_tokens": 2, "len:windows": 0.5,
+        (0.9, {"n_inputs": 1, "d_model": 1, "n_layers": 1, "n_tokens": 2, "len:windows": 0.5,
                "len:temperatures": 0.5}),))),
     "layernorm_equilibria": dict(headline="le-frac-rank2", cost=CostModel(189, (
         (0.3, {"n_samples_a": 1, "n_steps_a": 1, "n_tokens_a": 2}), (0.2, {"grid_2x2": 2, "steps_2x2": 1}),
