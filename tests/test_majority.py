@@ -359,6 +359,20 @@ def test_share_words_can_say_each_thing(low, high, words):
     assert share_words(low, high) == words
 
 
+def test_more_than_entirely_needs_the_paired_evidence_too():
+    assert share_words(1.05, 2.07, fair_beats_layernorm=True) == "more than entirely"
+    assert share_words(1.05, 2.07, fair_beats_layernorm=False) == "entirely"
+    assert share_words(0.85, 1.1, fair_beats_layernorm=False) == "almost entirely"
+
+
+def test_run_differences_name_the_seeds_only_when_they_differ():
+    from attention_geometry.majority import ORIGINAL_SEEDS, MajoritySetup, run_differences
+
+    assert run_differences(MajoritySetup(), ORIGINAL_SEEDS) == []
+    assert run_differences(MajoritySetup(), 5) == [("n_seeds", 5, 10)]
+    assert run_differences(MajoritySetup(steps=800), 5)[0][0] == "steps"
+
+
 # ---------------------------------------------------------------- arguments
 
 

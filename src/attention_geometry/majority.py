@@ -102,6 +102,8 @@ __all__ = [
     "train_majority",
     "train_majority_per_seed",
     "train_majority_groups",
+    "run_differences",
+    "ORIGINAL_SEEDS",
     "steps_to_reach",
     "confound_share",
     "share_words",
@@ -804,10 +806,13 @@ def confound_share(with_ln, fair, original, rng: np.random.Generator, n_boot: in
     return float(share(arrays)), lo, hi
 
 
-def share_words(low: float, high: float) -> str:
+def share_words(low: float, high: float, fair_beats_layernorm: bool | None = None) -> str:
     """Words for a share known to lie in ``[low, high]`` (e.g. :func:`confound_share`'s interval).
 
-    ``"more than entirely"`` (low > 1: the fair control even beats LayerNorm),
+    ``"more than entirely"`` (low > 1: the fair control even beats LayerNorm; when
+    ``fair_beats_layernorm`` is given, only if it is true, i.e. the paired interval
+    of LayerNorm minus the fair control lies wholly below 0, and ``"entirely"``
+    otherwise: the two are then not told apart),
     ``"almost entirely"`` (low >= 0.8), ``"mostly"`` (low >= 0.5), ``"not at all"``
     (high <= 0.2), ``"partly"`` (low > 0.2, or high < 0.8), and ``"to an
     undetermined extent"`` when the interval reaches from 0.2 or below to 0.8 or
@@ -816,7 +821,7 @@ def share_words(low: float, high: float) -> str:
     if not (np.isfinite(low) and np.isfinite(high)) or low > high:
         return "to an undetermined extent"
     if low > 1:
-        return "more than entirely"
+        return "entirely" if fair_beats_layernorm is False else "more than entirely"
     if low >= 0.8:
         return "almost entirely"
     if low >= 0.5:
@@ -870,6 +875,17 @@ def setup_differences(setup: MajoritySetup, reference: MajoritySetup = MajorityS
     ours, ref = asdict(setup), asdict(reference)
     bookkeeping = ("eval_every", "eval_sequences", "checkpoint_every")  # what is recorded, not how it trains
     return [(k, ours[k], ref[k]) for k in ours if ours[k] != ref[k] and k not in bookkeeping]
+
+
+#: The original's number of seeds per variant (``run_with_projection.bash``: seeds 0-9).
+ORIGINAL_SEEDS = 10
+
+
+def run_differences(setup: MajoritySetup, n_seeds: int, reference: MajoritySetup = MajoritySetup(),
+                    original_seeds: int = ORIGINAL_SEEDS) -> list[tuple]:
+    """:func:`setup_differences` plus the number of seeds (``"n_seeds"``) when it is not the original's."""
+    rows = setup_differences(setup, reference)
+    return rows + ([("n_seeds", n_seeds, original_seeds)] if n_seeds != original_seeds else [])
 
 
 # ------------------------------------------------------------ the comparisons
