@@ -115,3 +115,20 @@ def test_fitted_parameter_labels():
     assert str(fitted_parameter("a", 0.5, (0.0, 1.0), (0.4, 0.6))) == "0.5 [0.4, 0.6]"
     with pytest.raises(ValueError, match="bounds"):
         fitted_parameter("a", 0.5, (1.0, 0.0))
+
+
+def test_noise_ceiling_predicts_the_spearman_of_two_independent_full_samples():
+    """Spearman-Brown: the stepped-up split half matches (on average over repeats) the
+    Spearman between two independent samples of the full size; the raw split half is lower."""
+    rng = np.random.default_rng(3)
+    truth = np.linspace(1.0, 1.2, 120)
+    raw, ceiling, between = [], [], []
+    for _ in range(60):
+        a, b = (ag.ProfileSample(truth**2 * rng.lognormal(0.0, 0.6, (16, truth.size))) for _ in range(2))
+        h1, h2 = a.halves()
+        raw.append(ag.spearman(h1.profile(), h2.profile()))
+        ceiling.append(ag.spearman_brown(raw[-1]))
+        between.append(ag.spearman(a.profile(), b.profile()))
+    assert abs(np.mean(ceiling) - np.mean(between)) < 0.05, (np.mean(ceiling), np.mean(between))
+    assert np.mean(raw) < np.mean(between) - 0.05
+    assert ag.spearman_brown(1.0) == 1.0 and ag.spearman_brown(0.0) == 0.0

@@ -105,3 +105,12 @@ def test_claim_records_and_checks():
     with pytest.raises(TypeError):
         Claim(id="x", paper="p", where="w", source="summary", statement="s", measured="m", settings="s",
               verdict="reproduced")
+
+
+def test_floor_verdict_can_return_each_label():
+    from attention_geometry.verdicts import floor_verdict
+
+    assert floor_verdict(2.78, 2.0, atol=0.5).label == "differs"  # the paper's 10^2 below the model's floor
+    assert floor_verdict(1.2, 2.0, atol=0.5).label == "reproduced"
+    assert floor_verdict(2.2, 2.0, atol=0.5).label == "not decided"
+    assert "floor" in floor_verdict(2.78, 2.0, atol=0.5, what="the scalar model").reason

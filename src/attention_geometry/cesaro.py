@@ -645,15 +645,16 @@ def scalar_model_gradients(L: int, H: int, alpha: float, seed: int) -> dict:
     last/first layer, against the key position ``k``. By autograd (float64)."""
     import torch
 
+    from .attention import causal_softmax
+
     L, H = _check_int("L", L), _check_int("H", H)
     alpha = _check_alpha(alpha)
     g = torch.Generator().manual_seed(_check_int("seed", seed, low=0))
     h = torch.randn(L, dtype=torch.float64, generator=g).requires_grad_(True)
     logits = torch.zeros(H, L, L, dtype=torch.float64, requires_grad=True)
-    mask = torch.tril(torch.ones(L, L, dtype=torch.bool))
     x = h
     for layer in range(H):
-        A = torch.softmax(logits[layer].masked_fill(~mask, float("-inf")), dim=-1)
+        A = causal_softmax(logits[layer])
         x = (1 - alpha) * x + alpha * (A @ x)
     gh, gs = torch.autograd.grad(x[-1], (h, logits))
     return {"inputs": gh.numpy(), "rho": last_row(L, H, alpha),

@@ -29,6 +29,7 @@ import numpy as np
 import torch
 
 from ._checks import check_bool, check_choice, check_float, check_int, fail
+from .attention import mask_tensor
 
 __all__ = [
     "ARCHITECTURES",
@@ -290,7 +291,7 @@ def measured_score_std(model, h0: torch.Tensor) -> np.ndarray:
         for h in hooks:
             h.remove()
     L = h0.shape[1]
-    causal = torch.tril(torch.ones(L, L, dtype=torch.bool))
+    causal = mask_tensor("causal", L)
     out = []
     for s in captured:
         q = s["q"][0].reshape(L, n_heads, d_head).transpose(0, 1).double()

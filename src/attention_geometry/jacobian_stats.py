@@ -10,7 +10,8 @@ noise, independent between sequences, is part of that spread).
 * the average profile :math:`\bar\rho(j) = (\frac1n\sum_s \hat\rho_s(j)^2)^{1/2}`
   and its p16--p84 band (:meth:`ProfileSample.profile`, :meth:`ProfileSample.band`);
 * the **noise ceiling**: the Spearman correlation between the average profiles
-  of two halves of the sequences (:func:`noise_ceiling_estimate`);
+  of two halves of the sequences, stepped up to the full sample by the
+  Spearman-Brown formula (:func:`noise_ceiling_estimate`);
 * the paper's model :math:`g\,(N^H)_{L,j}` fitted in log space
   (:func:`fit_cesaro`, ``eq-jac-cesaro-fit``), and the derived expectation of
   :mod:`attention_geometry.jacobian_theory` fitted with a gain and, optionally,
@@ -48,6 +49,7 @@ __all__ = [
     "profile_statistics",
     "bootstrap_estimate",
     "noise_ceiling_estimate",
+    "spearman_brown",
     "paired_spearman",
     "CesaroFit",
     "fit_cesaro",
@@ -141,16 +143,26 @@ def bootstrap_estimate(statistic, sample: ProfileSample, *, n_boot: int, rng: np
     return Estimate(value, float(np.nanstd(reps, ddof=1)))
 
 
+def spearman_brown(r: float, factor: float = 2.0) -> float:
+    """The reliability of a sample ``factor`` times larger from that of one sample,
+    ``factor r / (1 + (factor - 1) r)`` (Spearman-Brown); NaN for ``r <= -1/(factor-1)``."""
+    den = 1.0 + (factor - 1.0) * r
+    return factor * r / den if den > 0 else float("nan")
+
+
 def _split_half(sample: ProfileSample) -> float:
     a, b = sample.halves()
-    return spearman(a.profile(), b.profile())
+    return spearman_brown(spearman(a.profile(), b.profile()))
 
 
 def noise_ceiling_estimate(sample: ProfileSample, *, n_boot: int, rng: np.random.Generator) -> Estimate:
-    """The noise ceiling: Spearman between the average profiles of the even and the
-    odd sequences (two independent half samples), with its bootstrap standard error.
-    It bounds what any model can reach against a half sample; against the full
-    average it is conservative (a full sample is less noisy than a half)."""
+    """The noise ceiling of a full sample's average profile: the Spearman between the
+    average profiles of the even and the odd sequences (two independent half samples),
+    stepped up to the full sample by the Spearman-Brown formula (:func:`spearman_brown`),
+    with its bootstrap standard error. It estimates the Spearman of two independent
+    samples of this size: what a comparison of two such averages (or of a perfect
+    model with one, somewhat above it) can reach. The uncorrected split-half value
+    is the ceiling of a half sample, which full-sample statistics exceed."""
     if sample.n < 4:
         raise fail("sample", f"{sample.n} sequences", "at least 4 sequences (two halves of two)")
     return bootstrap_estimate(_split_half, sample, n_boot=n_boot, rng=rng)

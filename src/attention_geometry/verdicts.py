@@ -65,6 +65,7 @@ __all__ = [
     "value_verdict",
     "sign_verdict",
     "bound_verdict",
+    "floor_verdict",
     "sign_and_size_verdict",
     "hypothesis_verdict",
     "property_verdict",
@@ -164,6 +165,25 @@ def bound_verdict(est: Estimate, bound: float, *, at_most: bool, level: float = 
     if fails:
         return Verdict("refuted", text)
     return Verdict("not decided", f"{text}; the interval straddles the bound")
+
+
+def floor_verdict(floor: float, claimed: float, *, atol: float = 0.0, what: str = "the model") -> Verdict:
+    """A claimed value ``claimed ± atol`` against a ``floor`` that ``what`` cannot go
+    below (an exact lower bound over its free parameters, e.g. the smallest
+    peak-to-trough ratio of the scalar model over the residual weight).
+
+    The whole band at or above the floor: ``reproduced`` (the model can produce
+    the value); wholly below it: ``differs`` (no parameter of the model gives
+    it); straddling: ``not decided``.
+    """
+    atol = check_float("atol", atol, low=0.0)
+    lo, hi = claimed - atol, claimed + atol
+    text = f"the claim {claimed:.3g} ± {atol:.2g} against {what}'s floor {floor:.3g}"
+    if lo >= floor:
+        return Verdict("reproduced", f"{text}: at or above it")
+    if hi < floor:
+        return Verdict("differs", f"{text}: below it, out of the model's reach")
+    return Verdict("not decided", f"{text}: straddling it")
 
 
 def sign_and_size_verdict(est: Estimate, closed_form: float, *, rtol: float, level: float = 0.95,
