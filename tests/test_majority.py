@@ -363,6 +363,7 @@ def test_more_than_entirely_needs_the_paired_evidence_too():
     assert share_words(1.05, 2.07, fair_beats_layernorm=True) == "more than entirely"
     assert share_words(1.05, 2.07, fair_beats_layernorm=False) == "entirely"
     assert share_words(0.85, 1.1, fair_beats_layernorm=False) == "almost entirely"
+    assert share_words(1.05, 2.07, fair_beats_layernorm=np.bool_(False)) == "entirely"  # numpy's bools too
 
 
 def test_run_differences_name_the_seeds_only_when_they_differ():

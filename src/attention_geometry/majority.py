@@ -821,7 +821,7 @@ def share_words(low: float, high: float, fair_beats_layernorm: bool | None = Non
     if not (np.isfinite(low) and np.isfinite(high)) or low > high:
         return "to an undetermined extent"
     if low > 1:
-        return "entirely" if fair_beats_layernorm is False else "more than entirely"
+        return "entirely" if fair_beats_layernorm is not None and not fair_beats_layernorm else "more than entirely"
     if low >= 0.8:
         return "almost entirely"
     if low >= 0.5:
