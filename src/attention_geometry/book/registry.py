@@ -195,10 +195,11 @@ CHAPTERS: dict[str, Chapter] = {
                    "table_n_min": 16, "table_n_max": 32, "short_sets": 3, "short_n_min": 8, "short_n_max": 32,
                    "pretrained_sequences": 1, "pretrained_seq_len": 16},
             # unselectable_experiments.sh: Fig. 1c-d (unselectable_figure.py), train_GPT2.py at max_steps 50,000
-            # (here the first tiny_steps of that schedule: about one second per step on a CPU), Tables 1-2
+            # (here the first 2,000 steps of that schedule, for each of the two norms: about one second per
+            # step on a CPU, the largest run that fits 2 h on 2 cores beside another paper run), Tables 1-2
             # (--min_sample_size 768 --max_sample_size 1024, 1,000 samples), Table 3 (at most 128 tokens)
             presets={"paper": {"grid_n_min": 3, "grid_n_max": 60, "grid_d_min": 3, "grid_d_max": 15,
-                               "grid_sets": 100, "growth_sets": 100, "tiny_steps": 3000,
+                               "grid_sets": 100, "growth_sets": 100, "tiny_steps": 2000,
                                "tiny_schedule_steps": 50_000, "tiny_batch": 16, "tiny_seq_len": 1024,
                                "tiny_lr": 5e-5, "lm_windows": 1000, "table_sets": 1000, "table_n_min": 768,
                                "table_n_max": 1024, "short_sets": 1000, "short_n_min": 8, "short_n_max": 128}},
