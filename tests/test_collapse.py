@@ -12,7 +12,9 @@ from attention_geometry.collapse import (
     collapse_depth,
     collapse_runs,
     collapse_runs_loop,
+    collapse_summary,
     fit_rate,
+    has_rate,
     input_generator,
     log10_floored,
     log10_growth,
@@ -188,6 +190,17 @@ def test_fit_rate_recovers_exponential():
     t = np.arange(40)[:, None]
     v = 3.0 * np.exp(-np.array([[0.1, 0.5]]) * t)
     np.testing.assert_allclose(fit_rate(v, floor=1e-9), [0.1, 0.5], rtol=1e-9)
+
+
+def test_has_rate_separates_an_exponential_from_a_drop_to_the_floor():
+    t = np.arange(41)[:, None]
+    slow = np.exp(-0.5 * t) * np.ones((1, 4))  # 23 layers above 1e-5
+    fast = np.exp(-(t.astype(float) ** 2)) * np.ones((1, 4))  # below 1e-5 after 4 layers
+    slow_summary, fast_summary = collapse_summary(slow), collapse_summary(fast)
+    assert has_rate(slow_summary["points"]) and not has_rate(fast_summary["points"])
+    assert has_rate(fast_summary["points"], min_points=3)
+    with pytest.raises(ValueError, match="min_points"):
+        has_rate(slow_summary["points"], min_points=2)
 
 
 def test_bad_inputs():

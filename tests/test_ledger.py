@@ -46,3 +46,21 @@ def test_one_id_in_two_chapters_is_an_error(tmp_path):
     nb.write_text(json.dumps(_notebook(_records(["k-1"]))))
     with pytest.raises(ValueError, match="k-1"):
         collect_ledger([("a", "a", nb), ("b", "b", nb)])
+
+
+def test_executed_values_reads_a_chapters_glued_numbers(tmp_path):
+    from conftest import chapter_text, make_project, toy_chapter
+
+    from attention_geometry.book.ledger import executed_values
+
+    project = make_project(tmp_path, {"toy": (chapter_text("Toy", "n = 1", "x = 1"), toy_chapter("toy"))})
+    assert executed_values("toy", project) is None  # not executed yet
+    prefix = "application/papermill.record/"
+    out = {"output_type": "display_data", "metadata": {"scrapbook": {"name": "rc-rate", "mime_prefix": prefix}},
+           "data": {f"{prefix}text/plain": "0.25"}}
+    project.executed.mkdir(parents=True, exist_ok=True)
+    (project.executed / "toy.ipynb").write_text(json.dumps({"cells": [{"cell_type": "code", "source": "",
+                                                                       "outputs": [out]}]}))
+    assert executed_values("toy", project) == {"rc-rate": 0.25}
+    with pytest.raises(ValueError, match="chapter_name = 'nope'"):
+        executed_values("nope", project)

@@ -58,3 +58,27 @@ def test_trend_word_follows_the_interval(est, word):
 
     assert trend_word(est, above="grows", below="falls", neither="stays") == word
     assert trend_word(est, above="a", below="b", neither="c", reference=5.0) == "b"
+
+
+def test_band_position_names_each_side_of_the_band():
+    from attention_geometry.stats import Estimate, band_position
+
+    band = [Estimate(10.0, 1.0), Estimate(12.0, 1.0)]  # 95 % ends: 8.04 .. 13.96
+    assert band_position([5.0, 8.5, 13.5, 20.0], band) == ["below", "within", "within", "above"]
+    with pytest.raises(ValueError, match="band"):
+        band_position([1.0], [])
+
+
+def test_interior_peak_needs_a_drop_beyond_the_noise():
+    from attention_geometry.stats import Estimate, interior_peak
+
+    rising = [Estimate(1.0, 0.1), Estimate(2.0, 0.1), Estimate(3.0, 0.1)]
+    assert interior_peak([0.1, 0.5, 0.9], rising) is None  # largest at the end
+    peaked = [Estimate(1.0, 0.1), Estimate(3.0, 0.1), Estimate(2.0, 0.1)]
+    assert interior_peak([0.1, 0.5, 0.9], peaked) == 0.5
+    noisy = [Estimate(1.0, 0.1), Estimate(3.0, 1.0), Estimate(2.0, 1.0)]
+    assert interior_peak([0.1, 0.5, 0.9], noisy) is None  # the drop 1 +- 1.4 is noise
+    assert interior_peak([0.9, 0.1, 0.5], [peaked[2], peaked[0], peaked[1]]) == 0.5  # order of xs
+    assert interior_peak([0.5], rising[:1]) is None
+    with pytest.raises(ValueError, match="estimates"):
+        interior_peak([0.1, 0.5], rising)

@@ -99,3 +99,70 @@ def test_default_variants_change_one_switch_each():
     for name, cfg in v.items():
         diff = [f for f in base.__dataclass_fields__ if getattr(cfg, f) != getattr(base, f)]
         assert diff and (len(diff) == 1 or set(diff) == {"mask", "window"}), name
+
+
+def test_doubling_slopes_recover_a_known_slope_and_refuse_zero_errors():
+    from attention_geometry.stats import Estimate
+
+    pts = {(h, d): Estimate(0.1 * np.log2(h) - 0.05 * np.log2(d) + 1.0, 0.01) for h in (2, 4, 8) for d in (16, 32, 64)}
+    depth = ag.doubling_slopes(pts, along=0)
+    width = ag.doubling_slopes(pts, along=1)
+    assert set(depth) == {16, 32, 64} and all(e.value == pytest.approx(0.1) for e in depth.values())
+    assert all(e.value == pytest.approx(-0.05) for e in width.values())
+    assert ag.doubling_trend(pts, along=0).startswith("with depth it rises")
+    assert ag.doubling_trend(pts, along=1).startswith("with width it falls")
+    flat = {k: Estimate(1.0 + 0.001 * k[0], 0.5) for k in pts}
+    assert "does not change measurably" in ag.doubling_trend(flat, along=0)
+    exact = {**pts, (8, 64): Estimate(0.0, 0.0)}  # a proportion measured as exactly 0
+    assert ag.doubling_slopes(exact, along=0)[64] is None and "no slope" in ag.doubling_trend(exact, along=0)
+    with pytest.raises(ValueError, match="along"):
+        ag.doubling_slopes(pts, along=2)
+
+
+ROLES = {"baseline": "b", "no_mask": "m", "window": "w", "no_norm": "n", "rmsnorm": "r", "no_residual": "a",
+         "deeper": "h", "rope": "p"}
+
+
+def _fake_results(flip: bool):
+    """Results as synthesis_experiment returns them, with every effect in (or against) its claimed direction."""
+    rng = np.random.default_rng(0)
+    sign = -1.0 if flip else 1.0
+
+    def res(first=1.0, last=1.0, mu=0.5, rp=0.6, window_first=0.0):
+        samples = {"first_mid": np.exp(first + 0.01 * rng.standard_normal(32)),
+                   "last_mid": np.exp(last + 0.01 * rng.standard_normal(32)),
+                   "mu_rel": mu + 0.001 * rng.standard_normal(32), "rp": rp + 0.001 * rng.standard_normal(32)}
+        out = {k: ag.mean_estimate(v) for k, v in samples.items()}
+        out["samples"] = samples
+        if window_first is not None:
+            samples["first_mid"] = np.full(32, window_first)
+            out["first_mid"] = ag.Estimate(window_first, 0.0)
+        return out
+
+    base = res(first=sign * 1.0, last=sign * 1.0, window_first=None)
+    return {"b": base, "m": res(first=sign * 0.5, window_first=None),
+            "w": res(window_first=0.0 if not flip else 0.3), "n": res(rp=0.6 - sign * 0.1, window_first=None),
+            "r": res(window_first=None), "a": res(last=sign * 0.5, mu=0.5 - sign * 0.1, window_first=None),
+            "h": res(last=sign * 0.5, mu=0.5 - sign * 0.1, window_first=None),
+            "p": res(rp=0.6 + sign * 0.1, window_first=None)}
+
+
+def test_component_effects_follow_the_paired_changes():
+    held = {e.key: e.verdict.label for e in ag.component_effects(_fake_results(False), ROLES)}
+    flipped = {e.key: e.verdict.label for e in ag.component_effects(_fake_results(True), ROLES)}
+    assert set(held) == {"mask-primacy", "residual-spike", "residual-collapse", "depth-spike", "depth-collapse",
+                         "ln-recency", "rope-recency", "window-field"}
+    assert set(held.values()) == {"reproduced"}
+    assert flipped["mask-primacy"] == flipped["residual-spike"] == flipped["window-field"] == "refuted"
+
+
+def test_synthesis_claims_can_hold_or_fail_and_name_their_sources():
+    from attention_geometry.stats import Estimate
+
+    held = ag.synthesis_claims(_fake_results(False), ROLES, Estimate(-0.69, 0.001), settings="toy")
+    failed = ag.synthesis_claims(_fake_results(True), ROLES, Estimate(0.01, 0.001), settings="toy")
+    by_id = {c.id: c for c in held}
+    assert {c.verdict.label for c in held} == {"reproduced"}
+    assert failed[0].verdict.label == "refuted" and failed[2].verdict.label == "refuted"
+    assert by_id["kim-abstract-recency-full-decoder"].source == "abstract"
+    assert not by_id["wu-abstract-pure-masked-collapse"].at_paper_settings  # the Cesàro model is not Wu's setup

@@ -72,6 +72,8 @@ __all__ = [
     "fit_rate",
     "collapse_depth",
     "collapse_summary",
+    "MIN_RATE_POINTS",
+    "has_rate",
     "mean_log_spread",
     "log10_floored",
     "log10_growth",
@@ -506,6 +508,23 @@ def collapse_summary(rel, threshold: float = 1e-4, floor: float = 1e-5) -> dict:
     rate, points = fit_rate(rel, floor=floor, return_points=True)
     return {"depth": depth, "reached": reached, "rate": rate, "points": points,
             "mean_log_spread": mean_log_spread(rel)}
+
+
+MIN_RATE_POINTS = 8
+"""Fewest layers above the floor for which a fitted slope is called a *rate*."""
+
+
+def has_rate(points, min_points: int = MIN_RATE_POINTS) -> bool:
+    """Whether a mask's fits (``points: (B,)``, the layers each used, from
+    :func:`collapse_summary`) describe an exponential rate: the median fit uses at
+    least ``min_points`` layers above the floor. A drop to the floor within fewer
+    layers (the complete mask's super-exponential collapse) is reported by its depth
+    (:func:`collapse_depth`), not as a rate."""
+    min_points = check_int("min_points", min_points, low=3)
+    points = np.asarray(points).ravel()
+    if points.size == 0:
+        raise fail("points", "an empty array", "one count per input")
+    return bool(np.median(points) >= min_points)
 
 
 def mean_log_spread(rel, floor: float = 1e-6) -> np.ndarray:

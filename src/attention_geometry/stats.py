@@ -60,6 +60,8 @@ __all__ = [
     "welch_difference",
     "linear_slope",
     "trend_word",
+    "band_position",
+    "interior_peak",
     "FittedParameter",
     "fitted_parameter",
 ]
@@ -328,6 +330,40 @@ def trend_word(est: Estimate, *, above: str, below: str, neither: str, reference
     if hi < reference:
         return below
     return neither
+
+
+def band_position(values, band, *, level: float = 0.95) -> list[str]:
+    """Where each of ``values`` lies against a band of estimates: ``"below"`` when it lies
+    under every ``level`` interval of ``band`` (a sequence of :class:`Estimate`),
+    ``"above"`` when it lies over every one, ``"within"`` otherwise (between the lowest
+    lower end and the highest upper end)."""
+    band = list(band)
+    if not band:
+        raise fail("band", "an empty sequence", "at least one Estimate")
+    ends = [e.interval(level) for e in band]
+    lo, hi = min(e[0] for e in ends), max(e[1] for e in ends)
+    return ["below" if v < lo else "above" if v > hi else "within" for v in np.asarray(values, float).ravel()]
+
+
+def interior_peak(xs, estimates, *, level: float = 0.95):
+    """The ``x`` of the largest of ``estimates`` (independent :class:`Estimate` s, one per
+    ``x`` in ``xs``) when that peak lies *before* the largest ``x`` and exceeds the
+    estimate there beyond the ``level`` interval of their difference; ``None`` otherwise
+    (the largest value is at the end, one ``x`` only, or the drop after the peak is within the noise)."""
+    xs = list(xs)
+    estimates = list(estimates)
+    if len(xs) != len(estimates) or not xs:
+        raise fail("estimates", f"{len(estimates)} estimate(s) for {len(xs)} x value(s)",
+                   "one estimate per x, at least one")
+    order = np.argsort(xs)
+    xs = [xs[i] for i in order]
+    estimates = [estimates[i] for i in order]
+    i = int(np.argmax([e.value for e in estimates]))
+    if i == len(xs) - 1:
+        return None
+    peak, last = estimates[i], estimates[-1]
+    drop = Estimate(peak.value - last.value, math.hypot(peak.se, last.se))
+    return xs[i] if drop.interval(level)[0] > 0 else None
 
 
 @dataclass(frozen=True)

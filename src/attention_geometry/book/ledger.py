@@ -30,7 +30,7 @@ from .claims import CLAIMS_KEY
 from .project import Project
 from .toc import book_chapters
 
-__all__ = ["LEDGER_FIELDS", "PAPERS", "book_ledger", "ledger_verdicts", "chapter_claims", "collect_ledger", "ledger_page",
+__all__ = ["LEDGER_FIELDS", "PAPERS", "book_ledger", "executed_values", "ledger_verdicts", "chapter_claims", "collect_ledger", "ledger_page",
            "write_ledger_files"]
 
 #: Bibliography key -> how the ledger names the paper.
@@ -233,6 +233,20 @@ def book_ledger(exclude: tuple[str, ...] = (), project: Project | None = None) -
             return None
         found.append((chapter.name, chapter.stem, notebook))
     return collect_ledger(found)
+
+
+def executed_values(chapter_name: str, project: Project | None = None) -> dict | None:
+    """The glued values (numbers as numbers) of one executed chapter of the book
+    (``_build/executed``), or ``None`` if it has not been executed yet. A chapter that reads
+    another's values declares it in its registry entry's ``depends_on``."""
+    from .notebooks import glued_data
+
+    project = project or Project.find()
+    for chapter in book_chapters(project):
+        if chapter.name == chapter_name:
+            notebook = project.executed / f"{chapter.stem}.ipynb"
+            return glued_data(notebook) if notebook.exists() else None
+    raise ValueError(f"chapter_name = {chapter_name!r}: not a chapter of the book's toc")
 
 
 def ledger_verdicts(ledger: list[dict] | None, ids: list[str]) -> str:

@@ -22,6 +22,20 @@ class StoredSweep:
     table: object  # pandas.DataFrame: run, parameters..., status, error, key, value
     provenance: dict
 
+    def estimates(self, key: str, by: tuple[str, ...]) -> dict:
+        """``{(values of by...): Estimate}`` from each finished point's glued ``key`` and its
+        standard error ``key + "-se"`` (points without them are left out)."""
+        from ..stats import Estimate
+
+        done = self.table[self.table["status"] == "done"]
+        out = {}
+        for values, part in done.groupby(list(by)):
+            found = dict(zip(part["key"], part["value"]))
+            if key in found and f"{key}-se" in found:
+                out[tuple(values) if isinstance(values, tuple) else (values,)] = Estimate(
+                    float(found[key]), float(found[f"{key}-se"]))
+        return out
+
 
 def load_sweep_results(chapter: str, name: str,
                        project: Project | str | os.PathLike | None = None) -> StoredSweep | None:

@@ -101,8 +101,15 @@ def plot_cesaro_collapse(depths, measured: dict, predicted: dict):
 
 def plot_sweep(table, x: str, hue: str, quantities: dict = QUANTITIES, prefix: str = ""):
     """The stored sweep: one panel per quantity against ``x``, one line per value of ``hue``
-    (``table``: columns ``x``, ``hue``, ``key``, ``value``; the glued keys are ``prefix + quantity``)."""
+    (``table``: columns ``x``, ``hue``, ``key``, ``value``; the glued keys are ``prefix + quantity``).
+    ``table = None`` (no stored sweep): a figure that says so."""
     fig = _new_figure(figsize=(12, 3.4), layout="constrained")
+    if table is None:
+        ax = fig.subplots()
+        ax.axis("off")
+        ax.text(0.5, 0.5, "sweep not stored yet (make sweep CHAPTER=synthesis "
+                "GRID=sweeps/synthesis-depth-width.yaml)", ha="center", va="center")
+        return fig
     axes = fig.subplots(1, len(quantities))
     for ax, (key, label) in zip(axes, quantities.items()):
         part = table[table["key"] == prefix + key]
