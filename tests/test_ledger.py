@@ -64,3 +64,16 @@ def test_executed_values_reads_a_chapters_glued_numbers(tmp_path):
     assert executed_values("toy", project) == {"rc-rate": 0.25}
     with pytest.raises(ValueError, match="chapter_name = 'nope'"):
         executed_values("nope", project)
+
+
+def test_ledger_untested_lists_only_the_untested_claims_with_their_reasons():
+    from attention_geometry.book.ledger import ledger_untested
+
+    rows = [{"id": "a", "paper": "Wu et al. 2024", "where": "Fig. 3", "statement": "claim A.", "verdict": "not tested",
+             "reason": "needs pretrained weights", "link": "04_rank_collapse.html#x"},
+            {"id": "b", "paper": "Wu et al. 2024", "where": "abstract", "statement": "claim B.",
+             "verdict": "reproduced", "reason": "-", "link": "04_rank_collapse.html#y"}]
+    text = ledger_untested(rows)
+    assert "claim A." in text and "needs pretrained weights" in text and "{doc}`04_rank_collapse`" in text
+    assert "claim B." not in text
+    assert "every claim" in ledger_untested(rows[1:]) and "not built" in ledger_untested(None)

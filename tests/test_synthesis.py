@@ -128,8 +128,9 @@ def _fake_results(flip: bool):
     rng = np.random.default_rng(0)
     sign = -1.0 if flip else 1.0
 
-    def res(first=1.0, last=1.0, mu=0.5, rp=0.6, window_first=0.0):
-        samples = {"first_mid": np.exp(first + 0.01 * rng.standard_normal(32)),
+    def res(first=1.0, last=1.0, mu=0.5, rp=0.6, window_first=0.0, unsel=0.1):
+        samples = {"unselectable": unsel + 0.01 * rng.standard_normal(32),
+                   "first_mid": np.exp(first + 0.01 * rng.standard_normal(32)),
                    "last_mid": np.exp(last + 0.01 * rng.standard_normal(32)),
                    "mu_rel": mu + 0.001 * rng.standard_normal(32), "rp": rp + 0.001 * rng.standard_normal(32)}
         out = {k: ag.mean_estimate(v) for k, v in samples.items()}
@@ -141,7 +142,7 @@ def _fake_results(flip: bool):
 
     base = res(first=sign * 1.0, last=sign * 1.0, window_first=None)
     return {"b": base, "m": res(first=sign * 0.5, window_first=None),
-            "w": res(window_first=0.0 if not flip else 0.3), "n": res(rp=0.6 - sign * 0.1, window_first=None),
+            "w": res(window_first=0.0 if not flip else 0.3), "n": res(rp=0.6 - sign * 0.1, unsel=0.1 + sign * 0.2, window_first=None),
             "r": res(window_first=None), "a": res(last=sign * 0.5, mu=0.5 - sign * 0.1, window_first=None),
             "h": res(last=sign * 0.5, mu=0.5 - sign * 0.1, window_first=None),
             "p": res(rp=0.6 + sign * 0.1, window_first=None)}
@@ -151,9 +152,10 @@ def test_component_effects_follow_the_paired_changes():
     held = {e.key: e.verdict.label for e in ag.component_effects(_fake_results(False), ROLES)}
     flipped = {e.key: e.verdict.label for e in ag.component_effects(_fake_results(True), ROLES)}
     assert set(held) == {"mask-primacy", "residual-spike", "residual-collapse", "depth-spike", "depth-collapse",
-                         "ln-recency", "rope-recency", "window-field"}
+                         "ln-recency", "norm-selectable", "rope-recency", "window-field"}
     assert set(held.values()) == {"reproduced"}
     assert flipped["mask-primacy"] == flipped["residual-spike"] == flipped["window-field"] == "refuted"
+    assert flipped["norm-selectable"] == "refuted"
 
 
 def test_synthesis_claims_can_hold_or_fail_and_name_their_sources():

@@ -467,6 +467,9 @@ def component_effects(results: dict, names: dict[str, str]) -> list[Effect]:
         "change of the relative mu at twice the depth")
     add("ln-recency", "LayerNorm (vs none)", "recency of the last layer's scores (Kim et al.'s quantity)",
         "recency probability", change("no_norm", "rp"), -1, "change of the recency probability without a norm")
+    add("norm-selectable", "LayerNorm (vs none)", "puts the keys' inputs on a sphere: fewer key sets with an "
+        "unselectable key (Brody et al.'s scaling; per head W_K has a kernel)", "sets with an unselectable key", change("no_norm", "unselectable"), +1,
+        "change of the fraction of key sets with an unselectable key without a norm")
     add("rope-recency", "RoPE", "recency of the last layer's scores", "recency probability", change("rope", "rp"), +1,
         "change of the recency probability with RoPE")
     window = results[names["window"]]

@@ -30,7 +30,7 @@ from .claims import CLAIMS_KEY
 from .project import Project
 from .toc import book_chapters
 
-__all__ = ["LEDGER_FIELDS", "PAPERS", "book_ledger", "executed_values", "ledger_verdicts", "chapter_claims", "collect_ledger", "ledger_page",
+__all__ = ["LEDGER_FIELDS", "PAPERS", "book_ledger", "executed_values", "ledger_untested", "ledger_verdicts", "chapter_claims", "collect_ledger", "ledger_page",
            "write_ledger_files"]
 
 #: Bibliography key -> how the ledger names the paper.
@@ -261,4 +261,17 @@ def ledger_verdicts(ledger: list[dict] | None, ids: list[str]) -> str:
         parts.append(f"{{doc}}`{r['link'].split('.html')[0]}`: {r['verdict']} (`{i}`)" if r
                      else f"`{i}`: not in the ledger")
     return "; ".join(parts) if parts else "no chapter tests this in its own model"
+
+
+def ledger_untested(ledger: list[dict] | None) -> str:
+    """The claims no chapter could test, as a MyST list: paper, where, the claim, and the reason
+    it was not tested (what testing it would take), with a link to the chapter. For chapter 9's
+    open questions; says so when the ledger is not built."""
+    if ledger is None:
+        return "- (the ledger is not built in this run: `make book` builds it)"
+    rows = [r for r in ledger if r["verdict"].startswith("not tested")]
+    if not rows:
+        return "- every claim in the ledger was tested by some chapter"
+    return "\n".join(f"- **{r['paper']}, {r['where']}** ({{doc}}`{r['link'].split('.html')[0]}`, `{r['id']}`): "
+                     f"{r['statement']} *Not tested:* {r['reason']}" for r in rows)
 
