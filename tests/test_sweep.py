@@ -5,6 +5,7 @@ parameter, a corrupt status file, and no figure left open."""
 import json
 import os
 import re
+from pathlib import Path
 
 import pandas as pd
 import pytest
@@ -205,15 +206,17 @@ def test_plot_spec_is_checked():
         load_grid({"grid": {"n": [1]}, "plot": {"y": [1]}}, CHAPTER)
 
 
-def test_each_point_gets_a_report_and_the_sweep_an_index(project, tmp_path):
+def test_each_point_gets_a_report_and_the_sweep_an_index(project, tmp_path, monkeypatch):
     """The summary plots the grid's y quantities (else the chapter's headline) against
-    its x; every finished point is rendered as a report, linked from index.html."""
+    its x; every finished point is rendered as a report, linked from index.html. The
+    output folder is given relative to the working directory, as `--out results/...` is."""
     from dataclasses import replace
 
     from attention_geometry.book.sweep import plotted
 
     chapter = replace(CHAPTER, headline="double")
-    out = tmp_path / "out"
+    monkeypatch.chdir(tmp_path)
+    out = Path("out")
     sweep = load_grid({"name": "r", "grid": {"n": [1, 2, 60]}, "fixed": {"x": 0.5}}, chapter)
     assert plotted(sweep, ["double", "scaled"]) == ("n", ["double"])
     assert plotted(load_grid({"grid": {"n": [1, 2]}, "plot": {"x": "n", "y": ["scaled"]}}, chapter), ["double"]) \

@@ -68,8 +68,8 @@ __all__ = [
     "cesaro_relative_collapse",
     "paired_change",
     "uniformity_over_scale",
-    "doubling_slopes",
-    "doubling_trend",
+    "grid_change",
+    "grid_trend",
     "Effect",
     "component_effects",
     "synthesis_claims",
@@ -337,47 +337,46 @@ def paired_change(variant: dict, baseline: dict, key: str, *, log: bool = False)
     return paired_difference(a, b)
 
 
-def doubling_slopes(points, *, along: int):
-    """How a quantity measured on a grid changes per doubling of one of its two coordinates.
+def grid_change(points, *, along: int) -> dict:
+    """How a quantity measured on a grid changes from the smallest to the largest value of one
+    of its two coordinates.
 
-    ``points``: ``{(a, b): Estimate}`` (for example ``(n_layers, d)``). For each value of the
-    *other* coordinate, the weighted slope of the estimates against ``log2`` of coordinate
-    ``along`` (0 or 1), from :func:`~attention_geometry.stats.linear_slope`: ``{other value:
-    Estimate}``. ``None`` where the line has fewer than 3 points, or a point without a positive
-    standard error (a proportion measured as exactly 0 or 1)."""
-    from .stats import linear_slope
-
+    ``points``: ``{(a, b): Estimate}`` (for example ``(n_layers, d)``), independent estimates.
+    For each value of the *other* coordinate: ``(low, high, change)``, the coordinate's smallest
+    and largest values on that line and the change of the estimate between them, an
+    :class:`~attention_geometry.stats.Estimate` with the standard errors added in quadrature
+    (no model of the trend in between is assumed)."""
     along = check_choice("along", along, (0, 1))
     lines: dict = {}
     for key, est in points.items():
         lines.setdefault(key[1 - along], []).append((key[along], est))
+    if not lines:
+        raise fail("points", "an empty mapping", "estimates on a grid")
     out = {}
     for other, line in sorted(lines.items()):
         line.sort(key=lambda item: item[0])
-        if len(line) < 3 or any(not (e.se > 0) for _, e in line):
-            out[other] = None
-            continue
-        out[other] = linear_slope(np.log2([x for x, _ in line]), [e for _, e in line])
+        (lo, first), (hi, last) = line[0], line[-1]
+        out[other] = (lo, hi, Estimate(last.value - first.value, math.hypot(first.se, last.se)))
     return out
 
 
-def doubling_trend(points, *, along: int, names=("H", "d")) -> str:
-    """A sentence part on how the quantity in ``points`` (as in :func:`doubling_slopes`) changes
-    per doubling of coordinate ``along``, read at the largest value of the other coordinate:
-    ``"with depth it rises (0.012 ± 0.003 per doubling, at d = 64)"``. The word comes from
-    :func:`~attention_geometry.stats.trend_word` on the slope's 95 % interval."""
+def grid_trend(points, *, along: int, names=("H", "d")) -> str:
+    """A sentence part on how the quantity in ``points`` (as in :func:`grid_change`) changes along
+    coordinate ``along``, read at the largest value of the other coordinate:
+    ``"with depth it falls (change -0.303 ± 0.011 from H = 2 to H = 8, at d = 64)"``. The word comes
+    from :func:`~attention_geometry.stats.trend_word` on the change's 95 % interval."""
     from .stats import trend_word
 
-    slopes = doubling_slopes(points, along=along)
-    if not slopes:
-        raise fail("points", "an empty mapping", "estimates on a grid")
-    what = ("with depth", "with width")[along] if names == ("H", "d") else f"with {names[along]}"
-    at, other = names[1 - along], max(slopes)
-    slope = slopes[other]
-    if slope is None:
-        return f"{what}: no slope (fewer than 3 points, or a value without a standard error, at {at} = {other})"
-    word = trend_word(slope, above="rises", below="falls", neither="does not change measurably")
-    return f"{what} it {word} ({slope.format()} per doubling, at {at} = {other})"
+    what = f"with {('depth', 'width')[along] if tuple(names) == ('H', 'd') else names[along]}"
+    at, other = names[1 - along], max(grid_change(points, along=along))
+    lo, hi, change = grid_change(points, along=along)[other]
+    if lo == hi:
+        return f"{what}: one point only (at {at} = {other})"
+    where = f"from {names[along]} = {lo:g} to {names[along]} = {hi:g}, at {at} = {other:g}"
+    if change.se == 0 and change.value == 0:
+        return f"{what} it does not change at all ({where})"
+    word = trend_word(change, above="rises", below="falls", neither="does not change measurably")
+    return f"{what} it {word} (change {change.format()} {where})"
 
 
 def cesaro_relative_collapse(L: int, alpha: float, depths, d: int = 16, seed: int = 0) -> np.ndarray:

@@ -140,7 +140,7 @@ def build_report(project: Project, chapter: Chapter, notebook: Path, out: Path, 
     ``provenance``: ``commit``, ``dirty``, ``date``, ``seconds``, ``command`` of the run.
     Raises :class:`ReportFailed` if Jupyter Book fails (the notebook is untouched).
     """
-    out = Path(out)
+    out = Path(out).resolve()  # a relative out (sweep --out results/...) must not resolve twice in the stage
     out.parent.mkdir(parents=True, exist_ok=True)
     page = chapter.source.removesuffix(".md")
     main_html = project.html if (project.html / "index.html").exists() else None
