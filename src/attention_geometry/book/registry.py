@@ -195,13 +195,15 @@ CHAPTERS: dict[str, Chapter] = {
                    "table_n_min": 16, "table_n_max": 32, "short_sets": 3, "short_n_min": 8, "short_n_max": 32,
                    "pretrained_sequences": 1, "pretrained_seq_len": 16},
             # unselectable_experiments.sh: Fig. 1c-d (unselectable_figure.py), train_GPT2.py at max_steps 50,000
-            # (here the first 2,000 steps of that schedule, for each of the two norms: about one second per
-            # step on a CPU, the largest run that fits 2 h on 2 cores beside another paper run), Tables 1-2
-            # (--min_sample_size 768 --max_sample_size 1024, 1,000 samples), Table 3 (at most 128 tokens)
+            # (here the first 1,000 steps of that schedule, for each of the two norms: 1.5-1.8 s per step on
+            # one core beside another paper run), Tables 1-2 (--min_sample_size 768 --max_sample_size 1024;
+            # 300 of the original's 1,000 samples: about 0.3 s per set of 900 keys in d = 8, per layer and
+            # model), Table 3 (at most 128 tokens): the largest run that fits about 80 min on 2 cores
+            # beside chapter 4's paper run
             presets={"paper": {"grid_n_min": 3, "grid_n_max": 60, "grid_d_min": 3, "grid_d_max": 15,
-                               "grid_sets": 100, "growth_sets": 100, "tiny_steps": 2000,
+                               "grid_sets": 100, "growth_sets": 100, "tiny_steps": 1000,
                                "tiny_schedule_steps": 50_000, "tiny_batch": 16, "tiny_seq_len": 1024,
-                               "tiny_lr": 5e-5, "lm_windows": 1000, "table_sets": 1000, "table_n_min": 768,
+                               "tiny_lr": 5e-5, "lm_windows": 1000, "table_sets": 300, "table_n_min": 768,
                                "table_n_max": 1024, "short_sets": 1000, "short_n_min": 8, "short_n_max": 128}},
         ),
         Chapter(
