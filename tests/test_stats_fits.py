@@ -82,3 +82,10 @@ def test_interior_peak_needs_a_drop_beyond_the_noise():
     assert interior_peak([0.5], rising[:1]) is None
     with pytest.raises(ValueError, match="estimates"):
         interior_peak([0.1, 0.5], rising)
+
+
+def test_difference_estimate_adds_independent_errors_in_quadrature():
+    from attention_geometry.stats import Estimate, difference_estimate
+
+    d = difference_estimate(Estimate(5.0, 3.0), Estimate(2.0, 4.0))
+    assert d.value == 3.0 and d.se == pytest.approx(5.0)

@@ -17,6 +17,7 @@ from a small sample, the degrees of freedom of a Student-t interval.
 * :func:`proportion_estimate` -- a fraction of successes with the
   Agresti--Coull interval (sound near 0 and 1, where the plain one is not);
 * :func:`ratio_estimate` -- a ratio of two estimates by the delta method;
+* :func:`difference_estimate` -- a difference of two independent estimates;
 * :func:`bootstrap_interval` -- a percentile bootstrap for any statistic;
 * :func:`welch_difference` -- the difference of the means of two
   *independent* samples, with Welch's standard error and degrees of freedom;
@@ -53,6 +54,7 @@ __all__ = [
     "wald_test",
     "proportion_estimate",
     "ratio_estimate",
+    "difference_estimate",
     "bootstrap_interval",
     "spearman",
     "noise_ceiling",
@@ -215,6 +217,11 @@ def proportion_estimate(successes: int, n: int) -> Estimate:
     return Estimate(p, math.sqrt(p * (1 - p) / (n + 4)))
 
 
+def difference_estimate(a: Estimate, b: Estimate) -> Estimate:
+    """``a - b`` for two *independent* estimates: the standard errors add in quadrature."""
+    return Estimate(a.value - b.value, math.hypot(a.se, b.se))
+
+
 def ratio_estimate(num: Estimate, den: Estimate) -> Estimate:
     r"""``num / den`` by the delta method, the two estimates independent:
     :math:`\mathrm{se}^2 = (s_n/d)^2 + (n s_d / d^2)^2`."""
@@ -362,7 +369,7 @@ def interior_peak(xs, estimates, *, level: float = 0.95):
     if i == len(xs) - 1:
         return None
     peak, last = estimates[i], estimates[-1]
-    drop = Estimate(peak.value - last.value, math.hypot(peak.se, last.se))
+    drop = difference_estimate(peak, last)
     return xs[i] if drop.interval(level)[0] > 0 else None
 
 

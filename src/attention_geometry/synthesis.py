@@ -50,7 +50,7 @@ from .attention import make_mask, masked_softmax
 from .collapse import mu
 from .layernorm import NORMS, normalise
 from .recency import recency_fraction, triples
-from .stats import Estimate, mean_estimate
+from .stats import Estimate, difference_estimate, mean_estimate
 from .verdicts import Claim, all_verdict, property_verdict, sign_verdict
 
 __all__ = [
@@ -356,7 +356,7 @@ def grid_change(points, *, along: int) -> dict:
     for other, line in sorted(lines.items()):
         line.sort(key=lambda item: item[0])
         (lo, first), (hi, last) = line[0], line[-1]
-        out[other] = (lo, hi, Estimate(last.value - first.value, math.hypot(first.se, last.se)))
+        out[other] = (lo, hi, difference_estimate(last, first))
     return out
 
 
@@ -368,8 +368,9 @@ def grid_trend(points, *, along: int, names=("H", "d")) -> str:
     from .stats import trend_word
 
     what = f"with {('depth', 'width')[along] if tuple(names) == ('H', 'd') else names[along]}"
-    at, other = names[1 - along], max(grid_change(points, along=along))
-    lo, hi, change = grid_change(points, along=along)[other]
+    changes = grid_change(points, along=along)
+    at, other = names[1 - along], max(changes)
+    lo, hi, change = changes[other]
     if lo == hi:
         return f"{what}: one point only (at {at} = {other})"
     where = f"from {names[along]} = {lo:g} to {names[along]} = {hi:g}, at {at} = {other:g}"
