@@ -51,6 +51,13 @@ def test_a_stored_run_decides_the_verdict(tmp_path):
     assert "not run at the paper's settings" in second  # no stored record for this claim
     assert records[0]["final_verdict"]["label"] == "refuted"
     assert "abcdef1234" in provenance_line(run) and "10.0 min" in provenance_line(run)
+    # the stored run's own shortfall (not the claim's at the defaults) turns its decisive verdict undecided
+    at_paper["shortfall"] = "the model trained 1,000 of 50,000 steps"
+    (folder / "values.json").write_text(json.dumps({"x": 1.0, "claims": [at_paper]}))
+    table, records = claims_markdown(_claims(), load_paper_run("toy", tmp_path))
+    first = table.splitlines()[2]
+    assert records[0]["final_verdict"]["label"] == "not decided" and "*not decided*" in first
+    assert "refuted as measured, but the model trained 1,000 of 50,000 steps" in first
 
 
 def test_duplicate_ids_are_refused():

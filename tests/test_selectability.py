@@ -225,6 +225,29 @@ def test_relative_words_and_table_verdict():
     assert sel.table_verdict(est, [51.0, 45.0], (768, 1024), (768, 1024)).label == "differs"
 
 
+
+def test_after_norm_verdict_can_return_each_label():
+    assert sel.after_norm_verdict(0.0, 0.0, 0.99, eps=1e-5).label == "reproduced"
+    assert sel.after_norm_verdict(1.9, 0.0, 0.95, eps=1e-5).label == "not decided"
+    assert sel.after_norm_verdict(1.9, 0.4, 0.95, eps=1e-5).label == "refuted"
+    with pytest.raises(ValueError, match="normed_max"):
+        sel.after_norm_verdict(-1.0, 0.0, 1.0, eps=1e-5)
+
+
+def test_epsilon_pulls_a_short_state_inside_the_hull():
+    """The mechanism the verdict names: with epsilon a state of short centred norm
+    lands inside the sphere, and inside the hull of the others; with epsilon = 0
+    every state is on the sphere and selectable (Cor. sel-cor-sphere)."""
+    from attention_geometry.layernorm import layer_norm
+
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((40, 4))
+    x[0] *= 1e-3  # |P x_0|^2 ~ 1e-6 << d eps = 4e-5
+    on_sphere, with_eps = layer_norm(x), layer_norm(x, eps=1e-5)
+    assert not sel.unselectable_mask(on_sphere).any()
+    assert sel.unselectable_mask(with_eps)[0] and not sel.unselectable_mask(with_eps)[1:].any()
+
+
 # ----------------------------------------------------------------- tiny decoder
 
 
@@ -251,8 +274,17 @@ def test_tiny_decoder_shapes_and_norms(norm):
         np.testing.assert_allclose(np.linalg.norm(normed, axis=-1), np.sqrt(8) * r / np.sqrt(r**2 + 8e-5), rtol=1e-4)
     else:  # the centred residual stream itself
         np.testing.assert_allclose(normed, centred, atol=1e-6)
-    out = td.layer_selectability(model, [ids[0], ids[1, :7]], places=("residual", "normed", "keys"))
+    out = td.layer_selectability(model, [ids[0], ids[1, :7]], places=("residual", "normed", "sphere", "keys"))
     assert out["normed"].shape == (2, 4) and ((0 <= out["keys"]) & (out["keys"] <= 100)).all()
+    c = rec[1]["residual"] - rec[1]["residual"].mean(-1, keepdims=True)  # epsilon = 0: exactly the sphere
+    np.testing.assert_allclose(rec[1]["sphere"], np.sqrt(8) * c / np.linalg.norm(c, axis=-1, keepdims=True))
+    radius = td.normed_radius(model, [ids[0], ids[1, :7]])
+    expect = np.linalg.norm(rec[0]["normed"][0], axis=-1).min() / np.sqrt(8)
+    assert radius.shape == (2, 4) and radius[0, 0] == pytest.approx(expect)
+    if norm == "layernorm":  # inside the sphere; an untrained model's residual is short: epsilon shows
+        assert (radius <= 1 + 1e-6).all() and radius.min() < 1 - 1e-4
+    with pytest.raises(ValueError, match="places"):
+        td.layer_selectability(model, [ids[0]], places=("after",))
 
 
 def test_tiny_decoder_initialisation_is_gpt2s():
@@ -288,6 +320,14 @@ def test_text_helpers_and_sequence_losses():
     model = td.TinyDecoder(td.TinyDecoderConfig(max_len=64), torch.Generator().manual_seed(0))
     loss = td.sequence_losses(model, windows)
     assert loss.shape == (5,) and np.allclose(loss, np.log(256), atol=0.1)  # untrained: near uniform
+
+
+def test_training_shortfall_names_what_is_missing():
+    assert td.TinyTraining().shortfall() == ""
+    assert td.TinyTraining(steps=1000).shortfall() == "the tiny decoders trained 1,000 of the original's 50,000 steps"
+    short = td.TinyTraining(steps=450, schedule_steps=450, seq_len=128, lr=0.01).shortfall()
+    assert "450 of the original's 50,000 steps" in short and "128 of the original's 1,024 tokens" in short
+    assert "learning rate 0.01 decaying to 0 at step 450" in short
 
 
 def test_tiny_decoder_bad_arguments():

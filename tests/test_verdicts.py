@@ -92,6 +92,9 @@ def test_settle_prefers_the_paper_settings_and_says_when_it_cannot():
     only_small = settle(small, None)
     assert only_small.label == "reproduced" and "smaller settings only" in only_small.reason
     assert settle(small, None, defaults_are_paper=True) == small
+    short = settle(small, big, shortfall="the model trained 2 % of the original's steps")
+    assert short.label == "not decided" and short.reason.startswith("refuted as measured, but the model trained")
+    assert settle(Verdict("not tested", "no data"), None, shortfall="anything").label == "not tested"
 
 
 def test_claim_records_and_checks():

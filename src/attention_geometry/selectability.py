@@ -86,6 +86,7 @@ __all__ = [
     "half_contour",
     "relative_words",
     "table_verdict",
+    "after_norm_verdict",
 ]
 
 SELECTABILITY_TOL = 1e-10
@@ -536,3 +537,36 @@ def table_verdict(estimates, claimed, measured_n, paper_n, *, atol: float = 5.0,
         return not_tested(f"the paper's sets have {p_lo}-{p_hi} keys, these {m_lo}-{m_hi}: the fraction depends "
                           "steeply on the number of keys")
     return values_verdict(estimates, claimed, atol=atol, labels=labels)
+
+
+def after_norm_verdict(normed_max: float, sphere_max: float, smallest_radius: float, *, eps: float):
+    r"""The claim "no key is unselectable after LayerNorm" (Brody et al., Table 2, "after").
+
+    ``normed_max``: the largest % of unselectable keys in any set and layer of
+    the model's own normed states (with its :math:`\varepsilon`); ``sphere_max``:
+    the same for the residual normed with :math:`\varepsilon = 0`;
+    ``smallest_radius``: the smallest :math:`\lVert N_1(x)\rVert/\sqrt d` seen.
+
+    * ``reproduced`` when no normed state is unselectable;
+    * ``refuted`` when some are even on the sphere (ties: duplicates, or margins
+      below the tolerance), where the theorem says none can be;
+    * ``not decided`` when they are unselectable only with :math:`\varepsilon`:
+      the two sets differ only by the :math:`\varepsilon` term, which pulls the
+      states with short centred residual inside the sphere (radius
+      ``smallest_radius``). Its size depends on the residual norms, that is on
+      the model and its training, so this measurement cannot decide the claim
+      about the paper's trained model.
+    """
+    from .verdicts import Verdict
+
+    for name, v in [("normed_max", normed_max), ("sphere_max", sphere_max)]:
+        check_float(name, v, low=0.0, high=100.0)
+    check_float("smallest_radius", smallest_radius, low=0.0)
+    if normed_max == 0:
+        return Verdict("reproduced", "no normed state is unselectable in any set and layer")
+    if sphere_max > 0:
+        return Verdict("refuted", f"up to {sphere_max:.2f} % unselectable even with epsilon = 0, on the sphere")
+    return Verdict("not decided", f"up to {normed_max:.2f} % unselectable with epsilon = {eps:g}, none with epsilon = 0: "
+                                  f"the epsilon term pulls states inside the sphere (smallest radius "
+                                  f"{smallest_radius:.4f} of sqrt(d)); its size depends on the residual norms, "
+                                  "so on the model's training")

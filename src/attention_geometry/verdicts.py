@@ -387,7 +387,10 @@ class Claim:
     with their uncertainty; ``settings``: what they were measured at;
     ``at_paper_settings``: True when those *are* the paper's settings (no
     stored paper-scale run is needed then); ``section``: the label of the
-    chapter section that shows it.
+    chapter section that shows it; ``shortfall``: how the measurement falls
+    short of the paper's setup even where the rest is the paper's (say, a model
+    trained for a small part of the original's steps), or ``""``. A decisive
+    verdict with a shortfall stands as ``not decided`` (:func:`settle`).
     """
 
     id: str
@@ -400,6 +403,7 @@ class Claim:
     verdict: Verdict
     at_paper_settings: bool = False
     section: str = ""
+    shortfall: str = ""
     extra: dict = field(default_factory=dict)
 
     def __post_init__(self):
@@ -446,16 +450,24 @@ def phrase(verdict: Verdict, source: str) -> str:
     }.get(verdict.label, verdict.label)
 
 
-def settle(at_defaults: Verdict, at_paper: Verdict | None, *, defaults_are_paper: bool = False) -> Verdict:
+def settle(at_defaults: Verdict, at_paper: Verdict | None, *, defaults_are_paper: bool = False,
+           shortfall: str = "") -> Verdict:
     """The verdict that stands: at the paper's settings when measured there.
 
     ``at_paper``: the verdict of the stored paper-scale run (``None``: not run);
     ``defaults_are_paper``: the default settings already are the paper's. A
     ``reproduced``/``refuted``/``differs`` measured only at smaller settings is
-    kept, with a reason that says so.
+    kept, with a reason that says so. ``shortfall`` (the :class:`Claim`'s, of
+    the run that measured the verdict): what that run still lacks of the
+    paper's setup; a decisive verdict then becomes ``not decided``, with the
+    label it would have had in its reason.
     """
     if at_paper is not None:
-        return Verdict(at_paper.label, f"at the paper's settings: {at_paper.reason}")
-    if defaults_are_paper or at_defaults.label in ("not decided", "not tested"):
-        return at_defaults
-    return Verdict(at_defaults.label, f"at the book's smaller settings only: {at_defaults.reason}")
+        settled = Verdict(at_paper.label, f"at the paper's settings: {at_paper.reason}")
+    elif defaults_are_paper or at_defaults.label in ("not decided", "not tested"):
+        settled = at_defaults
+    else:
+        settled = Verdict(at_defaults.label, f"at the book's smaller settings only: {at_defaults.reason}")
+    if shortfall and settled.label in ("reproduced", "differs", "refuted"):
+        return Verdict("not decided", f"{settled.label} as measured, but {shortfall} ({settled.reason})")
+    return settled

@@ -54,8 +54,9 @@ def _paper_cell(claim: Claim, stored: dict | None, has_run: bool, this_is_the_ru
         return "the same: these are the paper's settings"
     if stored is None:
         return _NOT_RUN
-    label = phrase(Verdict(**stored["verdict"]), claim.source)
-    return f"{stored['measured']} ({stored['settings']}): *{label}*"
+    verdict = settle(Verdict(**stored["verdict"]), None, defaults_are_paper=True,
+                     shortfall=stored.get("shortfall", ""))
+    return f"{stored['measured']} ({stored['settings']}): *{phrase(verdict, claim.source)}*"
 
 
 def claims_markdown(claims: Sequence[Claim], run=None, *, this_is_the_run: bool = False) -> tuple[str, list[dict]]:
@@ -70,7 +71,9 @@ def claims_markdown(claims: Sequence[Claim], run=None, *, this_is_the_run: bool 
         ids.add(c.id)
         at_paper = stored.get(c.id)
         paper_verdict = Verdict(**at_paper["verdict"]) if at_paper and not this_is_the_run else None
-        final = settle(c.verdict, paper_verdict, defaults_are_paper=c.at_paper_settings or this_is_the_run)
+        shortfall = at_paper.get("shortfall", "") if paper_verdict is not None else c.shortfall
+        final = settle(c.verdict, paper_verdict, defaults_are_paper=c.at_paper_settings or this_is_the_run,
+                       shortfall=shortfall)
         where = f"{{cite:t}}`{c.paper}`, {c.where}" + ("" if c.where == c.source else f" ({c.source})")
         rows.append((
             where,

@@ -27,7 +27,11 @@ The norm in front of attention (``config.norm``, through
 
 :func:`attention_inputs` returns, per layer, what the attention sees: the
 residual stream before the norm (the original's "before"), the normed states
-(its "after") and the per-head keys :math:`W_K N_1(x)`.
+(its "after"), the same states normed with :math:`\varepsilon = 0` (``"sphere"``:
+the theorem's LayerNorm, every state on the sphere of radius :math:`\sqrt d`;
+the model itself never sees them) and the per-head keys :math:`W_K N_1(x)`.
+:func:`normed_radius` measures how far the :math:`\varepsilon` term pulls the
+normed states inside that sphere.
 
 Shapes: ``ids: (batch, seq)`` byte ids; hidden states ``(batch, seq, d)``;
 per-head keys ``(batch, heads, seq, d_head)``.
@@ -56,7 +60,11 @@ __all__ = [
     "split_texts",
     "byte_windows",
     "layer_selectability",
+    "normed_radius",
 ]
+
+#: What :func:`attention_inputs` returns per layer (``layer_selectability``'s ``places``).
+PLACES = ("residual", "normed", "sphere", "keys")
 
 #: The norms in front of attention the tiny decoder is trained with (the book's vocabulary).
 NORMS = ("layernorm", "projection")
@@ -169,13 +177,28 @@ class TinyDecoder(nn.Module):
 
 
 def attention_inputs(model: TinyDecoder, ids) -> list[dict]:
-    """Per layer, what its attention sees, as float64 NumPy arrays:
-    ``{"residual": (batch, seq, d), "normed": (batch, seq, d), "keys": (batch, heads, seq, d_head)}``."""
+    r"""Per layer, what its attention sees, as float64 NumPy arrays:
+    ``{"residual": (batch, seq, d), "normed": (batch, seq, d), "sphere": (batch, seq, d),
+    "keys": (batch, heads, seq, d_head)}``; ``"sphere"`` is the residual normed
+    with :math:`\varepsilon = 0` in float64 (:math:`\sqrt d\,Px/\lVert Px\rVert`)."""
     model.eval()
     with torch.no_grad():
         _, layers = model.run(torch.as_tensor(ids), record=True)
-    return [{"residual": x.double().numpy(), "normed": u.double().numpy(), "keys": k.double().numpy()}
+    return [{"residual": x.double().numpy(), "normed": u.double().numpy(),
+             "sphere": normalise(x.double(), "layernorm").numpy(), "keys": k.double().numpy()}
             for x, u, k in layers]
+
+
+def normed_radius(model: TinyDecoder, windows) -> np.ndarray:
+    r"""Per window and layer, the smallest :math:`\lVert N_1(x_t)\rVert/\sqrt d` over the
+    window's tokens: ``(N, n_layers)``. It is 1 on the sphere (:math:`\varepsilon = 0`)
+    and :math:`(1 + d\varepsilon/\lVert Px_t\rVert^2)^{-1/2}` with LayerNorm's
+    :math:`\varepsilon`, so values below 1 say that the :math:`\varepsilon` term
+    pulls the states with the smallest centred norm inside the sphere, where
+    they can lie in the convex hull of the others."""
+    d = model.config.d
+    return np.asarray([[np.linalg.norm(a["normed"][0], axis=-1).min() / math.sqrt(d)
+                        for a in attention_inputs(model, w[None])] for w in windows])
 
 
 # ------------------------------------------------------------------ the text
@@ -230,6 +253,19 @@ class TinyTraining:
             check_int(name, getattr(self, name), low=low)
         check_float("lr", self.lr, low=0.0, low_open=True)
         check_float("clip", self.clip, low=0.0, low_open=True)
+
+    def shortfall(self) -> str:
+        """What this training lacks of the original's (the defaults), for a claim's
+        ``shortfall``: ``""`` when it runs the original's steps, schedule, batch,
+        length and learning rate."""
+        full = TinyTraining()
+        lacks = [f"{getattr(self, n):,} of the original's {getattr(full, n):,} {what}"
+                 for n, what in [("steps", "steps"), ("seq_len", "tokens per sequence"), ("batch", "sequences per step")]
+                 if getattr(self, n) < getattr(full, n)]
+        if self.lr != full.lr or self.schedule_steps != full.schedule_steps:
+            lacks.append(f"learning rate {self.lr:g} decaying to 0 at step {self.schedule_steps:,} (the original: "
+                         f"{full.lr:g} at step {full.schedule_steps:,})")
+        return "the tiny decoders trained " + "; ".join(lacks) if lacks else ""
 
 
 def _step_seed(seed: int, step: int) -> int:
@@ -327,13 +363,17 @@ def layer_selectability(model: TinyDecoder, windows, places=("residual", "normed
     """Per window and layer, the % of unselectable keys among its ``len(window)`` vectors.
 
     ``places``: any of ``"residual"`` (before the norm; the original's "before"),
-    ``"normed"`` (after it; its "after") and ``"keys"`` (per head, :math:`W_K`
+    ``"normed"`` (after it; its "after"), ``"sphere"`` (normed with
+    :math:`\varepsilon = 0`) and ``"keys"`` (per head, :math:`W_K`
     of the normed states, averaged over heads). Returns ``{place: (N, n_layers)}``.
     With a ``store`` the windows are checkpointed as they are done (``key``
     must determine the model and the windows).
     """
     from ..checkpoint import resumable_map
     from ..selectability import percent_unselectable
+
+    for p in places:
+        check_choice("places", p, PLACES)
 
     def one(w):  # keys: (heads, seq, d_head), one set per head, averaged
         layers = attention_inputs(model, w[None])
