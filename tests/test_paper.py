@@ -72,8 +72,10 @@ def start_paper_run(project: Project) -> subprocess.Popen:
         import sys
         sys.path.insert(0, {str(Path(__file__).parent)!r})
         from test_paper import toy_spec
+        from attention_geometry.book import paper
         from attention_geometry.book.cli import main
         from attention_geometry.book.project import Project
+        paper.HEARTBEAT_S = 0.2  # the killed part records its elapsed time often
         sys.exit(main(["paper", "toy", "--device", "cpu"], project=Project({str(project.root)!r}, chapters=toy_spec())))
     """)
     return subprocess.Popen([sys.executable, "-c", script], start_new_session=True,
@@ -131,6 +133,9 @@ def test_stored_files_values_and_provenance(stored):
     assert p["device"] == "cpu" and p["device_name"] and p["cpu_cores"] == os.cpu_count()
     assert p["torch"] and p["numpy"] and p["wall_seconds"] > 0 and p["note"] == "a toy run"
     assert p["resumed"] is True and p["date"] and "commit" in p and "dirty" in p
+    # the killed part's time counts: it ran at least until three items were logged
+    assert p["parts"] == 2 and p["wall_seconds"] > p["last_part_seconds"] + 0.1
+    assert not (folder / "checkpoints" / "parts.json").exists()
     assert (folder / "toy.ipynb").stat().st_size < 3_000_000
     assert all(f.stat().st_mode & 0o777 == 0o644 for f in folder.iterdir() if f.is_file())
     assert load_paper_run("toy", Project(project.root / "elsewhere", chapters=project.chapters)) is None

@@ -12,7 +12,9 @@ and stores in ``results/<chapter>/paper/`` (committed to the repository):
   stored parsed under ``"claims"``;
 - ``parameters.json``: the parameters it ran with;
 - ``provenance.json``: commit, dirty flag, date, device, CPU model and cores,
-  torch and numpy versions, wall time, and the chapter's ``paper_note``.
+  torch and numpy versions, wall time (summed over every part of a run that
+  was killed and resumed: ``parts``, ``last_part_seconds``), and the
+  chapter's ``paper_note``.
 
 The device is CUDA when torch sees one, else the CPU; ``device`` overrides it
 and becomes the chapter's ``device`` parameter if it has one. The ``device``
@@ -132,6 +134,44 @@ def _stderr(message: str) -> None:
     print(message, file=sys.stderr, flush=True)
 
 
+#: How often a running paper run records its elapsed time (``checkpoints/parts.json``).
+HEARTBEAT_S = 5.0
+
+
+class _WallClock:
+    """The wall time of a run that may be killed and resumed: every part (one
+    start of the run) records its elapsed time in ``path`` every
+    :data:`HEARTBEAT_S` seconds, so a killed part counts up to its last beat."""
+
+    def __init__(self, path: Path):
+        import threading
+
+        earlier, _ = read_json_or_recover(path, "the paper run's elapsed time")
+        self.path, self.earlier = path, [float(x) for x in (earlier or {}).get("parts", [])]
+        self.start, self._stop = time.perf_counter(), threading.Event()
+        self._beat()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+        self._thread.start()
+
+    def _beat(self) -> None:
+        write_json_atomic(self.path, {"parts": [*self.earlier, round(self.seconds(), 1)]})
+
+    def _run(self) -> None:
+        while not self._stop.wait(HEARTBEAT_S):
+            self._beat()
+
+    def seconds(self) -> float:
+        return time.perf_counter() - self.start
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._thread.join()
+        self._beat()
+
+    def total(self) -> float:
+        return sum(self.earlier) + self.seconds()
+
+
 def run_paper(
     project: Project,
     chapter: Chapter,
@@ -168,14 +208,17 @@ def run_paper(
     started, git = now(), git_state(project)  # the code as the run starts
     report(f"paper run of {chapter.name} on {device} ({device_name(device)})"
            f"{', resuming from its checkpoints' if resumed else ''}: {json.dumps(parameters, sort_keys=True)}")
-    start = time.perf_counter()
+    clock = _WallClock(checkpoints / "parts.json")
     scratch = checkpoints / f"{chapter.stem}.ipynb"
     reference = project.executed / f"{chapter.stem}.ipynb"  # the book's run: its cell times scale the estimate
-    execute_chapter(project, chapter, scratch, parameters, kind="paper",
-                    env={CHECKPOINT_ENV: str(checkpoints)}, progress=progress,
-                    reference=reference if reference.exists() else None,
-                    record={"command": regenerate_command(chapter.name)})
-    seconds = time.perf_counter() - start
+    try:
+        execute_chapter(project, chapter, scratch, parameters, kind="paper",
+                        env={CHECKPOINT_ENV: str(checkpoints)}, progress=progress,
+                        reference=reference if reference.exists() else None,
+                        record={"command": regenerate_command(chapter.name)})
+    finally:
+        clock.stop()
+    seconds, total = clock.seconds(), clock.total()
 
     nb = nbformat.read(scratch, as_version=4)
     slim_notebook(nb)
@@ -196,7 +239,9 @@ def run_paper(
         "device": device,
         "device_name": device_name(device),
         **machine(),
-        "wall_seconds": round(seconds, 1),
+        "wall_seconds": round(total, 1),  # every part of a resumed run
+        "parts": len(clock.earlier) + 1,
+        "last_part_seconds": round(seconds, 1),
         "resumed": resumed,
         "note": values.get(NOTE_GLUE, ""),
     }
@@ -206,7 +251,9 @@ def run_paper(
     write_json_atomic(folder / "provenance.json", provenance)
     scratch.unlink(missing_ok=True)
     in_progress.unlink(missing_ok=True)  # finished: nothing is in progress any more
-    report(f"paper run of {chapter.name} done in {seconds:.0f} s: {folder}")
+    (checkpoints / "parts.json").unlink(missing_ok=True)
+    report(f"paper run of {chapter.name} done in {total:.0f} s"
+           + (f" ({seconds:.0f} s in this part)" if clock.earlier else "") + f": {folder}")
     return PaperRun(chapter=chapter.name, folder=folder, parameters=parameters, values=values,
                     claims=claims, provenance=provenance)
 
