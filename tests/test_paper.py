@@ -218,3 +218,30 @@ def test_every_chapter_preset_is_a_valid_paper_run():
             for device in ("cpu", "cuda"):
                 params = paper_parameters(project, chapter, device)
                 assert params.get("device", device) == device
+
+
+def test_stored_claims_gain_only_derived_fields_and_the_amendment_is_recorded(tmp_path):
+    from attention_geometry.book.claims import provenance_line
+    from attention_geometry.book.paper import amend_stored_claims
+
+    (tmp_path / "_toc.yml").write_text("root: x\n")
+    folder = tmp_path / "results" / "toy" / "paper"
+    folder.mkdir(parents=True)
+    record = {"id": "a", "verdict": {"label": "refuted", "reason": "r"}, "measured": "1", "settings": "s"}
+    (folder / "values.json").write_text(json.dumps({"x": 1.0, "claims": [record, {**record, "id": "b"}]}))
+    (folder / "parameters.json").write_text("{}")
+    (folder / "provenance.json").write_text(json.dumps({"commit": "abc", "wall_seconds": 60}))
+    project = Project(tmp_path, chapters={})
+    run = amend_stored_claims(project, "toy", "shortfall", {"a": "trained 2 % of the steps"}, "added the shortfall")
+    assert run.claims[0]["shortfall"] == "trained 2 % of the steps" and "shortfall" not in run.claims[1]
+    assert run.claims[0]["measured"] == "1" and run.values == {"x": 1.0}
+    (amendment,) = run.provenance["amendments"]
+    assert amendment["field"] == "shortfall" and amendment["claims"] == ["a"] and amendment["date"]
+    assert "Amended" in provenance_line(run) and "added the shortfall" in provenance_line(run)
+    for field, values, why, match in [("verdict", {"a": "x"}, "w", "cannot be amended"),
+                                      ("shortfall", {"zz": "x"}, "w", "not in the stored run"),
+                                      ("shortfall", {"a": "x"}, "", "why")]:
+        with pytest.raises(PaperRunError, match=match):
+            amend_stored_claims(project, "toy", field, values, why)
+    with pytest.raises(PaperRunError, match="no stored paper run"):
+        amend_stored_claims(project, "other", "shortfall", {"a": "x"}, "w")

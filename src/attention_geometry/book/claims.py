@@ -99,9 +99,11 @@ def provenance_line(run) -> str:
     dirty = " (uncommitted changes)" if p.get("dirty") else ""
     note = f" {p['note']}" if p.get("note") else ""
     wall = p.get("wall_seconds", p.get("wall_time_s", float("nan")))
+    amended = "".join(f" Amended {a.get('date', '?')[:10]} (commit `{str(a.get('commit', '?'))[:10]}`): {a['why']}"
+                      for a in p.get("amendments", []))
     return (f"*At the paper's settings:* stored run of commit `{str(p.get('commit', '?'))[:10]}`{dirty}, "
             f"on {p.get('device_name') or p.get('device', '?')}, {p.get('date', '?')}, wall time {float(wall) / 60:.1f} min "
-            f"(`make paper CHAPTER={run.chapter}` regenerates it).{note}")
+            f"(`make paper CHAPTER={run.chapter}` regenerates it).{note}{amended}")
 
 
 def show_claims(chapter: str, claims: Sequence[Claim], *, prefix: str = "") -> list[dict]:

@@ -53,7 +53,7 @@ from .registry import Chapter
 
 __all__ = ["PRESET", "DEVICES", "PaperRun", "PaperRunError", "StalePaperRun", "chapters_with_paper_preset",
            "choose_device", "paper_parameters", "run_paper", "load_paper_run", "check_paper_run_fresh",
-           "stale_paper_runs", "regenerate_command"]
+           "stale_paper_runs", "regenerate_command", "amend_stored_claims", "AMENDABLE"]
 
 PRESET = "paper"
 DEVICES = ("cpu", "cuda")
@@ -275,6 +275,40 @@ def load_paper_run(chapter_name: str, project: Project | str | os.PathLike | Non
     claims = values.pop("claims", None)
     return PaperRun(chapter=chapter_name, folder=folder, parameters=parameters, values=values,
                     claims=claims, provenance=provenance)
+
+
+#: Claim-record fields a stored run may gain after the fact: descriptions derived from its
+#: stored parameters, never a measurement, a verdict or the settings it states.
+AMENDABLE = ("shortfall",)
+
+
+def amend_stored_claims(project: Project, chapter_name: str, field: str, values: dict, why: str) -> PaperRun:
+    """Give the stored claim records of ``chapter_name`` a field added to :class:`~attention_geometry.verdicts.Claim`
+    after the run was made (``values``: claim id -> value), and record it under
+    ``"amendments"`` in ``provenance.json`` (date, commit, field, claims, ``why``).
+
+    Only fields in :data:`AMENDABLE` can be amended, only on claims the run
+    stored; the measurements stay as the run made them."""
+    if field not in AMENDABLE:
+        raise PaperRunError(f"field {field!r} cannot be amended; allowed: {', '.join(AMENDABLE)} "
+                            "(a measurement is changed only by running it again)")
+    if not why:
+        raise PaperRunError("why = '' is not allowed; allowed: a sentence saying what was amended and why")
+    run = load_paper_run(chapter_name, project)
+    if run is None or not run.claims:
+        raise PaperRunError(f"chapter {chapter_name!r} has no stored paper run with claim records to amend")
+    known = {c["id"] for c in run.claims}
+    unknown = sorted(set(values) - known)
+    if unknown:
+        raise PaperRunError(f"claim ids {unknown} are not in the stored run of {chapter_name!r}; "
+                            f"allowed: {', '.join(sorted(known))}")
+    claims = [{**c, field: values[c["id"]]} if c["id"] in values else c for c in run.claims]
+    amendment = {"date": now(), "commit": git_state(project)["commit"], "field": field,
+                 "claims": sorted(values), "why": why}
+    provenance = {**run.provenance, "amendments": [*run.provenance.get("amendments", []), amendment]}
+    write_json_atomic(run.folder / "values.json", {**run.values, "claims": claims})
+    write_json_atomic(run.folder / "provenance.json", provenance)
+    return load_paper_run(chapter_name, project)
 
 
 def check_paper_run_fresh(chapter: Chapter | str, project: Project | None = None) -> None:
