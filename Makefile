@@ -1,6 +1,6 @@
 # Attention Geometry — thin wrapper; the logic is in src/attention_geometry/book/ (cli.py).
 #   make book    virtual environment + execute chapters (cached, in parallel) + HTML
-#   make test    the whole test suite (builds the book first if needed)
+#   make test    the whole test suite, one test file per core (builds the book first if needed)
 #   make run CHAPTER=layernorm PARAMS="d_max=128 seed=3"
 #   make sweep CHAPTER=recency GRID=sweeps/recency-d-alpha.yaml [SCHEDULER=tcp://host:8786]
 #   make paper CHAPTER=jacobians [DEVICE=cpu|cuda] [RESTART=1]   (into results/<chapter>/paper/)
@@ -45,7 +45,7 @@ book: $(STAMP)
 	$(BIN)/attention-geometry book $(if $(JOBS),--jobs $(JOBS))
 
 test: book
-	$(BIN)/python -m pytest --durations=15
+	$(BIN)/python -m pytest -n auto --dist loadfile --durations=15
 
 run: $(STAMP)
 	@if [ -z "$(CHAPTER)" ]; then echo 'usage: make run CHAPTER=<name> PARAMS="name=value ..."'; \
