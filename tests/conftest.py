@@ -10,6 +10,11 @@ from attention_geometry.book.registry import Chapter
 ROOT = Path(__file__).resolve().parents[1]
 HTML = ROOT / "_build" / "html"
 
+if os.environ.get("PYTEST_XDIST_WORKER"):  # `make test` runs one worker per core: one thread each
+    import torch                           # (two threads per worker made torch's small ops 10-20x slower)
+
+    torch.set_num_threads(1)
+
 
 @pytest.fixture(scope="session")
 def built_book() -> Path:
@@ -93,3 +98,10 @@ def toy_chapter(name: str, stem: str | None = None, **kwargs) -> Chapter:
     params = kwargs.pop("params", {"n": Int("n", low=0, high=100)})
     return Chapter(name=name, source=f"book/{stem or name}.md", params=params, smoke=kwargs.pop("smoke", {}),
                    **kwargs)
+
+
+def pytest_collection_modifyitems(items):
+    """The chapters' smoke runs are the longest file (about half the suite on 2 cores):
+    collected first, they start first on their worker (``make test`` runs files in
+    parallel) instead of after the files before them in alphabetical order."""
+    items.sort(key=lambda item: Path(str(item.fspath)).name != "test_chapters.py")  # stable: the rest keep their order
