@@ -116,7 +116,8 @@ def test_a_killed_run_resumes_without_recomputing_finished_items(stored):
     for item in finished:
         assert lines.count(item) == 1, (item, lines)
     assert sorted(set(lines), key=int) == [str(i) for i in range(6)]
-    assert not (project.root / "results" / "toy" / "paper" / "checkpoints" / "parameters.json").exists()
+    # finished: the checkpoints are gone, so no later run reuses what this code computed
+    assert not (project.root / "results" / "toy" / "paper" / "checkpoints").exists()
 
 
 def test_stored_files_values_and_provenance(stored):
@@ -135,6 +136,7 @@ def test_stored_files_values_and_provenance(stored):
     assert p["resumed"] is True and p["date"] and "commit" in p and "dirty" in p
     # the killed part's time counts: it ran at least until three items were logged
     assert p["parts"] == 2 and p["wall_seconds"] > p["last_part_seconds"] + 0.1
+    assert len(p["part_commits"]) == 2  # the commit each part ran at (None: the toy is no git repository)
     assert not (folder / "checkpoints" / "parts.json").exists()
     assert (folder / "toy.ipynb").stat().st_size < 3_000_000
     assert all(f.stat().st_mode & 0o777 == 0o644 for f in folder.iterdir() if f.is_file())
@@ -171,6 +173,7 @@ def test_a_changed_preset_makes_the_stored_run_stale_and_fails_the_book(stored, 
 def test_restart_discards_checkpoints(stored, tmp_path):
     project, _ = stored
     checkpoints = project.root / "results" / "toy" / "paper" / "checkpoints"
+    checkpoints.mkdir()  # an unfinished run's, as a clone would have it (a finished run removed its own)
     (checkpoints / "parameters.json").write_text(json.dumps({"n_items": 1}))
     small = Project(project.root, chapters=toy_spec(n_items=1))
     with pytest.raises(PaperRunError):
@@ -245,3 +248,17 @@ def test_stored_claims_gain_only_derived_fields_and_the_amendment_is_recorded(tm
             amend_stored_claims(project, "toy", field, values, why)
     with pytest.raises(PaperRunError, match="no stored paper run"):
         amend_stored_claims(project, "other", "shortfall", {"a": "x"}, "w")
+
+
+def test_an_unfinished_runs_checkpoints_can_be_committed_but_not_its_partial_notebooks():
+    """An unfinished run is carried to another clone by committing its checkpoints; git
+    ignores only the scratch notebooks (the repository's own .gitignore)."""
+    root = Path(__file__).resolve().parents[1]
+    checkpoints = "results/jacobians/paper/checkpoints"
+    paths = [f"{checkpoints}/{name}" for name in (
+        "profiles-0123abcd.pt", "parameters.json", "parts.json", "08_jacobians.ipynb",
+        ".08_jacobians.42.ea5814fd.partial.ipynb", ".08_jacobians.42.ea5814fd.partial.source.ipynb")]
+    done = subprocess.run(["git", "check-ignore", "--no-index", *paths], cwd=root, capture_output=True, text=True)
+    if done.returncode == 128:
+        pytest.skip(f"not a git checkout: {done.stderr.strip()}")
+    assert sorted(done.stdout.split()) == sorted(paths[3:])

@@ -168,6 +168,8 @@ def test_progress_gives_the_time_left_from_the_first_chunk(tmp_path, capfd):
     # after it, measured: the cells done took twice the reference's time, so will the others
     assert time_left([ref[0], 2 * ref[1]], 0.5, ref, None, 9.0) == pytest.approx(
         (2 * ref[1] + ref[0]) / (ref[0] + ref[1]) * sum(ref[2:]) - 0.5, rel=1e-6)
+    # a cell running ten times its reference time: the cells after it are predicted at least that slow
+    assert time_left(ref[:2], 10 * ref[2], ref, None, 9.0) == pytest.approx(10 * sum(ref[3:]), rel=1e-6)
     capfd.readouterr()
     execute_chapter(project, project.chapter("slow"), tmp_path / "run.ipynb", {"n": 2}, progress=True,
                     reference=reference)

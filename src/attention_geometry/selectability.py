@@ -548,8 +548,11 @@ def after_norm_verdict(normed_max: float, sphere_max: float, smallest_radius: fl
     ``smallest_radius``: the smallest :math:`\lVert N_1(x)\rVert/\sqrt d` seen.
 
     * ``reproduced`` when no normed state is unselectable;
-    * ``refuted`` when some are even on the sphere (ties: duplicates, or margins
-      below the tolerance), where the theorem says none can be;
+    * ``not decided`` when some are even on the sphere: every one of a finite
+      set of distinct points on a sphere is a vertex of their hull (Cor.
+      sel-cor-sphere), so these can only be ties (duplicates, or margins below
+      the tolerance), which the claim does not cover and which are no
+      counterexample;
     * ``not decided`` when they are unselectable only with :math:`\varepsilon`:
       the two sets differ only by the :math:`\varepsilon` term, which pulls the
       states with short centred residual inside the sphere (radius
@@ -565,7 +568,9 @@ def after_norm_verdict(normed_max: float, sphere_max: float, smallest_radius: fl
     if normed_max == 0:
         return Verdict("reproduced", "no normed state is unselectable in any set and layer")
     if sphere_max > 0:
-        return Verdict("refuted", f"up to {sphere_max:.2f} % unselectable even with epsilon = 0, on the sphere")
+        return Verdict("not decided", f"up to {sphere_max:.2f} % unselectable even with epsilon = 0, on the sphere, "
+                                      "where distinct states are all vertices: ties (duplicates or margins below "
+                                      "the tolerance), not a counterexample")
     return Verdict("not decided", f"up to {normed_max:.2f} % unselectable with epsilon = {eps:g}, none with epsilon = 0: "
                                   f"the epsilon term pulls states inside the sphere (smallest radius "
                                   f"{smallest_radius:.4f} of sqrt(d)); its size depends on the residual norms, "

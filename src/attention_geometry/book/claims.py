@@ -47,16 +47,16 @@ def _stored_claims(run) -> dict[str, dict]:
     return {c["id"]: c for c in (run.claims or [])}
 
 
-def _paper_cell(claim: Claim, stored: dict | None, has_run: bool, this_is_the_run: bool) -> str:
+def _paper_cell(claim: Claim, stored: dict | None, final: Verdict, this_is_the_run: bool) -> str:
+    """The "at the paper's settings" cell; ``final``: the settled verdict, which is the
+    stored run's whenever there is one (:func:`settle`)."""
     if this_is_the_run:
         return "(this is the paper-scale run)"
     if claim.at_paper_settings:
         return "the same: these are the paper's settings"
     if stored is None:
         return _NOT_RUN
-    verdict = settle(Verdict(**stored["verdict"]), None, defaults_are_paper=True,
-                     shortfall=stored.get("shortfall", ""))
-    return f"{stored['measured']} ({stored['settings']}): *{phrase(verdict, claim.source)}*"
+    return f"{stored['measured']} ({stored['settings']}): *{phrase(final, claim.source)}*"
 
 
 def claims_markdown(claims: Sequence[Claim], run=None, *, this_is_the_run: bool = False) -> tuple[str, list[dict]]:
@@ -79,7 +79,7 @@ def claims_markdown(claims: Sequence[Claim], run=None, *, this_is_the_run: bool 
             where,
             c.statement,
             f"{c.measured} ({c.settings})",
-            _paper_cell(c, at_paper, run is not None, this_is_the_run),
+            _paper_cell(c, at_paper, final, this_is_the_run),
             f"**{phrase(final, c.source)}**: {final.reason}",
         ))
         record = c.record()
@@ -99,10 +99,13 @@ def provenance_line(run) -> str:
     dirty = " (uncommitted changes)" if p.get("dirty") else ""
     note = f" {p['note']}" if p.get("note") else ""
     wall = p.get("wall_seconds", p.get("wall_time_s", float("nan")))
+    commits = list(dict.fromkeys(c for c in p.get("part_commits") or [] if c))
+    across = (f" in {p.get('parts', len(commits))} parts, at commits " + ", ".join(f"`{c[:10]}`" for c in commits)
+              if len(commits) > 1 else "")
     amended = "".join(f" Amended {a.get('date', '?')[:10]} (commit `{str(a.get('commit', '?'))[:10]}`): {a['why']}"
                       for a in p.get("amendments", []))
     return (f"*At the paper's settings:* stored run of commit `{str(p.get('commit', '?'))[:10]}`{dirty}, "
-            f"on {p.get('device_name') or p.get('device', '?')}, {p.get('date', '?')}, wall time {float(wall) / 60:.1f} min "
+            f"on {p.get('device_name') or p.get('device', '?')}, {p.get('date', '?')}, wall time {float(wall) / 60:.1f} min{across} "
             f"(`make paper CHAPTER={run.chapter}` regenerates it).{note}{amended}")
 
 

@@ -21,12 +21,19 @@ and becomes the chapter's ``device`` parameter if it has one. The ``device``
 entry is ignored when a stored run is compared with the current preset.
 
 Interruption: the kernel gets ``AG_RUN_KIND=paper`` and
-``AG_CHECKPOINT_DIR=results/<chapter>/paper/checkpoints`` (not committed), where
-the chapter's heavy loops checkpoint (:func:`.context.run_context`). The
-in-progress run's parameters are written there first; starting the run again
-resumes from the checkpoints, and starting it with other parameters is refused
-(``--restart`` discards the checkpoints). The stored files are written, each
-atomically, only when the run has finished.
+``AG_CHECKPOINT_DIR=results/<chapter>/paper/checkpoints``, where the chapter's
+heavy loops checkpoint (:func:`.context.run_context`). The in-progress run's
+parameters are written there first; starting the run again resumes from the
+checkpoints, and starting it with other parameters is refused (``--restart``
+discards the checkpoints). The stored files are written, each atomically, only
+when the run has finished; then the checkpoints are removed, so that no later
+run reuses what older code computed.
+
+An unfinished run can be carried to another clone or session: its checkpoints
+(``*.pt``, ``parameters.json`` and ``parts.json``; the partial notebooks are
+ignored by git) are committed like any file, and the run started there resumes
+from them. Each part records the commit it ran at (``part_commits`` in the
+provenance), so a run finished across commits says so.
 
 The book never re-runs a paper run: it reads the stored one
 (:func:`load_paper_run`), and its build fails if a stored run was made with
@@ -143,18 +150,21 @@ class _WallClock:
     start of the run) records its elapsed time in ``path`` every
     :data:`HEARTBEAT_S` seconds, so a killed part counts up to its last beat."""
 
-    def __init__(self, path: Path):
+    def __init__(self, path: Path, commit: str | None = None):
         import threading
 
         earlier, _ = read_json_or_recover(path, "the paper run's elapsed time")
-        self.path, self.earlier = path, [float(x) for x in (earlier or {}).get("parts", [])]
+        earlier = earlier or {}
+        self.path, self.earlier = path, [float(x) for x in earlier.get("parts", [])]
+        known = list(earlier.get("commits", []))  # older files recorded no commits
+        self.commits = [*([None] * (len(self.earlier) - len(known))), *known[:len(self.earlier)], commit]
         self.start, self._stop = time.perf_counter(), threading.Event()
         self._beat()
         self._thread = threading.Thread(target=self._run, daemon=True)
         self._thread.start()
 
     def _beat(self) -> None:
-        write_json_atomic(self.path, {"parts": [*self.earlier, round(self.seconds(), 1)]})
+        write_json_atomic(self.path, {"parts": [*self.earlier, round(self.seconds(), 1)], "commits": self.commits})
 
     def _run(self) -> None:
         while not self._stop.wait(HEARTBEAT_S):
@@ -208,7 +218,7 @@ def run_paper(
     started, git = now(), git_state(project)  # the code as the run starts
     report(f"paper run of {chapter.name} on {device} ({device_name(device)})"
            f"{', resuming from its checkpoints' if resumed else ''}: {json.dumps(parameters, sort_keys=True)}")
-    clock = _WallClock(checkpoints / "parts.json")
+    clock = _WallClock(checkpoints / "parts.json", git.get("commit"))
     scratch = checkpoints / f"{chapter.stem}.ipynb"
     reference = project.executed / f"{chapter.stem}.ipynb"  # the book's run: its cell times scale the estimate
     try:
@@ -242,6 +252,7 @@ def run_paper(
         "wall_seconds": round(total, 1),  # every part of a resumed run
         "parts": len(clock.earlier) + 1,
         "last_part_seconds": round(seconds, 1),
+        "part_commits": clock.commits,  # the commit each part ran at (None: not recorded)
         "resumed": resumed,
         "note": values.get(NOTE_GLUE, ""),
     }
@@ -249,9 +260,8 @@ def run_paper(
     write_json_atomic(folder / "values.json", stored_values)
     write_json_atomic(folder / "parameters.json", parameters)
     write_json_atomic(folder / "provenance.json", provenance)
-    scratch.unlink(missing_ok=True)
-    in_progress.unlink(missing_ok=True)  # finished: nothing is in progress any more
-    (checkpoints / "parts.json").unlink(missing_ok=True)
+    # finished: nothing is in progress, and no later run reuses what this code computed
+    shutil.rmtree(checkpoints, ignore_errors=True)
     report(f"paper run of {chapter.name} done in {total:.0f} s"
            + (f" ({seconds:.0f} s in this part)" if clock.earlier else "") + f": {folder}")
     return PaperRun(chapter=chapter.name, folder=folder, parameters=parameters, values=values,

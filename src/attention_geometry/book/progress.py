@@ -9,7 +9,9 @@ from a background thread and prints a line now and then::
 The time left is measured, not guessed, as soon as the first chunk of work has
 run: the cells done so far took ``scale`` times as long as in a reference run
 of the same chapter (the book's executed notebook, at the defaults), and the
-cells still to run are predicted at that scale. Before that, it is the
+cells still to run are predicted at that scale -- or at the running cell's,
+once it has run longer than its reference time that scale gives (at a paper
+preset the setup cells scale little and the heavy ones much). Before that, it is the
 chapter's cost model (:class:`~.registry.CostModel`) minus the time elapsed.
 """
 
@@ -61,6 +63,8 @@ def time_left(done: list[float], running: float, reference: list[float] | None,
         if ref_done >= FIRST_CHUNK_SECONDS and sum(done) > 0:
             scale = sum(done) / ref_done
             rest = reference[len(done):]
+            if rest and rest[0] > 0:  # a running cell already slower than that bounds the scale from below
+                scale = max(scale, running / rest[0])
             current = scale * rest[0] - running if rest else 0.0
             return max(current, 0.0) + scale * sum(rest[1:])
     if estimate is not None:
