@@ -35,57 +35,42 @@ module                    object
 ========================  =====================================================
 """
 
-from . import (
-    attention,
-    cesaro,
-    checkpoint,
-    collapse,
-    decoders,
-    jacobian_stats,
-    jacobian_theory,
-    jacobian_training,
-    jacobians,
-    layernorm,
-    layernorm_checks,
-    ln_dynamics,
-    majority,
-    recency,
-    recency_extensions,
-    recency_theory,
-    selectability,
-    stats,
-    synthesis,
-    verdicts,
-)
-from .models import corpus, pretrained, tiny_decoder
-from .attention import *  # noqa: F401,F403
-from .cesaro import *  # noqa: F401,F403
-from .checkpoint import *  # noqa: F401,F403
-from .collapse import *  # noqa: F401,F403
-from .decoders import *  # noqa: F401,F403
-from .jacobian_stats import *  # noqa: F401,F403
-from .jacobian_theory import *  # noqa: F401,F403
-from .jacobian_training import *  # noqa: F401,F403
-from .jacobians import *  # noqa: F401,F403
-from .layernorm import *  # noqa: F401,F403
-from .layernorm_checks import *  # noqa: F401,F403
-from .ln_dynamics import *  # noqa: F401,F403
-from .majority import *  # noqa: F401,F403
-from .models.corpus import *  # noqa: F401,F403
-from .models.pretrained import *  # noqa: F401,F403
-from .models.tiny_decoder import *  # noqa: F401,F403
-from .recency import *  # noqa: F401,F403
-from .recency_extensions import *  # noqa: F401,F403
-from .recency_theory import *  # noqa: F401,F403
-from .selectability import *  # noqa: F401,F403
-from .stats import *  # noqa: F401,F403
-from .synthesis import *  # noqa: F401,F403
-from .verdicts import *  # noqa: F401,F403
+import importlib
 
-#: The modules whose ``__all__`` make up the package's public names.
-MODULES = (layernorm, layernorm_checks, attention, majority, selectability, collapse, ln_dynamics, recency,
-           recency_theory, recency_extensions, cesaro, decoders, jacobians, jacobian_theory, jacobian_stats,
-           jacobian_training, synthesis, stats, verdicts, checkpoint, corpus, pretrained,
-           tiny_decoder)
+#: The modules whose ``__all__`` make up the package's public names, in the
+#: order their names are bound (a later module's name would win, as with star
+#: imports; no two modules export one name: see tests/test_layers.py).
+MODULE_NAMES = ("layernorm", "layernorm_checks", "attention", "majority", "selectability", "collapse",
+                "ln_dynamics", "recency", "recency_theory", "recency_extensions", "cesaro", "decoders", "jacobians",
+                "jacobian_theory", "jacobian_stats", "jacobian_training", "synthesis", "stats", "verdicts",
+                "checkpoint", "models.corpus", "models.pretrained", "models.tiny_decoder")
+_SUBMODULES = {name.rsplit(".", 1)[-1]: name for name in MODULE_NAMES} | {"models": "models"}
 
-__all__ = [name for module in MODULES for name in module.__all__]
+
+def _load_all() -> None:
+    """Import every module and bind its public names here (once, on first use:
+    ``import attention_geometry`` alone, as the book tooling does, imports none
+    of the mathematics, so a kernel that only glues a number never loads torch)."""
+    names, modules = {}, []
+    for name in MODULE_NAMES:
+        module = importlib.import_module(f".{name}", __name__)
+        modules.append(module)
+        names.update({n: getattr(module, n) for n in module.__all__})
+    names.update({short: importlib.import_module(f".{full}", __name__) for short, full in _SUBMODULES.items()})
+    globals().update(names, MODULES=tuple(modules), __all__=[n for m in modules for n in m.__all__])
+
+
+def __getattr__(name: str):
+    if name in _SUBMODULES:  # ag.selectability, ``from attention_geometry import selectability``
+        return importlib.import_module(f".{_SUBMODULES[name]}", __name__)
+    if name.startswith("__") and name != "__all__":
+        raise AttributeError(name)
+    _load_all()
+    if name in globals():
+        return globals()[name]
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__():
+    _load_all()
+    return sorted(globals())

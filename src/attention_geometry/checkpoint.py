@@ -32,7 +32,6 @@ import tempfile
 from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping
 
-import torch
 
 __all__ = ["CheckpointStore", "CheckpointMismatch", "resumable_map", "key_digest"]
 
@@ -75,6 +74,8 @@ class CheckpointStore:
         path = self.path(name, key)
         if path is None or not path.exists():
             return None
+        import torch  # on first use: the book tooling imports this module without needing torch
+
         record = torch.load(path, map_location="cpu", weights_only=False)
         if record.get("key") != json.loads(json.dumps(key, sort_keys=True, default=str)):
             raise CheckpointMismatch(
@@ -93,6 +94,8 @@ class CheckpointStore:
         fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
         try:
             with os.fdopen(fd, "wb") as fh:
+                import torch
+
                 torch.save(record, fh)
                 fh.flush()
                 os.fsync(fh.fileno())

@@ -40,9 +40,9 @@ from dataclasses import dataclass
 from typing import Callable
 
 import numpy as np
-from scipy import stats as _sps
 
 from ._checks import check_float, check_int, fail
+
 
 __all__ = [
     "Estimate",
@@ -69,6 +69,14 @@ __all__ = [
 ]
 
 
+def _sps():
+    """``scipy.stats``, imported on first use (it takes a second to import, and the
+    book tooling imports this module for its :class:`Estimate` alone)."""
+    from scipy import stats
+
+    return stats
+
+
 @dataclass(frozen=True)
 class Estimate:
     """``value`` with standard error ``se``; ``df`` degrees of freedom (``None``: normal)."""
@@ -80,8 +88,8 @@ class Estimate:
     def interval(self, level: float = 0.95) -> tuple[float, float]:
         """The two-sided ``level`` confidence interval (Student t when ``df`` is set)."""
         level = check_float("level", level, low=0.0, high=1.0, low_open=True, high_open=True)
-        q = (_sps.t.ppf(0.5 + level / 2, self.df) if self.df is not None
-             else _sps.norm.ppf(0.5 + level / 2))
+        q = (_sps().t.ppf(0.5 + level / 2, self.df) if self.df is not None
+             else _sps().norm.ppf(0.5 + level / 2))
         return self.value - q * self.se, self.value + q * self.se
 
     def z(self, reference: float = 0.0) -> float:
@@ -199,7 +207,7 @@ def wald_test(mean, cov, count: int, null=0.0) -> tuple[float, int, float]:
     corr = cov / np.outer(scale, scale)
     df = int(np.linalg.matrix_rank(corr, tol=1e-10))
     chi2 = float(n * (gap / scale) @ np.linalg.pinv(corr, rcond=1e-10) @ (gap / scale))
-    return chi2, df, float(_sps.chi2.sf(chi2, df))
+    return chi2, df, float(_sps().chi2.sf(chi2, df))
 
 
 def proportion_estimate(successes: int, n: int) -> Estimate:
@@ -256,7 +264,7 @@ def spearman(a, b) -> float:
     b = np.asarray(b, dtype=np.float64).ravel()
     if a.shape != b.shape or a.size < 3:
         raise fail("b", f"an array of shape {b.shape}", f"the shape of a, {a.shape}, with at least 3 entries")
-    return float(_sps.spearmanr(a, b).statistic)
+    return float(_sps().spearmanr(a, b).statistic)
 
 
 def noise_ceiling(first, second) -> float:
@@ -278,7 +286,7 @@ def log_linear_rate(x, y) -> Estimate:
         raise fail("y", f"an array of shape {y.shape}", f"the shape of x, {x.shape}, with at least 3 points")
     if np.any(~np.isfinite(y)) or np.any(y <= 0):
         raise fail("y", "an array with non-positive or non-finite entries", "positive finite numbers")
-    fit = _sps.linregress(x, np.log(y))
+    fit = _sps().linregress(x, np.log(y))
     return Estimate(float(fit.slope), float(fit.stderr), df=x.size - 2)
 
 def welch_difference(a, b) -> Estimate:
