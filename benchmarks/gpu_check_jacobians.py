@@ -13,11 +13,16 @@ exact average profile, the statistics of the book (Cesàro and derived fits,
 Spearman with the noise ceiling, W) and the RoPE vs no-RoPE Spearman with its
 ceiling. A GPU check is a measurement, not a test: nothing is asserted.
 
-Usage: ``python benchmarks/gpu_check_jacobians.py [--sequences 16] [--k 16] [--exact-dirs 896]``
+With ``--out`` the result is also stored, with its provenance (command, commit,
+date, device), as chapter 8's device check (``results/jacobians/device_check.json``,
+:func:`attention_geometry.book.paper.store_device_check`); the chapter shows it.
+
+Usage: ``python benchmarks/gpu_check_jacobians.py [--sequences 16] [--k 16] [--exact-dirs 896] [--out]``
 (``--device cpu --seq-len 128 --width 64 --heads 4 --exact-dirs 64`` for a dry run).
 """
 
 import argparse
+import sys
 import time
 
 import numpy as np
@@ -31,7 +36,7 @@ def sync(device):
         torch.cuda.synchronize()
 
 
-def main():
+def main(argv=None):
     ap = argparse.ArgumentParser()
     ap.add_argument("--device", default="cuda")
     ap.add_argument("--layers", type=int, default=24)
@@ -45,7 +50,8 @@ def main():
     ap.add_argument("--batch", type=int, default=1)
     ap.add_argument("--n-boot", type=int, default=200)
     ap.add_argument("--seed", type=int, default=0)
-    a = ap.parse_args()
+    ap.add_argument("--out", action="store_true", help="store the result as chapter 8's device check")
+    a = ap.parse_args(argv)
     dev, rng = a.device, np.random.default_rng(a.seed)
     print(f"device {dev}: {torch.cuda.get_device_name() if dev == 'cuda' else 'cpu'}; H={a.layers} d={a.width} "
           f"heads={a.heads}/{a.kv_heads} L={a.seq_len} n={a.sequences}", flush=True)
@@ -66,7 +72,7 @@ def main():
     sync(dev)
     t_est = time.perf_counter() - t
     print(f"estimator, k={a.k}, RoPE and no RoPE: {t_est:.1f} s", flush=True)
-    rel = np.abs(np.sqrt(on.mean(0) / exact.mean(0)) - 1)
+    rel = ag.profile_relative_error(on.mean(0), exact.mean(0))
     print(f"estimate vs {'exact' if a.exact_dirs == a.width else 'partial exact'} average profile: median rel. err "
           f"{np.median(rel):.3e}, max {rel.max():.3e}", flush=True)
     for label, rho2 in [("exact", exact), ("estimate, RoPE", on), ("estimate, no RoPE", off)]:
@@ -79,6 +85,29 @@ def main():
     ceil = ag.noise_ceiling_estimate(ag.ProfileSample(off), n_boot=a.n_boot, rng=rng)
     print(f"Spearman RoPE vs no RoPE: {sp} (ceiling {ceil}); score sd at init: "
           f"{ag.measured_score_std(model, X[:1, :256]).mean():.3f} (sigma^2 d = {ag.attention_score_std(a.width, 0.02):.3f})")
+    if a.out:
+        store(a, exact, on, rel, t_exact, t_est)
+
+
+def store(a, exact, estimate, rel, t_exact, t_est):
+    """Chapter 8's device check: the numbers, and a sentence composed from them."""
+    from attention_geometry.book.paper import store_device_check
+    from attention_geometry.book.project import Project
+
+    against = "the exact profile" if a.exact_dirs == a.width else f"a partial profile ({a.exact_dirs} of {a.width} directions)"
+    measured = (f"at H = {a.layers}, d = {a.width}, {a.heads}/{a.kv_heads} heads, L = {a.seq_len}, sigma = 0.02, the "
+                f"estimate from k = {a.k} orthogonal probes against {against}, both averaged over {a.sequences} "
+                f"sequences: median relative error of rho {np.median(rel):.2%} over positions, largest {rel.max():.2%}; "
+                f"{t_exact:.0f} s for the exact profiles against {t_est / 2:.0f} s for one estimate "
+                f"({2 * t_exact / t_est:.0f}x faster)")
+    record = {"measured": measured, "layers": a.layers, "width": a.width, "heads": a.heads, "kv_heads": a.kv_heads,
+              "seq_len": a.seq_len, "sequences": a.sequences, "k": a.k, "exact_dirs": a.exact_dirs, "seed": a.seed,
+              "seconds_exact": t_exact, "seconds_estimate": t_est, "median_rel_error": float(np.median(rel)),
+              "max_rel_error": float(rel.max()), "exact_rho2": exact.mean(0).tolist(),
+              "estimate_rho2": estimate.mean(0).tolist()}
+    command = "python benchmarks/gpu_check_jacobians.py " + " ".join(sys.argv[1:] or ["--out"])
+    path = store_device_check(Project.find(), "jacobians", record, command=command, device=a.device)
+    print(f"stored: {path}", flush=True)
 
 
 if __name__ == "__main__":

@@ -132,3 +132,13 @@ def test_noise_ceiling_predicts_the_spearman_of_two_independent_full_samples():
     assert abs(np.mean(ceiling) - np.mean(between)) < 0.05, (np.mean(ceiling), np.mean(between))
     assert np.mean(raw) < np.mean(between) - 0.05
     assert ag.spearman_brown(1.0) == 1.0 and ag.spearman_brown(0.0) == 0.0
+
+
+def test_profile_relative_error_is_that_of_rho_not_rho_squared():
+    exact = np.array([1.0, 4.0, 9.0])
+    assert np.allclose(ag.profile_relative_error(np.array([1.21, 4.0, 8.1]), exact),
+                       [0.1, 0.0, 1 - np.sqrt(0.9)])
+    with pytest.raises(ValueError, match="shape"):
+        ag.profile_relative_error(np.ones(2), exact)
+    with pytest.raises(ValueError, match="exact_rho2"):
+        ag.profile_relative_error(np.ones(3), np.array([1.0, 0.0, 1.0]))

@@ -262,3 +262,33 @@ def test_an_unfinished_runs_checkpoints_can_be_committed_but_not_its_partial_not
     if done.returncode == 128:
         pytest.skip(f"not a git checkout: {done.stderr.strip()}")
     assert sorted(done.stdout.split()) == sorted(paths[3:])
+
+
+def test_a_device_check_is_stored_with_its_provenance_and_shown_by_the_chapter_line(tmp_path, monkeypatch):
+    """The GPU check of chapter 8, run tiny on the CPU with --out: stored in
+    results/jacobians/device_check.json with its provenance, read back by
+    load_device_check and worded by device_check_line (or the line says it is not
+    measured yet)."""
+    from attention_geometry.book.claims import device_check_line
+    from attention_geometry.book.paper import load_device_check, store_device_check
+
+    (tmp_path / "_toc.yml").write_text("root: x\n")
+    line = dict(what="the exact profile", command="python benchmarks/gpu_check_jacobians.py --out")
+    assert load_device_check("jacobians", tmp_path) is None
+    assert "not measured yet: the exact profile needs a GPU" in device_check_line(None, **line)
+    with pytest.raises(ValueError, match="measured"):
+        store_device_check(Project(tmp_path), "jacobians", {"k": 4}, command="x", device="cpu")
+    script = Path(__file__).resolve().parents[1] / "benchmarks" / "gpu_check_jacobians.py"
+    done = subprocess.run(
+        [sys.executable, str(script), "--device", "cpu", "--layers", "1", "--width", "8", "--heads", "2",
+         "--kv-heads", "1", "--seq-len", "8", "--sequences", "4", "--exact-dirs", "8", "--k", "2", "--n-boot", "10",
+         "--out"], env={**os.environ, "AG_ROOT": str(tmp_path)}, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-3000:]
+    check = load_device_check("jacobians", tmp_path)
+    assert check["width"] == 8 and check["k"] == 2 and len(check["exact_rho2"]) == 8
+    assert 0 <= check["median_rel_error"] <= check["max_rel_error"]
+    assert f"median relative error of rho {check['median_rel_error']:.2%}" in check["measured"]
+    p = check["provenance"]
+    assert p["device"] == "cpu" and p["device_name"] and p["date"] and "--width 8" in p["command"]
+    shown = device_check_line(check, **line)
+    assert shown.startswith("*On a GPU* (stored device check, ") and check["measured"] in shown

@@ -56,6 +56,7 @@ __all__ = [
     "DerivedFit",
     "fit_derived",
     "normalised_positions_wasserstein",
+    "profile_relative_error",
     "log10_peak_to_trough",
     "ProfileSummary",
     "summarise_profile",
@@ -324,6 +325,21 @@ def normalised_positions_wasserstein(a, b) -> float:
         raise fail("b", f"a profile of length {b.size}", f"the length of a, {a.size}")
     Fa, Fb = np.cumsum(a / a.sum()), np.cumsum(b / b.sum())
     return float(np.abs(Fa - Fb).sum() / a.size)
+
+
+def profile_relative_error(estimate_rho2, exact_rho2) -> np.ndarray:
+    r"""Per position, the relative error of an estimated profile :math:`\hat\rho =
+    \sqrt{\hat\rho^2}` against the exact :math:`\rho`: :math:`|\hat\rho_j/\rho_j - 1|`
+    (arrays of one shape; rows may be sequences). The estimator's benchmark and the
+    device check report its median and maximum over positions."""
+    est, exact = np.asarray(estimate_rho2, dtype=float), np.asarray(exact_rho2, dtype=float)
+    if est.shape != exact.shape:
+        raise fail("estimate_rho2", f"an array of shape {est.shape}", f"the shape of exact_rho2, {exact.shape}")
+    if not (np.all(np.isfinite(est)) and np.all(est >= 0)):
+        raise fail("estimate_rho2", "an array with negative or non-finite entries", "squared norms: finite, >= 0")
+    if not (np.all(np.isfinite(exact)) and np.all(exact > 0)):
+        raise fail("exact_rho2", "an array with non-positive or non-finite entries", "squared norms: finite, > 0")
+    return np.abs(np.sqrt(est / exact) - 1)
 
 
 def log10_peak_to_trough(rho) -> float:

@@ -33,7 +33,7 @@ from ..verdicts import Claim, Verdict, phrase, settle
 from .glue import glue
 from .tables import markdown_table
 
-__all__ = ["show_claims", "claims_markdown", "provenance_line", "CLAIMS_KEY"]
+__all__ = ["show_claims", "claims_markdown", "provenance_line", "device_check_line", "CLAIMS_KEY"]
 
 #: The glue name under which a chapter's claim records are stored.
 CLAIMS_KEY = "claims_json"
@@ -107,6 +107,19 @@ def provenance_line(run) -> str:
     return (f"*At the paper's settings:* stored run of commit `{str(p.get('commit', '?'))[:10]}`{dirty}, "
             f"on {p.get('device_name') or p.get('device', '?')}, {p.get('date', '?')}, wall time {float(wall) / 60:.1f} min{across} "
             f"(`make paper CHAPTER={run.chapter}` regenerates it).{note}{amended}")
+
+
+def device_check_line(check: dict | None, *, what: str, command: str) -> str:
+    """One line on a stored device check (:func:`~.paper.load_device_check`): what it
+    measured and where, or that ``what`` is not measured yet and the ``command`` that
+    measures it."""
+    if not check:
+        return f"*On a GPU:* not measured yet: {what} needs a GPU (`{command}`)."
+    p = check.get("provenance") or {}
+    dirty = " (uncommitted changes)" if p.get("dirty") else ""
+    return (f"*On a GPU* (stored device check, {p.get('device_name') or p.get('device', '?')}, "
+            f"{str(p.get('date', '?'))[:10]}, commit `{str(p.get('commit', '?'))[:10]}`{dirty}): "
+            f"{check['measured']} (`{p.get('command', command)}`).")
 
 
 def show_claims(chapter: str, claims: Sequence[Claim], *, prefix: str = "") -> list[dict]:

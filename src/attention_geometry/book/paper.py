@@ -35,6 +35,12 @@ ignored by git) are committed like any file, and the run started there resumes
 from them. Each part records the commit it ran at (``part_commits`` in the
 provenance), so a run finished across commits says so.
 
+A measurement only a GPU can afford (chapter 8's exact profile at the paper's
+shape) is made by a script outside the book and stored, with the same
+provenance, in ``results/<chapter>/device_check.json``
+(:func:`store_device_check`); the chapter reads it (:func:`load_device_check`)
+and says so when there is none.
+
 The book never re-runs a paper run: it reads the stored one
 (:func:`load_paper_run`), and its build fails if a stored run was made with
 other parameters than the current preset (:func:`check_paper_run_fresh`).
@@ -60,7 +66,8 @@ from .registry import Chapter
 
 __all__ = ["PRESET", "DEVICES", "PaperRun", "PaperRunError", "StalePaperRun", "chapters_with_paper_preset",
            "choose_device", "paper_parameters", "run_paper", "load_paper_run", "check_paper_run_fresh",
-           "stale_paper_runs", "regenerate_command", "amend_stored_claims", "AMENDABLE"]
+           "stale_paper_runs", "regenerate_command", "amend_stored_claims", "AMENDABLE", "DEVICE_CHECK",
+           "store_device_check", "load_device_check"]
 
 PRESET = "paper"
 DEVICES = ("cpu", "cuda")
@@ -354,3 +361,35 @@ def stale_paper_runs(project: Project) -> list[str]:
         except StalePaperRun as err:
             messages.append(str(err))
     return messages
+
+
+#: A stored device check of a chapter: ``results/<chapter>/device_check.json``.
+DEVICE_CHECK = "device_check.json"
+
+
+def store_device_check(project: Project, chapter: str, record: dict, *, command: str, device: str) -> Path:
+    """Store ``record`` (what a script measured; it must hold a ``"measured"``
+    sentence, composed by that script from its numbers) as ``chapter``'s device
+    check, with its provenance: the command, commit, dirty flag, date, device and
+    machine. Written atomically; returns the path."""
+    if not isinstance(record.get("measured"), str) or not record["measured"]:
+        raise ValueError(f"record['measured'] = {record.get('measured')!r} is not allowed; "
+                         "allowed: a non-empty sentence saying what was measured")
+    provenance = {"command": command, **git_state(project), "date": now(), "device": device,
+                  "device_name": device_name(device), **machine()}
+    return write_json_atomic(project.results / chapter / DEVICE_CHECK, {**record, "provenance": provenance})
+
+
+def load_device_check(chapter: str, project: Project | os.PathLike | str | None = None) -> dict | None:
+    """``chapter``'s stored device check, or ``None`` when there is none."""
+    if project is None:
+        try:
+            project = Project.find()
+        except ProjectNotFound:
+            return None
+    elif not isinstance(project, Project):
+        project = Project(project)
+    data, warning = read_json_or_recover(project.results / chapter / DEVICE_CHECK, f"{chapter}'s device check")
+    if warning:
+        _stderr(warning)
+    return data or None
