@@ -142,8 +142,30 @@ def test_the_graph_sees_function_level_and_relative_imports():
 
 
 def test_importing_the_maths_loads_no_tooling_no_plotting():
-    code = ("import sys, attention_geometry; print(sorted(m for m in sys.modules "
+    # ag.__all__ loads every mathematics module (import attention_geometry alone loads none)
+    code = ("import sys, attention_geometry as ag; ag.__all__; print(sorted(m for m in sys.modules "
             "if m.startswith('attention_geometry.book') or m.startswith('attention_geometry.figures') "
             "or m.split('.')[0] in ('matplotlib', 'seaborn', 'yaml', 'papermill', 'dask')))")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "[]"
+
+
+def test_the_tooling_loads_no_torch_and_no_scipy():
+    """A chapter kernel that only glues (``from attention_geometry.book import glue``)
+    must not pay for torch: the package loads its mathematics on first use."""
+    code = ("import sys, attention_geometry.book; print(sorted(m for m in sys.modules "
+            "if m.split('.')[0] in ('torch', 'scipy', 'transformers', 'matplotlib')))")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "[]"
+
+
+def test_every_public_name_comes_from_one_module_and_shadows_no_module():
+    import attention_geometry as ag
+
+    owners = {}
+    for module in ag.MODULES:
+        for name in module.__all__:
+            owners.setdefault(name, []).append(module.__name__)
+    assert not {n: m for n, m in owners.items() if len(m) > 1}
+    assert not set(owners) & {name.rsplit(".", 1)[-1] for name in ag.MODULE_NAMES}
+    assert ag.layer_norm.__module__ == "attention_geometry.layernorm" and ag.selectability.__name__.endswith("selectability")
