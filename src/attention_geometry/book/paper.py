@@ -382,14 +382,11 @@ def store_device_check(project: Project, chapter: str, record: dict, *, command:
 
 def load_device_check(chapter: str, project: Project | os.PathLike | str | None = None) -> dict | None:
     """``chapter``'s stored device check, or ``None`` when there is none."""
-    if project is None:
-        try:
-            project = Project.find()
-        except ProjectNotFound:
-            return None
-    elif not isinstance(project, Project):
-        project = Project(project)
-    data, warning = read_json_or_recover(project.results / chapter / DEVICE_CHECK, f"{chapter}'s device check")
+    try:
+        path = Project.of(project).results / chapter / DEVICE_CHECK
+    except ProjectNotFound:  # away from any clone of the book: nothing stored
+        return None
+    data, warning = read_json_or_recover(path, f"{chapter}'s device check")
     if warning:
         _stderr(warning)
     return data or None
