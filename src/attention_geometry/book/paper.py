@@ -61,7 +61,7 @@ from .files import read_json_or_recover, write_bytes_atomic, write_json_atomic
 from .notebooks import glued_data, slim_notebook
 from .params import ParameterError, check_parameters
 from .project import Project, ProjectNotFound
-from .provenance import device_name, git_state, machine, now
+from .provenance import computed_by, device_name, git_state, now
 from .registry import Chapter
 
 __all__ = ["PRESET", "DEVICES", "PaperRun", "PaperRunError", "StalePaperRun", "chapters_with_paper_preset",
@@ -249,13 +249,9 @@ def run_paper(
     stored_values = {**values, "claims": claims} if claims is not None else values
     provenance = {
         "chapter": chapter.name,
-        "command": f"{regenerate_command(chapter.name)} DEVICE={device}",
-        **git,
+        **computed_by(project, command=f"{regenerate_command(chapter.name)} DEVICE={device}", device=device,
+                      git=git),
         "started": started,
-        "date": now(),
-        "device": device,
-        "device_name": device_name(device),
-        **machine(),
         "wall_seconds": round(total, 1),  # every part of a resumed run
         "parts": len(clock.earlier) + 1,
         "last_part_seconds": round(seconds, 1),
@@ -375,8 +371,7 @@ def store_device_check(project: Project, chapter: str, record: dict, *, command:
     if not isinstance(record.get("measured"), str) or not record["measured"]:
         raise ValueError(f"record['measured'] = {record.get('measured')!r} is not allowed; "
                          "allowed: a non-empty sentence saying what was measured")
-    provenance = {"command": command, **git_state(project), "date": now(), "device": device,
-                  "device_name": device_name(device), **machine()}
+    provenance = computed_by(project, command=command, device=device)
     return write_json_atomic(project.results / chapter / DEVICE_CHECK, {**record, "provenance": provenance})
 
 

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from .project import Project
 
-__all__ = ["git_state", "cpu_model", "device_name", "now", "machine"]
+__all__ = ["git_state", "cpu_model", "device_name", "now", "machine", "computed_by"]
 
 
 def _git(project: Project, *args: str) -> str | None:
@@ -65,3 +65,12 @@ def machine() -> dict:
     """The machine and the versions that matter for the numbers."""
     return {"cpu_model": cpu_model(), "cpu_cores": os.cpu_count(), "python": platform.python_version(),
             "torch": _version("torch"), "numpy": _version("numpy")}
+
+
+def computed_by(project: Project, *, command: str, device: str, git: dict | None = None) -> dict:
+    """What every stored result records about its making: the command, the commit
+    and dirty flag (``git``, as :func:`git_state` gave it when the computation
+    started; measured now if not given), the date, the device and its name, and
+    the machine."""
+    return {"command": command, **(git if git is not None else git_state(project)), "date": now(),
+            "device": device, "device_name": device_name(device), **machine()}
