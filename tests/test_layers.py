@@ -159,6 +159,15 @@ def test_the_tooling_loads_no_torch_and_no_scipy():
     assert done.stdout.strip() == "[]"
 
 
+def test_importing_nbformat_builds_no_rfc3987_grammar():
+    """Every kernel (myst_nb's glue), worker and command imports nbformat, and with it
+    jsonschema; from 4.25 on jsonschema imports rfc3987-syntax, which builds an Earley
+    grammar on import (2.7 CPU-s each time). requirements.txt pins a jsonschema without it."""
+    code = "import sys, nbformat, myst_nb.ext.glue; print('rfc3987_syntax' in sys.modules)"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "False"
+
+
 def test_every_public_name_comes_from_one_module_and_shadows_no_module():
     import attention_geometry as ag
 
