@@ -124,17 +124,43 @@ def test_chapter_math_and_figures(browser, server):
     page.close()
 
 
-def test_next_and_previous_navigation(browser, server):
+def _prev_next(html: str) -> dict[str, str]:
+    """``{"left-prev": href, "right-next": href}``: the page's previous and next links."""
+    from html.parser import HTMLParser
+
+    found = {}
+
+    class Links(HTMLParser):
+        def handle_starttag(self, tag, attrs):
+            a = dict(attrs)
+            for kind in ("left-prev", "right-next"):
+                if tag == "a" and kind in (a.get("class") or "").split():
+                    found[kind] = a.get("href")
+
+    Links().feed(html)
+    return found
+
+
+def test_next_and_previous_navigation(browser, server, built_book):
+    """Every page's next link leads to the toc's next page and its previous link back,
+    read from each page's HTML; in the browser, clicking a next and a previous link
+    follows them (a page load each, not one per page: MathJax typesets every one)."""
+    import posixpath
+
     pages = [f"{p}.html" for p in toc_pages()]
-    page, *_ = open_page(browser, server, pages[0])
-    for expected in pages[1:]:
-        page.click("a.right-next")
-        page.wait_for_load_state("load")
-        assert page.url.endswith(expected), (page.url, expected)
-    for expected in reversed(pages[:-1]):
-        page.click("a.left-prev")
-        page.wait_for_load_state("load")
-        assert page.url.endswith(expected), (page.url, expected)
+    for i, name in enumerate(pages):
+        links = _prev_next((built_book / name).read_text())
+        target = {kind: posixpath.normpath(posixpath.join(posixpath.dirname(name), href))
+                  for kind, href in links.items()}
+        assert target.get("right-next") == (pages[i + 1] if i + 1 < len(pages) else None), (name, links)
+        assert target.get("left-prev") == (pages[i - 1] if i > 0 else None), (name, links)
+    page, *_ = open_page(browser, server, pages[1])
+    page.click("a.right-next")
+    page.wait_for_load_state("load")
+    assert page.url.endswith(pages[2]), (page.url, pages[2])
+    page.click("a.left-prev")
+    page.wait_for_load_state("load")
+    assert page.url.endswith(pages[1]), (page.url, pages[1])
     page.close()
 
 
