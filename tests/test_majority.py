@@ -374,6 +374,15 @@ def test_run_differences_name_the_seeds_only_when_they_differ():
     assert run_differences(MajoritySetup(steps=800), 5)[0][0] == "steps"
 
 
+def test_a_preset_as_a_setup_and_its_differences_in_words():
+    from attention_geometry.majority import MajoritySetup, differences_in_words, majority_setup, run_differences
+
+    setup = majority_setup({"steps": 1500, "batch": 6000, "n_seeds": 5, "seed": 0, "geo_steps": 3})
+    assert setup == MajoritySetup(steps=1500)  # names that are not fields are ignored
+    assert differences_in_words(run_differences(setup, 5)) == "steps 1,500 (the original: 14,000), n_seeds 5 (the original: 10)"
+    assert differences_in_words([]) == "none: the original's settings"
+
+
 # ---------------------------------------------------------------- arguments
 
 

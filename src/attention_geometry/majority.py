@@ -69,8 +69,8 @@ Shapes: ``S`` seeds, ``N`` sequences, ``n`` positions, ``d`` width, ``C`` classe
 
 import functools
 import math
-from dataclasses import asdict, dataclass, replace
-from typing import NamedTuple, Sequence
+from dataclasses import asdict, dataclass, fields, replace
+from typing import Mapping, NamedTuple, Sequence
 
 import numpy as np
 import torch
@@ -103,6 +103,8 @@ __all__ = [
     "train_majority_per_seed",
     "train_majority_groups",
     "run_differences",
+    "majority_setup",
+    "differences_in_words",
     "ORIGINAL_SEEDS",
     "steps_to_reach",
     "confound_share",
@@ -886,6 +888,21 @@ def run_differences(setup: MajoritySetup, n_seeds: int, reference: MajoritySetup
     """:func:`setup_differences` plus the number of seeds (``"n_seeds"``) when it is not the original's."""
     rows = setup_differences(setup, reference)
     return rows + ([("n_seeds", n_seeds, original_seeds)] if n_seeds != original_seeds else [])
+
+
+def majority_setup(params: Mapping) -> MajoritySetup:
+    """The :class:`MajoritySetup` whose fields are taken by name from ``params`` (a
+    chapter's parameters or preset; other names are ignored, missing fields keep
+    the original's values)."""
+    names = {f.name for f in fields(MajoritySetup)}
+    return MajoritySetup(**{k: v for k, v in params.items() if k in names})
+
+
+def differences_in_words(rows: Sequence[tuple]) -> str:
+    """``[(field, ours, original), ...]`` as "steps 1,500 (the original: 14,000), ...";
+    no rows: "none: the original's settings"."""
+    return ", ".join(f"{k} {ours:,} (the original: {orig:,})" for k, ours, orig in rows) if rows \
+        else "none: the original's settings"
 
 
 # ------------------------------------------------------------ the comparisons
