@@ -171,11 +171,12 @@ def test_sequence_profiles_are_unbiased_per_sequence(tiny64):
 
 
 def test_sequence_profiles_resume_from_checkpoints(tiny64, tmp_path):
-    """A run killed after its first batch resumes with the second and gives the same numbers."""
+    """A run killed after its first batch resumes with the second and gives the same
+    numbers; the store counts the sequences computed and reused (the last batch is short)."""
     from attention_geometry.checkpoint import CheckpointStore
 
     model, _ = tiny64
-    X = ag.random_embeddings(model, L, 6, n=4)
+    X = ag.random_embeddings(model, L, 6, n=5)
     calls = []
 
     class Killed(Exception):
@@ -190,8 +191,11 @@ def test_sequence_profiles_resume_from_checkpoints(tiny64, tmp_path):
     kw = dict(seed=3, batch_size=2, store=store, key={"model": "tiny64"})
     with pytest.raises(Killed):
         ag.sequence_profiles(model, X, 2, progress=stop_after_one, **kw)
+    assert (store.computed_items, store.reused_items) == (2, 0)
+    mark = store.mark()
     resumed = ag.sequence_profiles(model, X, 2, progress=lambda d, t: calls.append(d), **kw)
-    assert calls == [1, 1, 2]  # the first batch was loaded, not recomputed
+    assert calls == [1, 1, 2, 3]  # the first batch was loaded, not recomputed
+    assert store.reused_items == 2 and store.since(mark)[0] == 3 and store.since(mark)[1] > 0
     np.testing.assert_array_equal(resumed, ag.sequence_profiles(model, X, 2, seed=3, batch_size=2))
 
 

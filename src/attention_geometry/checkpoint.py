@@ -29,6 +29,7 @@ import hashlib
 import json
 import os
 import tempfile
+import time
 from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping
 
@@ -56,9 +57,21 @@ class CheckpointStore:
 
     def __init__(self, folder: str | os.PathLike | None):
         self.folder = Path(folder) if folder is not None else None
+        # what resumable_map did through this store: items computed, the seconds they
+        # took, and items reused from checkpoints (a resumed run's timing counts only the first two)
+        self.computed_items, self.computing_seconds, self.reused_items = 0, 0.0, 0
 
     def __bool__(self) -> bool:
         return self.folder is not None
+
+    def mark(self) -> tuple[int, float]:
+        """Where the counts stand now, for :meth:`since`."""
+        return self.computed_items, self.computing_seconds
+
+    def since(self, mark: tuple[int, float]) -> tuple[int, float]:
+        """``(items, seconds)`` that :func:`resumable_map` computed through this store
+        since ``mark``, not counting the items it reused from checkpoints."""
+        return self.computed_items - mark[0], self.computing_seconds - mark[1]
 
     def __repr__(self) -> str:
         return f"CheckpointStore({str(self.folder) if self.folder else None!r})"
@@ -113,6 +126,7 @@ def resumable_map(
     name: str,
     key: Mapping[str, Any],
     progress: Callable[[int, int], None] | None = None,
+    size: Callable[[Any], int] | None = None,
 ) -> list:
     """``[fn(item) for item in items]``, each result checkpointed as it is done.
 
@@ -120,17 +134,26 @@ def resumable_map(
     key must determine every result (it should include the items' definition,
     e.g. the seeds and sizes). On a restart the saved results are reused and
     only the remaining items are computed. ``progress(done, total)`` is called
-    after each item (also for the reused ones, once).
+    after each item (also for the reused ones, once). The store counts the items
+    computed, their seconds and the items reused (``computed_items``,
+    ``computing_seconds``, ``reused_items``); ``size(item)`` is what an item
+    counts for there (default 1; e.g. the sequences in a batch).
     """
+    size = size or (lambda item: 1)
     items = list(items)
-    store = store or CheckpointStore(None)
+    if store is None:
+        store = CheckpointStore(None)
     full_key = {**dict(key), "n_items": len(items)}
     done = store.load(name, full_key) or []
     results = list(done)
+    store.reused_items += sum(size(item) for item in items[:len(results)])
     if progress is not None and results:
         progress(len(results), len(items))
     for item in items[len(results):]:
+        start = time.perf_counter()
         results.append(fn(item))
+        store.computing_seconds += time.perf_counter() - start
+        store.computed_items += size(item)
         store.save(name, full_key, results)
         if progress is not None:
             progress(len(results), len(items))

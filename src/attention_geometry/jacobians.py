@@ -246,7 +246,8 @@ def sequence_profiles(model, inputs: torch.Tensor, k: int, *, seed: int, kind: s
 
     full_key = {**(key or {}), "n": n, "L": L, "d": d, "k": k, "kind": kind, "seed": seed,
                 "batch_size": batch_size}
-    parts = resumable_map(one_batch, starts, store=store, name=name, key=full_key, progress=progress)
+    parts = resumable_map(one_batch, starts, store=store, name=name, key=full_key, progress=progress,
+                          size=lambda start: min(batch_size, n - start))  # the store counts sequences
     return np.concatenate(parts, axis=0)
 
 
