@@ -61,6 +61,13 @@ def test_a_stored_run_decides_the_verdict(tmp_path):
     first = table.splitlines()[2]
     assert records[0]["final_verdict"]["label"] == "not decided" and "*not decided*" in first
     assert "refuted as measured, but the model trained 1,000 of 50,000 steps" in first
+    # the stored run's stand-in keeps its verdict but no longer calls it the paper's settings
+    at_paper.update(shortfall="", stand_in="a 4-layer decoder swept in width")
+    (folder / "values.json").write_text(json.dumps({"x": 1.0, "claims": [at_paper]}))
+    table, records = claims_markdown(_claims(), load_paper_run("toy", tmp_path))
+    verdict_cell = table.splitlines()[2].rsplit(" | ", 1)[1]
+    assert records[0]["final_verdict"]["label"] == "refuted" and "paper's settings" not in verdict_cell
+    assert "in the paper-scale run, with a 4-layer decoder swept in width: negative at d = 1024" in verdict_cell
 
 
 def test_duplicate_ids_are_refused():

@@ -95,6 +95,9 @@ def test_settle_prefers_the_paper_settings_and_says_when_it_cannot():
     short = settle(small, big, shortfall="the model trained 2 % of the original's steps")
     assert short.label == "not decided" and short.reason.startswith("refuted as measured, but the model trained")
     assert settle(Verdict("not tested", "no data"), None, shortfall="anything").label == "not tested"
+    stand = settle(small, big, stand_in="a 4-layer decoder swept in width")
+    assert stand.label == "refuted" and stand.reason == "in the paper-scale run, with a 4-layer decoder swept in width: big"
+    assert "paper's settings" not in stand.reason
 
 
 def test_claim_records_and_checks():

@@ -391,6 +391,9 @@ class Claim:
     short of the paper's setup even where the rest is the paper's (say, a model
     trained for a small part of the original's steps), or ``""``. A decisive
     verdict with a shortfall stands as ``not decided`` (:func:`settle`).
+    ``stand_in``: what the measurement puts in place of the paper's setup even
+    in the paper-scale run (a stand-in model, a smaller decoder swept over the
+    claimed variable), or ``""``; the verdict stands, and says so.
     """
 
     id: str
@@ -404,6 +407,7 @@ class Claim:
     at_paper_settings: bool = False
     section: str = ""
     shortfall: str = ""
+    stand_in: str = ""
     extra: dict = field(default_factory=dict)
 
     def __post_init__(self):
@@ -451,7 +455,7 @@ def phrase(verdict: Verdict, source: str) -> str:
 
 
 def settle(at_defaults: Verdict, at_paper: Verdict | None, *, defaults_are_paper: bool = False,
-           shortfall: str = "") -> Verdict:
+           shortfall: str = "", stand_in: str = "") -> Verdict:
     """The verdict that stands: at the paper's settings when measured there.
 
     ``at_paper``: the verdict of the stored paper-scale run (``None``: not run);
@@ -460,10 +464,14 @@ def settle(at_defaults: Verdict, at_paper: Verdict | None, *, defaults_are_paper
     kept, with a reason that says so. ``shortfall`` (the :class:`Claim`'s, of
     the run that measured the verdict): what that run still lacks of the
     paper's setup; a decisive verdict then becomes ``not decided``, with the
-    label it would have had in its reason.
+    label it would have had in its reason. ``stand_in`` (the :class:`Claim`'s, of
+    the stored run): what that run puts in place of the paper's setup; the
+    stored verdict then stands as measured "in the paper-scale run, with ...",
+    not "at the paper's settings".
     """
     if at_paper is not None:
-        settled = Verdict(at_paper.label, f"at the paper's settings: {at_paper.reason}")
+        where = f"in the paper-scale run, with {stand_in}" if stand_in else "at the paper's settings"
+        settled = Verdict(at_paper.label, f"{where}: {at_paper.reason}")
     elif defaults_are_paper or at_defaults.label in ("not decided", "not tested"):
         settled = at_defaults
     else:

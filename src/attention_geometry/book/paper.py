@@ -292,7 +292,7 @@ def load_paper_run(chapter_name: str, project: Project | str | os.PathLike | Non
 
 #: Claim-record fields a stored run may gain after the fact: descriptions derived from its
 #: stored parameters, never a measurement, a verdict or the settings it states.
-AMENDABLE = ("shortfall",)
+AMENDABLE = ("shortfall", "stand_in")
 
 
 def amend_stored_claims(project: Project, chapter_name: str, field: str, values: dict, why: str) -> PaperRun:
