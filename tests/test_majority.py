@@ -429,3 +429,19 @@ def test_angle_verdict_compares_only_similar_step_counts():
     assert short.label == "reproduced"
     far = M.angle_verdict(run, 500.0, 12, atol=1)
     assert far.label == "differs"
+
+
+def test_units_trained_in_parallel_processes_give_the_same_runs(tmp_path):
+    one = M.train_majority_groups(["layernorm", "original_code"], [0, 1, 2], SMALL, group_size=2)
+    two = M.train_majority_groups(["layernorm", "original_code"], [0, 1, 2], SMALL, group_size=2,
+                                  store=CheckpointStore(tmp_path), workers=2)
+    assert len(list(tmp_path.iterdir())) == 4  # each worker checkpoints its own unit
+    for norm in one:
+        assert two[norm].seeds == (0, 1, 2)
+        for curve in ("test_loss", "test_accuracy", "keys", "queries", "stopped"):
+            np.testing.assert_array_equal(getattr(two[norm], curve), getattr(one[norm], curve))
+
+
+def test_workers_must_be_a_positive_integer():
+    with pytest.raises(ValueError, match="workers"):
+        M.train_majority_groups(["layernorm"], [0], SMALL, workers=0)

@@ -208,6 +208,10 @@ def test_run_context_reads_the_kernel_environment(tmp_path):
     assert not run_context({"AG_RUN_KIND": "sweep", "AG_CHECKPOINT_DIR": str(tmp_path)}).checkpoints
     with pytest.raises(ValueError, match="AG_RUN_KIND='nope' is not a run kind; allowed: book, run, paper"):
         run_context({"AG_RUN_KIND": "nope"})
+    assert run_context({"AG_TORCH_THREADS": "1"}).cores == 1  # a book build's kernel on 2 cores
+    assert run_context({}).cores == (os.cpu_count() or 1)  # a paper run, or a kernel started by hand
+    with pytest.raises(ValueError, match="AG_TORCH_THREADS='0' is not a number of threads; allowed: an integer >= 1"):
+        run_context({"AG_TORCH_THREADS": "0"})
 
 
 def test_every_chapter_preset_is_a_valid_paper_run():

@@ -11,7 +11,8 @@ The tooling starts every chapter's kernel with these variables:
 ``AG_TORCH_THREADS``
     the number of torch threads of the kernel (set at kernel start-up, with
     ``OMP_NUM_THREADS`` and friends), so that parallel kernels do not
-    oversubscribe the cores.
+    oversubscribe the cores. Unset (a paper run, or a kernel started by hand), the
+    kernel may use every core.
 
 A chapter asks through :func:`run_context`::
 
@@ -39,6 +40,7 @@ RUN_KINDS = ("book", "run", "paper", "sweep", "test")
 class RunContext:
     kind: str  # one of RUN_KINDS
     checkpoints: CheckpointStore  # keeps nothing unless this is a paper run
+    cores: int = 1  # cores this kernel may use: AG_TORCH_THREADS, or all of them when unset
 
     @property
     def is_paper_run(self) -> bool:
@@ -52,7 +54,10 @@ def run_context(environ: Mapping[str, str] | None = None) -> RunContext:
     if kind not in RUN_KINDS:
         raise ValueError(f"{RUN_KIND_ENV}={kind!r} is not a run kind; allowed: {', '.join(RUN_KINDS)}")
     folder = environ.get(CHECKPOINT_ENV) if kind == "paper" else None
-    return RunContext(kind=kind, checkpoints=CheckpointStore(folder or None))
+    cores = environ.get(TORCH_THREADS_ENV) or str(os.cpu_count() or 1)
+    if not cores.isdigit() or int(cores) < 1:
+        raise ValueError(f"{TORCH_THREADS_ENV}={cores!r} is not a number of threads; allowed: an integer >= 1")
+    return RunContext(kind=kind, checkpoints=CheckpointStore(folder or None), cores=int(cores))
 
 
 def thread_env(threads: int) -> dict[str, str]:
