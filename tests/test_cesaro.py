@@ -210,3 +210,24 @@ def test_tail_mass_and_gradients_of_the_scalar_model():
     N = torch.as_tensor(C.residual_cesaro_matrix(L, alpha))
     xs = torch.linalg.matrix_power(N, H - 1) @ h
     np.testing.assert_allclose(g["logits_last"], (alpha / L * (xs - xs.mean())).numpy(), rtol=1e-10, atol=1e-14)
+
+
+def test_scalar_model_gradients_equal_those_of_the_model_with_every_logit():
+    """Only the final query's logits are variables in scalar_model_gradients; the model
+    with all L x L logits per layer (the reference, by autograd) gives the same gradients."""
+    import torch
+
+    from attention_geometry.attention import causal_softmax
+
+    L, H, alpha = 24, 6, 0.3
+    h = torch.randn(L, dtype=torch.float64, generator=torch.Generator().manual_seed(5)).requires_grad_(True)
+    logits = torch.zeros(H, L, L, dtype=torch.float64, requires_grad=True)
+    x = h
+    for layer in range(H):
+        x = (1 - alpha) * x + alpha * (causal_softmax(logits[layer]) @ x)
+    gh, gs = torch.autograd.grad(x[-1], (h, logits))
+    g = C.scalar_model_gradients(L, H, alpha, 5)
+    np.testing.assert_allclose(g["inputs"], gh.numpy(), rtol=1e-12)
+    np.testing.assert_allclose(g["logits_last"], gs[-1, -1].numpy(), rtol=1e-10, atol=1e-15)
+    np.testing.assert_allclose(g["logits_first"], gs[0, -1].numpy(), rtol=1e-10, atol=1e-15)
+    assert np.abs(gs[0, -1].numpy()).max() > 1e-6  # the first layer's gradient is not trivially zero
