@@ -137,6 +137,7 @@ def test_stored_files_values_and_provenance(stored):
     # the killed part's time counts: it ran at least until three items were logged
     assert p["parts"] == 2 and p["wall_seconds"] > p["last_part_seconds"] + 0.1
     assert len(p["part_commits"]) == 2  # the commit each part ran at (None: the toy is no git repository)
+    assert len(p["part_started"]) == 2 and p["started"] == p["part_started"][0] <= p["part_started"][1]
     assert not (folder / "checkpoints" / "parts.json").exists()
     assert (folder / "toy.ipynb").stat().st_size < 3_000_000
     assert all(f.stat().st_mode & 0o777 == 0o644 for f in folder.iterdir() if f.is_file())

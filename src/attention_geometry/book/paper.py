@@ -157,21 +157,26 @@ class _WallClock:
     start of the run) records its elapsed time in ``path`` every
     :data:`HEARTBEAT_S` seconds, so a killed part counts up to its last beat."""
 
-    def __init__(self, path: Path, commit: str | None = None):
+    def __init__(self, path: Path, commit: str | None = None, started: str | None = None):
         import threading
 
         earlier, _ = read_json_or_recover(path, "the paper run's elapsed time")
         earlier = earlier or {}
         self.path, self.earlier = path, [float(x) for x in earlier.get("parts", [])]
-        known = list(earlier.get("commits", []))  # older files recorded no commits
-        self.commits = [*([None] * (len(self.earlier) - len(known))), *known[:len(self.earlier)], commit]
+
+        def per_part(field, this):  # older files recorded no commits, and no start times
+            known = list(earlier.get(field, []))
+            return [*([None] * (len(self.earlier) - len(known))), *known[:len(self.earlier)], this]
+
+        self.commits, self.starts = per_part("commits", commit), per_part("starts", started)
         self.start, self._stop = time.perf_counter(), threading.Event()
         self._beat()
         self._thread = threading.Thread(target=self._run, daemon=True)
         self._thread.start()
 
     def _beat(self) -> None:
-        write_json_atomic(self.path, {"parts": [*self.earlier, round(self.seconds(), 1)], "commits": self.commits})
+        write_json_atomic(self.path, {"parts": [*self.earlier, round(self.seconds(), 1)], "commits": self.commits,
+                                      "starts": self.starts})
 
     def _run(self) -> None:
         while not self._stop.wait(HEARTBEAT_S):
@@ -225,7 +230,7 @@ def run_paper(
     started, git = now(), git_state(project)  # the code as the run starts
     report(f"paper run of {chapter.name} on {device} ({device_name(device)})"
            f"{', resuming from its checkpoints' if resumed else ''}: {json.dumps(parameters, sort_keys=True)}")
-    clock = _WallClock(checkpoints / "parts.json", git.get("commit"))
+    clock = _WallClock(checkpoints / "parts.json", git.get("commit"), started)
     scratch = checkpoints / f"{chapter.stem}.ipynb"
     reference = project.executed / f"{chapter.stem}.ipynb"  # the book's run: its cell times scale the estimate
     try:
@@ -251,7 +256,8 @@ def run_paper(
         "chapter": chapter.name,
         **computed_by(project, command=f"{regenerate_command(chapter.name)} DEVICE={device}", device=device,
                       git=git),
-        "started": started,
+        "started": next(t for t in clock.starts if t),  # the first part's start (the first one recorded)
+        "part_started": clock.starts,  # when each part started (None: not recorded)
         "wall_seconds": round(total, 1),  # every part of a resumed run
         "parts": len(clock.earlier) + 1,
         "last_part_seconds": round(seconds, 1),
