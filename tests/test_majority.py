@@ -445,3 +445,11 @@ def test_units_trained_in_parallel_processes_give_the_same_runs(tmp_path):
 def test_workers_must_be_a_positive_integer():
     with pytest.raises(ValueError, match="workers"):
         M.train_majority_groups(["layernorm"], [0], SMALL, workers=0)
+
+
+def test_the_d3_runs_name_each_setting_that_differs_from_the_original():
+    from attention_geometry.majority import ORIGINAL_GEOMETRY, geometry_differences
+
+    assert geometry_differences(ORIGINAL_GEOMETRY) == []
+    assert geometry_differences({**ORIGINAL_GEOMETRY, "geo_steps": 500, "geo_lr": 0.01, "steps": 3}) == [
+        ("geo_steps", 500, 10_000), ("geo_lr", 0.01, 0.001)]

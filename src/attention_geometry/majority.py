@@ -108,6 +108,8 @@ __all__ = [
     "majority_setup",
     "differences_in_words",
     "ORIGINAL_SEEDS",
+    "ORIGINAL_GEOMETRY",
+    "geometry_differences",
     "steps_to_reach",
     "confound_share",
     "share_words",
@@ -915,6 +917,17 @@ def run_differences(setup: MajoritySetup, n_seeds: int, reference: MajoritySetup
     """:func:`setup_differences` plus the number of seeds (``"n_seeds"``) when it is not the original's."""
     rows = setup_differences(setup, reference)
     return rows + ([("n_seeds", n_seeds, original_seeds)] if n_seeds != original_seeds else [])
+
+
+#: The original's d = 3 runs (``run_with_projection_3d.bash``): ten seeds, 10,000 steps,
+#: full batches of its 6,000 sequences, learning rate 1e-3; under the chapter's parameter names.
+ORIGINAL_GEOMETRY = {"geo_seeds": ORIGINAL_SEEDS, "geo_steps": 10_000, "geo_batch": 6000, "geo_lr": 0.001}
+
+
+def geometry_differences(params: Mapping) -> list[tuple]:
+    """The settings of the d = 3 runs (``geo_*`` in ``params``, a chapter's parameters
+    or preset) that differ from the original's: ``[(name, ours, original), ...]``."""
+    return [(k, params[k], v) for k, v in ORIGINAL_GEOMETRY.items() if k in params and params[k] != v]
 
 
 def majority_setup(params: Mapping) -> MajoritySetup:
