@@ -453,3 +453,11 @@ def test_the_d3_runs_name_each_setting_that_differs_from_the_original():
     assert geometry_differences(ORIGINAL_GEOMETRY) == []
     assert geometry_differences({**ORIGINAL_GEOMETRY, "geo_steps": 500, "geo_lr": 0.01, "steps": 3}) == [
         ("geo_steps", 500, 10_000), ("geo_lr", 0.01, 0.001)]
+
+
+def test_a_unit_that_fails_in_a_worker_raises_its_error(tmp_path):
+    not_a_folder = tmp_path / "file"
+    not_a_folder.write_text("")
+    with pytest.raises(OSError):  # every unit's first checkpoint fails: the folder is a file
+        M.train_majority_groups(["layernorm", "original_code"], [0, 1, 2], SMALL, group_size=2,
+                                store=CheckpointStore(not_a_folder), workers=2)

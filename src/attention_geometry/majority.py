@@ -792,10 +792,16 @@ def _map_units(pool, units, progress) -> list[MajorityRun]:
     """The units' runs in order, a progress bar counting finished units."""
     futures = [pool.submit(_train_unit, u) for u in units]
     bar = _progress_bar(progress, len(units), 0, f"majority, {len(units)} units")
-    for future in as_completed(futures):
-        future.result()  # a failed unit raises here, at once
-        bar.update(1)
-    bar.close()
+    try:
+        for future in as_completed(futures):
+            future.result()  # a failed unit raises here, at once
+            bar.update(1)
+    except BaseException:
+        for f in futures:  # the units not started yet never start (running ones finish, checkpointed)
+            f.cancel()
+        raise
+    finally:
+        bar.close()
     return [f.result() for f in futures]
 
 
