@@ -797,8 +797,7 @@ def _map_units(pool, units, progress) -> list[MajorityRun]:
             future.result()  # a failed unit raises here, at once
             bar.update(1)
     except BaseException:
-        for f in futures:  # the units not started yet never start (running ones finish, checkpointed)
-            f.cancel()
+        pool.shutdown(wait=False, cancel_futures=True)  # units not started never start; running ones finish
         raise
     finally:
         bar.close()
