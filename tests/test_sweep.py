@@ -132,6 +132,8 @@ def test_failure_killed_worker_resume_and_fixed_change(project, tmp_path):
     provenance = json.loads((out / "provenance.json").read_text())
     assert provenance["done"] == 2 and provenance["failed"] == 2 and provenance["computed_now"] == 4
     assert provenance["scheduler"] == "local cluster of 2 workers" and provenance["wall_seconds"] > 0
+    assert provenance["devices"] == ["cpu"] and provenance["command"].startswith("make sweep CHAPTER=")
+    assert {"commit", "dirty", "date", "cpu_model", "torch"} <= set(provenance) and "device_name" not in provenance
     assert (out / "summary.png").stat().st_mode & 0o777 == 0o644
     assert len(pd.read_csv(out / "results.csv")) == len(table)
     status = json.loads((out / "status.json").read_text())

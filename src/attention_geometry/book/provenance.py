@@ -67,10 +67,12 @@ def machine() -> dict:
             "torch": _version("torch"), "numpy": _version("numpy")}
 
 
-def computed_by(project: Project, *, command: str, device: str, git: dict | None = None) -> dict:
+def computed_by(project: Project, *, command: str, device: str | None, git: dict | None = None) -> dict:
     """What every stored result records about its making: the command, the commit
     and dirty flag (``git``, as :func:`git_state` gave it when the computation
     started; measured now if not given), the date, the device and its name, and
-    the machine."""
-    return {"command": command, **(git if git is not None else git_state(project)), "date": now(),
-            "device": device, "device_name": device_name(device), **machine()}
+    the machine. ``device=None`` (a sweep, whose points each name their own
+    device) leaves the device out."""
+    on = {} if device is None else {"device": device, "device_name": device_name(device)}
+    return {"command": command, **(git if git is not None else git_state(project)), "date": now(), **on,
+            **machine()}

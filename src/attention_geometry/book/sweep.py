@@ -68,7 +68,7 @@ from .leftovers import clean_leftovers, point_dir
 from .notebooks import glued_data, parse_glued
 from .params import ParameterError, check_parameters
 from .project import Project
-from .provenance import git_state, machine, now
+from .provenance import computed_by, git_state
 from .registry import Chapter
 from .report import ReportFailed, build_report, share_static, sweep_index
 from .run import run_name
@@ -311,6 +311,7 @@ def run_sweep(
 
     start = time.perf_counter()
     project = project or Project.find()
+    git = git_state(project)  # the code as the sweep starts
     chapter = sweep.chapter
     out_dir = Path(out_dir) if out_dir else project.runs / chapter.name / sweep.name
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -382,14 +383,16 @@ def run_sweep(
     bar.close()
     table = _write_results(sweep, ids, status, out_dir, report)
     if reports:
-        _write_reports(project, sweep, ids, status, out_dir, report)
+        _write_reports(project, sweep, ids, status, out_dir, report, git)
     runs = table.drop_duplicates("run")
     write_json_atomic(out_dir / "provenance.json", {
         "chapter": chapter.name, "sweep": sweep.name, "points": len(ids), "varying": sweep.varying,
         "done": int((runs["status"] == "done").sum()), "failed": int((runs["status"] != "done").sum()),
         "computed_now": len(todo), "scheduler": scheduler or os.environ.get(SCHEDULER_ENV)
         or f"local cluster of {n_workers or os.cpu_count()} workers",
-        **git_state(project), "date": now(), **machine(), "wall_seconds": round(time.perf_counter() - start, 1),
+        "devices": sorted({str(p.get("device", "cpu")) for p in sweep.points}),
+        **computed_by(project, command=f"make sweep CHAPTER={chapter.name} (sweep {sweep.name})", device=None, git=git),
+        "wall_seconds": round(time.perf_counter() - start, 1),
     })
     return table
 
@@ -448,13 +451,12 @@ def _write_summary(sweep: Sweep, table, out_dir: Path, report: Callable[[str], N
 
 
 def _write_reports(project: Project, sweep: Sweep, ids: list[str], status: dict, out_dir: Path,
-                   report: Callable[[str], None]) -> None:
+                   report: Callable[[str], None], git: dict) -> None:
     """Each finished point's report (``html/<point>/``, rebuilt only when its notebook
     changed) and the sweep's ``index.html``."""
     import hashlib
     from concurrent.futures import ThreadPoolExecutor
 
-    prov = git_state(project)
     jobs, rows = [], []
     for pid, p in zip(ids, sweep.points):
         rec = status.get(parameters_digest(p)) or {}
@@ -475,9 +477,10 @@ def _write_reports(project: Project, sweep: Sweep, ids: list[str], status: dict,
         pid, p, notebook, digest, row = job
         try:
             build_report(project, sweep.chapter, notebook, out_dir / "html" / pid, parameters=p,
-                         provenance={**prov, "date": now(), "seconds": status[parameters_digest(p)].get("seconds"),
-                                     "command": f"make sweep CHAPTER={sweep.chapter.name} (sweep {sweep.name}, "
-                                                f"point {pid})"},
+                         provenance={**computed_by(project, command=f"make sweep CHAPTER={sweep.chapter.name} "
+                                                   f"(sweep {sweep.name}, point {pid})", device=None, git=git),
+                                     "device": p.get("device", "cpu"),
+                                     "seconds": status[parameters_digest(p)].get("seconds")},
                          title=f"{sweep.chapter.name}: sweep {sweep.name}, point {pid}")
             write_text_atomic(out_dir / "html" / pid / ".notebook-digest", digest)
         except ReportFailed as err:
