@@ -57,9 +57,9 @@ class CheckpointStore:
 
     def __init__(self, folder: str | os.PathLike | None):
         self.folder = Path(folder) if folder is not None else None
-        # what resumable_map did through this store: items computed, the seconds they
-        # took, and items reused from checkpoints (a resumed run's timing counts only the first two)
-        self.computed_items, self.computing_seconds, self.reused_items = 0, 0.0, 0
+        # what resumable_map computed through this store: the items and the seconds they
+        # took (items reused from checkpoints count in neither, so a resumed run's timing is honest)
+        self.computed_items, self.computing_seconds = 0, 0.0
 
     def __bool__(self) -> bool:
         return self.folder is not None
@@ -135,9 +135,9 @@ def resumable_map(
     e.g. the seeds and sizes). On a restart the saved results are reused and
     only the remaining items are computed. ``progress(done, total)`` is called
     after each item (also for the reused ones, once). The store counts the items
-    computed, their seconds and the items reused (``computed_items``,
-    ``computing_seconds``, ``reused_items``); ``size(item)`` is what an item
-    counts for there (default 1; e.g. the sequences in a batch).
+    computed and their seconds (``computed_items``, ``computing_seconds``);
+    ``size(item)`` is what an item counts for there (default 1; e.g. the
+    sequences in a batch).
     """
     size = size or (lambda item: 1)
     items = list(items)
@@ -146,7 +146,6 @@ def resumable_map(
     full_key = {**dict(key), "n_items": len(items)}
     done = store.load(name, full_key) or []
     results = list(done)
-    store.reused_items += sum(size(item) for item in items[:len(results)])
     if progress is not None and results:
         progress(len(results), len(items))
     for item in items[len(results):]:
