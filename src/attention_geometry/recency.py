@@ -72,7 +72,12 @@ __all__ = [
     "control_names",
     "RecencyStats",
     "simulate_recency",
+    "ARXIV_FIGURE_1",
 ]
+
+#: The heat map of the arXiv text's Figure 1 (Section 3: "we sample 10 vectors of
+#: dimension d=64 ... averaged over 100,000 simulations"): its width, tokens and sequences.
+ARXIV_FIGURE_1 = {"d": 64, "n_tokens": 10, "sequences": 100_000}
 
 #: The normalisations the recency model is defined for (the book's vocabulary,
 #: :data:`attention_geometry.layernorm.NORMS`, without the projection alone).
