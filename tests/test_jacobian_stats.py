@@ -117,6 +117,13 @@ def test_fitted_parameter_labels():
         fitted_parameter("a", 0.5, (1.0, 0.0))
 
 
+def test_fitted_parameter_covers_only_inside_an_interior_interval():
+    fit = fitted_parameter("a", 0.5, (0.0, 1.0), (0.4, 0.6))
+    assert fit.covers(0.4) and fit.covers(0.55) and not fit.covers(0.61) and not fit.covers(0.39)
+    assert not fitted_parameter("a", 0.5, (0.0, 1.0)).covers(0.5)  # no interval
+    assert not fitted_parameter("a", 0.5, (0.0, 1.0), (0.2, 1.0)).covers(0.5)  # degenerate
+
+
 def test_noise_ceiling_predicts_the_spearman_of_two_independent_full_samples():
     """Spearman-Brown: the stepped-up split half matches (on average over repeats) the
     Spearman between two independent samples of the full size; the raw split half is lower."""

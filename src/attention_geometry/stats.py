@@ -400,6 +400,11 @@ class FittedParameter:
         """``"degenerate"`` or ``"interior"``."""
         return "degenerate" if self.degenerate else "interior"
 
+    def covers(self, x: float) -> bool:
+        """``x`` lies in the interval of an interior fit (``False`` for a degenerate
+        fit, or one without an interval: neither says anything about ``x``)."""
+        return self.interval is not None and not self.degenerate and self.interval[0] <= x <= self.interval[1]
+
     def format(self, digits: int = 3) -> str:
         """``0.27 [0.25, 0.30]``, or ``degenerate (0.005, a bound of the search [0.005, 1])``."""
         if self.degenerate:

@@ -8,13 +8,18 @@ hence a build error). :func:`glue` therefore
 * never displays the value where it is called (``display=True`` to opt in);
 * converts numpy and torch scalars (and 0-d arrays) to Python numbers;
 * glues a whole mapping in one call: ``glue({"rp_l2": rp, "rp_se": se})``,
-  optionally with a common ``prefix``.
+  optionally with a common ``prefix``;
+* glues an :class:`~attention_geometry.stats.Estimate` as two numbers, its value
+  under the key and its standard error under the key with ``-se`` appended:
+  ``glue({"sp": spearman})`` is ``glue({"sp": spearman.value, "sp-se": spearman.se})``.
 
 It returns what it glued: the value, or the mapping of plain values under
 the mapping's own keys (without the prefix).
 """
 
-from typing import Any, Mapping
+from typing import Any, Iterator, Mapping
+
+from ..stats import Estimate
 
 __all__ = ["glue", "plain"]
 
@@ -31,22 +36,39 @@ def plain(value: Any) -> Any:
     return value
 
 
+def _entries(key: str, value: Any) -> Iterator[tuple[str, Any]]:
+    """What ``key: value`` glues: an :class:`Estimate` as its value and ``key-se``."""
+    if isinstance(value, Estimate):
+        yield key, plain(value.value)
+        yield key + "-se", plain(value.se)
+    else:
+        yield key, plain(value)
+
+
 def glue(name: str | Mapping[str, Any], value: Any = None, *, display: bool = False, prefix: str = "") -> Any:
     """``glue("name", value)`` or ``glue({"name": value, ...}, prefix="")``.
 
-    Values are made plain (:func:`plain`) and glued with ``myst_nb.glue``
-    without being displayed, unless ``display=True``.
+    Values are made plain (:func:`plain`), an :class:`Estimate` is glued as its
+    value and its ``-se``, and each is glued with ``myst_nb.glue`` without being
+    displayed, unless ``display=True``. A name glued twice in one call (``"x"``
+    an estimate beside an ``"x-se"``) is an error.
     """
     from myst_nb import glue as _glue
 
-    if isinstance(name, Mapping):
-        if value is not None:
-            raise TypeError("glue(mapping) takes no value: glue({'name': value, ...})")
-        out = {}
-        for key, val in name.items():
-            out[key] = plain(val)
-            _glue(prefix + key, out[key], display=display)
-        return out
-    value = plain(value)
-    _glue(prefix + name, value, display=display)
-    return value
+    if not isinstance(name, Mapping):
+        out = dict(_entries(name, value))
+        for key, val in out.items():
+            _glue(prefix + key, val, display=display)
+        return out if isinstance(value, Estimate) else out[name]
+    if value is not None:
+        raise TypeError("glue(mapping) takes no value: glue({'name': value, ...})")
+    out = {}
+    for key, val in name.items():
+        for k, v in _entries(key, val):
+            if k in out:
+                raise ValueError(f"glue: {prefix + k!r} is glued twice in one call (an estimate's '-se' and a "
+                                 f"value of that name); allowed: each name once")
+            out[k] = v
+    for key, val in out.items():
+        _glue(prefix + key, val, display=display)
+    return out
