@@ -56,9 +56,7 @@ def glue(name: str | Mapping[str, Any], value: Any = None, *, display: bool = Fa
     from myst_nb import glue as _glue
 
     if not isinstance(name, Mapping):
-        out = dict(_entries(name, value))
-        for key, val in out.items():
-            _glue(prefix + key, val, display=display)
+        out = glue({name: value}, display=display, prefix=prefix)
         return out if isinstance(value, Estimate) else out[name]
     if value is not None:
         raise TypeError("glue(mapping) takes no value: glue({'name': value, ...})")
