@@ -91,3 +91,18 @@ def test_nope_decoder_has_no_positions_and_training_resumes(tmp_path):
     assert S.shape == (6, 2, 2, 8, 8)
     rp = ext.nope_recency(again, ids)
     assert len(rp) == 2 and all(0 <= e.value <= 1 for e in rp)
+
+
+def test_nope_over_seeds_takes_the_error_over_training_seeds():
+    texts = ["the quick brown fox jumps over the lazy dog. " * 40]
+    kw = dict(d=8, n_layers=2, n_heads=2, seq_len=8, n_steps=3, batch_size=4, n_eval=6)
+    out = ext.nope_over_seeds(texts, seeds=[0, 1, 2], **kw)
+    assert out["losses"].shape == (3, 3) and len(out["after"]) == 2
+    per_seed = np.array([np.mean([e.value for e in ext.nope_experiment(texts, seed=s, **kw)["after"]])
+                         for s in (0, 1, 2)])  # the same runs, one by one
+    assert out["after_mean"].value == pytest.approx(per_seed.mean(), abs=1e-12)
+    assert out["after_mean"].se == pytest.approx(per_seed.std(ddof=1) / np.sqrt(3), abs=1e-12)
+    assert out["after_mean"].df == 2 and all(e.df == 2 for e in out["before"])
+    for bad in ([0], [1, 1]):
+        with pytest.raises(ValueError, match=r"seeds = \[.*allowed: at least two distinct seeds"):
+            ext.nope_over_seeds(texts, seeds=bad, **kw)

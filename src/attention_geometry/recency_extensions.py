@@ -59,6 +59,7 @@ __all__ = [
     "attention_scores",
     "nope_recency",
     "nope_experiment",
+    "nope_over_seeds",
 ]
 
 
@@ -242,7 +243,8 @@ def train_nope(config: TinyDecoderConfig, data, n_steps, batch_size, seed, *, lr
     params = [p for p in model.parameters() if p.requires_grad]
     opt = torch.optim.Adam(params, lr=lr)
     losses, start = torch.empty(n_steps), 0
-    saved = store.load("recency-nope", key)
+    name = f"recency-nope-seed{seed}"  # one file per seed, so that several seeds share a store
+    saved = store.load(name, key)
     if saved is not None:
         model.load_state_dict(saved["model"])
         opt.load_state_dict(saved["opt"])
@@ -259,7 +261,7 @@ def train_nope(config: TinyDecoderConfig, data, n_steps, batch_size, seed, *, lr
             opt.step()
             losses[step] = loss.detach()
             if (step + 1) % checkpoint_every == 0 and step + 1 < n_steps:
-                store.save("recency-nope", key, {"model": model.state_dict(), "opt": opt.state_dict(),
+                store.save(name, key, {"model": model.state_dict(), "opt": opt.state_dict(),
                                                  "gen": g.get_state(), "losses": losses, "step": step + 1})
     model.eval()
     return model, losses.numpy()
@@ -307,3 +309,26 @@ def nope_experiment(texts, *, d=32, n_layers=4, n_heads=4, seq_len=32, n_steps=3
     before = nope_recency(nope_decoder(config, torch.Generator().manual_seed(seed)), held)
     model, losses = train_nope(config, data, n_steps, batch_size, seed, store=store)
     return {"losses": losses, "before": before, "after": nope_recency(model, held), "config": config}
+
+
+def nope_over_seeds(texts, *, seeds, **kwargs):
+    """:func:`nope_experiment` once per training seed in ``seeds`` (at least two), with
+    the recency probability's uncertainty taken over the seeds, where it belongs: the
+    windows of one trained model say nothing about how much training itself varies.
+
+    Returns ``{"runs", "losses", "before", "after", "before_mean", "after_mean"}``:
+    ``runs`` the per-seed results; ``losses (n_seeds, n_steps)``; ``before``/``after``
+    per layer an Estimate over the seeds of the per-seed recency probability
+    (:func:`~attention_geometry.stats.mean_estimate`, ``n_seeds - 1`` degrees of
+    freedom); ``before_mean``/``after_mean`` the same of the per-seed average over
+    layers."""
+    seeds = [check_int("seeds", s, low=0) for s in seeds]
+    if len(seeds) < 2 or len(set(seeds)) != len(seeds):
+        raise fail("seeds", seeds, "at least two distinct seeds (one trained model has no error over training)")
+    runs = [nope_experiment(texts, seed=s, **kwargs) for s in seeds]
+    out = {"runs": runs, "losses": np.stack([r["losses"] for r in runs])}
+    for which in ("before", "after"):
+        per_seed = np.array([[e.value for e in r[which]] for r in runs])  # (seeds, layers)
+        out[which] = tuple(mean_estimate(per_seed[:, layer]) for layer in range(per_seed.shape[1]))
+        out[f"{which}_mean"] = mean_estimate(per_seed.mean(1))
+    return out

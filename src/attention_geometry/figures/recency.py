@@ -245,15 +245,21 @@ def plot_extensions(layers, results):
 
 
 def plot_nope(losses, layers, before, after):
-    r"""The NoPE decoder: training loss (left) and each layer's recency probability before
-    and after training (right). ``before``, ``after``: sequences of Estimates, one per layer."""
+    r"""The NoPE decoder: training loss (left; ``losses (n_steps,)`` or one row per training
+    seed) and each layer's recency probability before and after training (right).
+    ``before``, ``after``: sequences of Estimates, one per layer."""
     fig = new_figure(figsize=(10.5, 3.9), layout="constrained")
     left, right = fig.subplots(1, 2)
-    steps = np.arange(1, len(losses) + 1)
-    left.plot(steps, losses, lw=0.8, alpha=0.5)
-    if len(losses) >= 20:
-        w = max(len(losses) // 20, 1)
-        left.plot(steps[w - 1:], np.convolve(losses, np.ones(w) / w, mode="valid"), lw=1.8)
+    losses = np.atleast_2d(losses)
+    steps = np.arange(1, losses.shape[1] + 1)
+    for row in losses:
+        left.plot(steps, row, lw=0.6, alpha=0.35, color="C0")
+    mean = losses.mean(0)
+    if len(mean) >= 20:
+        w = max(len(mean) // 20, 1)
+        left.plot(steps[w - 1:], np.convolve(mean, np.ones(w) / w, mode="valid"), lw=1.8, color="C1",
+                  label="mean over seeds" if len(losses) > 1 else "running mean")
+        left.legend(fontsize="small")
     left.set(xlabel="step", ylabel="cross-entropy (nats per byte)", title="Training", yscale="log")
     for ests, label, m in ((before, "at initialisation", "s"), (after, "trained", "o")):
         right.errorbar(layers, [e.value for e in ests], yerr=[2 * e.se for e in ests], fmt=m + "-", ms=5,
