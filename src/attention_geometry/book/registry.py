@@ -151,8 +151,10 @@ CHAPTERS: dict[str, Chapter] = {
             # original's every setting but its seeds: 5 of its 10 (one seed group; the stored 5-seed
             # run took 99 min on 2 CPU cores, so the 10-seed run is about 3.3 h, past the 2 h a stored
             # run may take). A finished run keeps no checkpoints, so the 10-seed run retrains the first
-            # group too: it runs on a branch across sessions (its checkpoints committed there), and the
-            # preset changes on main together with its stored result, never before
+            # group too. It runs across sessions with n_seeds = 10 on a branch; only main outlives a
+            # session, so what it finished is committed on main under
+            # results/uniform_attention/paper/checkpoints (their parameters.json says n_seeds 10), and
+            # the preset changes on main together with its stored result, never before
             presets={"paper": {"n_classes": 20, "length": 50, "d": 8, "min_margin": 6, "n_sequences": 100_000,
                                "n_seeds": 5, "steps": 14_000, "batch": 6000, "lr": 0.001,
                                "lr_decay_epochs": 10_000, "eval_every": 140, "eval_sequences": 0,
