@@ -309,6 +309,22 @@ def test_checkpointed_training_resumes_to_the_same_result(tmp_path):
     np.testing.assert_array_equal(again.test_loss, resumed.test_loss)
 
 
+def test_a_checkpoint_keeps_the_epoch_order_in_int32_and_resumes_from_an_int64_one(tmp_path):
+    import torch
+
+    setup20 = MajoritySetup(**{**SMALL.__dict__, "steps": 20})
+    whole = train_majority("layernorm", [0, 1], setup20)
+    store = CheckpointStore(tmp_path)
+    train_majority("layernorm", [0, 1], SMALL, store=store)  # 10 steps: mid-epoch (300 sequences, batch 32)
+    (path,) = [p for p in tmp_path.iterdir() if p.suffix == ".pt"]
+    record = torch.load(path, weights_only=False)
+    assert record["state"]["perm"].dtype == torch.int32
+    record["state"]["perm"] = record["state"]["perm"].long()  # as older checkpoints hold it
+    torch.save(record, path)
+    resumed = train_majority("layernorm", [0, 1], setup20, store=store)
+    np.testing.assert_allclose(resumed.test_loss, whole.test_loss, rtol=1e-6)
+
+
 def test_interrupted_training_resumes(tmp_path, monkeypatch):
     store = CheckpointStore(tmp_path)
     setup = MajoritySetup(**{**SMALL.__dict__, "steps": 12})

@@ -642,7 +642,8 @@ class _Trainer:
 
     def _state(self):
         return {"params": {k: v.detach().clone() for k, v in self.params.items()}, "opt": self.opt.state_dict(),
-                "gens": [g.get_state() for g in self.gens], "step": self.step, "perm": self.perm,
+                "gens": [g.get_state() for g in self.gens], "step": self.step,
+                "perm": None if self.perm is None else self.perm.to(torch.int32),  # half the file; indices < 2^31
                 "frozen": self.frozen.clone(), "record": self.record, "running": self.running,
                 "n_running": self.n_running, "stopped": self.stopped.copy()}
 
@@ -653,8 +654,9 @@ class _Trainer:
         self.opt.load_state_dict(state["opt"])
         for g, s in zip(self.gens, state["gens"]):
             g.set_state(s)
-        for k in ("step", "perm", "frozen", "record", "running", "n_running", "stopped"):
+        for k in ("step", "frozen", "record", "running", "n_running", "stopped"):
             setattr(self, k, state[k])
+        self.perm = None if state["perm"] is None else state["perm"].long()  # int64 in older checkpoints
 
     def _batch(self):
         """The next mini-batch of every seed: the epoch's permutation, in order."""
