@@ -14,6 +14,7 @@ from attention_geometry.verdicts import (
     bound_verdict,
     not_tested,
     phrase,
+    verdict_words,
     property_verdict,
     settle,
     sign_verdict,
@@ -120,3 +121,17 @@ def test_floor_verdict_can_return_each_label():
     assert floor_verdict(1.2, 2.0, atol=0.5).label == "reproduced"
     assert floor_verdict(2.2, 2.0, atol=0.5).label == "not decided"
     assert "floor" in floor_verdict(2.78, 2.0, atol=0.5, what="the scalar model").reason
+
+
+def test_verdict_words_follow_the_verdict():
+    words = dict(reproduced="holds", otherwise="fails", undecided="is open")
+    assert [verdict_words(Verdict(label, ""), **words) for label in VERDICTS] == [
+        "holds", "fails", "fails", "is open", "is open"]
+    with pytest.raises(ValueError, match="verdict.label = 'maybe' is not allowed; allowed: reproduced"):
+        verdict_words(_bad_label(), **words)
+
+
+def _bad_label():  # Verdict refuses an unknown label itself; verdict_words checks it again
+    v = Verdict("reproduced", "")
+    object.__setattr__(v, "label", "maybe")
+    return v

@@ -76,6 +76,7 @@ __all__ = [
     "not_tested",
     "values_verdict",
     "phrase",
+    "verdict_words",
     "settle",
 ]
 
@@ -439,6 +440,19 @@ class ClaimList(list):
         c = Claim(id, self.paper, where, source, statement, measured, settings, verdict, **kw)
         self.append(c)
         return c
+
+
+def verdict_words(verdict: Verdict, *, reproduced: str, otherwise: str, undecided: str) -> str:
+    """The words a sentence about ``verdict`` may use: ``reproduced`` for a
+    ``reproduced`` verdict, ``otherwise`` for ``differs`` or ``refuted``,
+    ``undecided`` for ``not decided`` or ``not tested``, so that prose glued from
+    it changes when a rerun changes the verdict (``verdict_words(v,
+    reproduced="holds", otherwise="fails", undecided="is not resolved")``)."""
+    if verdict.label not in VERDICTS:
+        raise fail("verdict.label", verdict.label, ", ".join(VERDICTS))
+    if verdict.label == "reproduced":
+        return reproduced
+    return otherwise if verdict.label in ("differs", "refuted") else undecided
 
 
 def phrase(verdict: Verdict, source: str) -> str:
