@@ -17,6 +17,7 @@ from attention_geometry.collapse import (
     has_rate,
     input_generator,
     log10_floored,
+    last_finite,
     log10_growth,
     mean_log_spread,
     mu,
@@ -173,6 +174,7 @@ def test_summaries():
     assert log10_floored(np.array([0.0]))[0] == pytest.approx(np.log10(1.4e-45), abs=0.01)
     grow = np.array([[1.0, 1.0], [10.0, 2.0], [np.inf, 4.0], [np.nan, 8.0]])
     np.testing.assert_allclose(log10_growth(grow), [1.0, np.log10(8.0)])
+    np.testing.assert_array_equal(last_finite(grow), [10.0, 8.0])  # the value before the overflow
     np.testing.assert_allclose(plateau_level(np.array([1.0, 1e-3, 1e-5, 1e-5])), -5.0)
 
 

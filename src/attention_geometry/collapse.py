@@ -77,6 +77,7 @@ __all__ = [
     "mean_log_spread",
     "log10_floored",
     "log10_growth",
+    "last_finite",
     "plateau_level",
     "initial_rate",
     "theorem_bound",
@@ -557,11 +558,17 @@ def log10_growth(values) -> np.ndarray:
     value: a lower bound of its growth.
     """
     v = np.asarray(values, dtype=np.float64)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.log10(last_finite(v) / v[0])
+
+
+def last_finite(values) -> np.ndarray:
+    """The last finite, positive value of each trajectory ``values: (T + 1, ...)``
+    (where the float32 dynamics overflowed, the value before it did)."""
+    v = np.asarray(values, dtype=np.float64)
     finite = np.isfinite(v) & (v > 0)
     last = v.shape[0] - 1 - np.argmax(finite[::-1], axis=0)
-    v_last = np.take_along_axis(v, last[None], axis=0)[0]
-    with np.errstate(divide="ignore", invalid="ignore"):
-        return np.log10(v_last / v[0])
+    return np.take_along_axis(v, last[None], axis=0)[0]
 
 
 def plateau_level(values, fraction: float = 0.25, dtype=torch.float32) -> np.ndarray:
