@@ -133,6 +133,7 @@ def test_stored_files_values_and_provenance(stored):
     p = run.provenance
     assert p["device"] == "cpu" and p["device_name"] and p["cpu_cores"] == os.cpu_count()
     assert p["torch"] and p["numpy"] and p["wall_seconds"] > 0 and p["note"] == "a toy run"
+    assert run.hours_for("n_items", 60) == pytest.approx(p["wall_seconds"] * 10 / 3600)  # 60 items: ten times 6
     assert p["resumed"] is True and p["date"] and "commit" in p and "dirty" in p
     # the killed part's time counts: it ran at least until three items were logged
     assert p["parts"] == 2 and p["wall_seconds"] > p["last_part_seconds"] + 0.1

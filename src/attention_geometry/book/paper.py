@@ -92,6 +92,12 @@ class PaperRun:
     claims: Any  # the parsed claim records, or None
     provenance: dict
 
+    def hours_for(self, parameter: str, total: int) -> float:
+        """The wall time, in hours, of ``total`` units of ``parameter`` (inputs, windows) at
+        this run's rate: its whole wall time scaled by ``total / parameters[parameter]``, so
+        an upper bound where part of the run does not scale with that parameter."""
+        return self.provenance["wall_seconds"] * total / self.parameters[parameter] / 3600
+
 
 def regenerate_command(name: str) -> str:
     return f"make paper CHAPTER={name}"
