@@ -106,3 +106,8 @@ def test_nope_over_seeds_takes_the_error_over_training_seeds():
     for bad in ([0], [1, 1]):
         with pytest.raises(ValueError, match=r"seeds = \[.*allowed: at least two distinct seeds"):
             ext.nope_over_seeds(texts, seeds=bad, **kw)
+    parallel = ext.nope_over_seeds(texts, seeds=[0, 1, 2], workers=2, **kw)  # one seed a process, same numbers
+    assert np.allclose(parallel["losses"], out["losses"], rtol=1e-5)
+    assert parallel["after_mean"].value == pytest.approx(out["after_mean"].value, abs=1e-6)
+    with pytest.raises(ValueError, match=r"workers = 0.*allowed"):
+        ext.nope_over_seeds(texts, seeds=[0, 1], workers=0, **kw)

@@ -69,8 +69,6 @@ Shapes: ``S`` seeds, ``N`` sequences, ``n`` positions, ``d`` width, ``C`` classe
 
 import functools
 import math
-import multiprocessing
-from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import asdict, dataclass, fields, replace
 from typing import Mapping, NamedTuple, Sequence
 
@@ -79,6 +77,7 @@ import torch
 import torch.nn.functional as F
 
 from ._checks import check_choice, check_float, check_int, fail, torch_threads
+from ._parallel import map_processes, progress_bar
 from .checkpoint import CheckpointStore
 from .layernorm import normalise
 
@@ -90,6 +89,7 @@ __all__ = [
     "majority_counts",
     "majority_margin",
     "partition_majority_data",
+    "possible_smallest_parts",
     "counts_to_tokens",
     "stratified_split",
     "majority_dataset",
@@ -194,6 +194,19 @@ def partition_majority_data(length: int, n_classes: int, n_sequences: int, min_m
         raise fail("min_margin", min_margin, f"a margin that some partition of {length} reaches",
                    "leaves no sequence")
     return torch.from_numpy(np.concatenate(rows)), torch.from_numpy(np.concatenate(labels))
+
+
+def possible_smallest_parts(length: int, n_classes: int, min_margin: int) -> int:
+    """How many values the smallest part of a kept partition can take (what a full
+    enumeration by ``partition_majority_data`` would visit): a smallest part ``s``
+    is kept in ``[s, length - s]`` when ``length - 2 s >= min_margin``, and a
+    partition with smallest part ``s`` has at least two parts of at least ``s``
+    and a largest at least ``min_margin`` above the next, so ``2 s + min_margin <=
+    length`` is also necessary: ``s = 1 .. (length - min_margin) // 2``."""
+    check_int("length", length, low=2, high=10_000)
+    check_int("n_classes", n_classes, low=2, high=10_000)
+    check_int("min_margin", min_margin, low=1, high=length)
+    return max(0, (length - min_margin) // 2)
 
 
 def counts_to_tokens(counts) -> torch.Tensor:
@@ -689,7 +702,7 @@ class _Trainer:
             self.store = CheckpointStore(None)
         elif saved is not None:
             self._restore(saved)
-        bar = _progress_bar(self.progress, self.setup.steps, self.step, f"majority, {self.norm}")
+        bar = progress_bar(self.progress, self.setup.steps, self.step, f"majority, {self.norm}")
         if self.step == 0 and not self.record["steps"]:
             self._record(majority_lr(0, self.setup, self.per_epoch))
         while self.step < self.setup.steps:
@@ -734,12 +747,6 @@ class _Trainer:
         )
 
 
-def _progress_bar(show, total, initial, desc):
-    from tqdm import tqdm
-
-    return tqdm(total=total, initial=initial, desc=desc, mininterval=2.0, disable=not show)
-
-
 def _stack_runs(runs: Sequence[MajorityRun]) -> MajorityRun:
     """One run of all seeds from runs of the same variant and set-up on disjoint seeds."""
     stack = {k: np.concatenate([getattr(r, k) for r in runs]) for k in (*_CURVES, "stopped", "keys", "queries")}
@@ -776,11 +783,7 @@ def train_majority_groups(norms: Sequence[str], seeds: Sequence[int], setup: Maj
         _check_variant(norm)
     groups = [list(seeds[i:i + group_size]) for i in range(0, len(seeds), group_size)]
     units = [(norm, group, setup, store, progress, threads) for group in groups for norm in norms]
-    if workers == 1 or len(units) == 1:
-        done = [_train_unit(u) for u in units]
-    else:
-        with ProcessPoolExecutor(min(workers, len(units)), mp_context=multiprocessing.get_context("spawn")) as pool:
-            done = _map_units(pool, units, progress)
+    done = map_processes(_train_unit, units, workers, progress=progress, desc="majority")
     parts = {norm: [run for (n, *_), run in zip(units, done) if n == norm] for norm in norms}
     return {norm: _stack_runs(runs) for norm, runs in parts.items()}
 
@@ -788,22 +791,6 @@ def train_majority_groups(norms: Sequence[str], seeds: Sequence[int], setup: Maj
 def _train_unit(unit) -> MajorityRun:
     norm, group, setup, store, progress, threads = unit  # a worker's bar goes to its own stderr
     return train_majority(norm, group, setup, store=store, progress=progress, threads=threads)
-
-
-def _map_units(pool, units, progress) -> list[MajorityRun]:
-    """The units' runs in order, a progress bar counting finished units."""
-    futures = [pool.submit(_train_unit, u) for u in units]
-    bar = _progress_bar(progress, len(units), 0, f"majority, {len(units)} units")
-    try:
-        for future in as_completed(futures):
-            future.result()  # a failed unit raises here, at once
-            bar.update(1)
-    except BaseException:
-        pool.shutdown(wait=False, cancel_futures=True)  # units not started never start; running ones finish
-        raise
-    finally:
-        bar.close()
-    return [f.result() for f in futures]
 
 
 def steps_to_reach(steps: np.ndarray, curve: np.ndarray, threshold: float) -> np.ndarray:

@@ -38,6 +38,7 @@ import torch
 import torch.nn.functional as F
 
 from ._checks import check_float, check_int, fail, torch_threads
+from ._parallel import map_processes
 from .attention import causal_softmax
 from .checkpoint import CheckpointStore, resumable_map
 from .layernorm import normalise
@@ -311,7 +312,13 @@ def nope_experiment(texts, *, d=32, n_layers=4, n_heads=4, seq_len=32, n_steps=3
     return {"losses": losses, "before": before, "after": nope_recency(model, held), "config": config}
 
 
-def nope_over_seeds(texts, *, seeds, **kwargs):
+def _nope_seed(unit):
+    texts, kwargs, threads, seed = unit
+    with torch_threads(threads):
+        return nope_experiment(texts, seed=seed, **kwargs)
+
+
+def nope_over_seeds(texts, *, seeds, workers=1, **kwargs):
     """:func:`nope_experiment` once per training seed in ``seeds`` (at least two), with
     the recency probability's uncertainty taken over the seeds, where it belongs: the
     windows of one trained model say nothing about how much training itself varies.
@@ -321,11 +328,15 @@ def nope_over_seeds(texts, *, seeds, **kwargs):
     per layer an Estimate over the seeds of the per-seed recency probability
     (:func:`~attention_geometry.stats.mean_estimate`, ``n_seeds - 1`` degrees of
     freedom); ``before_mean``/``after_mean`` the same of the per-seed average over
-    layers."""
+    layers. ``workers > 1`` trains that many seeds at once, each in its own process
+    on one thread (training already runs on one thread): the same numbers in less
+    wall time on several cores."""
     seeds = [check_int("seeds", s, low=0) for s in seeds]
     if len(seeds) < 2 or len(set(seeds)) != len(seeds):
         raise fail("seeds", seeds, "at least two distinct seeds (one trained model has no error over training)")
-    runs = [nope_experiment(texts, seed=s, **kwargs) for s in seeds]
+    check_int("workers", workers, low=1)
+    threads = 1 if workers > 1 else None
+    runs = map_processes(_nope_seed, [(texts, kwargs, threads, s) for s in seeds], workers, desc="NoPE seeds")
     out = {"runs": runs, "losses": np.stack([r["losses"] for r in runs])}
     for which in ("before", "after"):
         per_seed = np.array([[e.value for e in r[which]] for r in runs])  # (seeds, layers)
