@@ -27,6 +27,7 @@ from attention_geometry.majority import (
     majority_lr,
     majority_margin,
     partition_majority_data,
+    possible_smallest_parts,
     share_words,
     steps_to_reach,
     stratified_split,
@@ -81,6 +82,12 @@ def test_partition_data_is_the_original_construction(length, classes, margin):
     assert all(parts[10 * i] == parts[10 * i + j] for i in range(len(parts) // 10) for j in range(10))
     again, _ = partition_majority_data(length, classes, 2000, margin, np.random.default_rng(0))
     assert torch.equal(counts, again)
+
+
+@pytest.mark.parametrize("length, classes, margin", [(16, 6, 3), (12, 5, 2), (10, 10, 1), (11, 2, 4), (9, 3, 9)])
+def test_possible_smallest_parts_counts_what_a_full_enumeration_visits(length, classes, margin):
+    kept = [p for p in _partition_reference(length, 1, min(length, classes)) if len(p) > 1 and p[-1] - p[-2] >= margin]
+    assert possible_smallest_parts(length, classes, margin) == len({p[0] for p in kept})
 
 
 def test_partition_data_sizes_of_the_paper():
