@@ -45,7 +45,7 @@ book: $(STAMP)
 	$(BIN)/attention-geometry book $(if $(JOBS),--jobs $(JOBS))
 
 test: book
-	$(BIN)/python -m pytest -n auto --dist loadfile --durations=15
+	$(BIN)/python -m pytest -n auto --dist loadfile --no-loadscope-reorder --durations=15
 
 run: $(STAMP)
 	@if [ -z "$(CHAPTER)" ]; then echo 'usage: make run CHAPTER=<name> PARAMS="name=value ..."'; \

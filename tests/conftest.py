@@ -16,6 +16,21 @@ if os.environ.get("PYTEST_XDIST_WORKER"):  # `make test` runs one worker per cor
     torch.set_num_threads(1)
 
 
+# `make test` hands whole files to its two workers (--dist loadfile) in collection
+# order (--no-loadscope-reorder; xdist's own order, by number of tests, sent the
+# few-test files that execute kernels last, and one worker finished a minute after
+# the other). The long files go first, longest first (durations on 2 cores: the
+# smoke runs of every chapter 115 s, then 60 s down to 10 s), so that the files
+# handed out last are short and both workers finish together.
+SLOW_FILES_FIRST = ("test_chapters.py", "test_user_errors.py", "test_build.py", "test_sweep.py", "test_paper.py",
+                    "test_browser.py", "test_cache.py", "test_run_report.py", "test_majority.py")
+
+
+def pytest_collection_modifyitems(config, items):
+    rank = {name: i for i, name in enumerate(SLOW_FILES_FIRST)}
+    items.sort(key=lambda item: rank.get(item.path.name, len(rank)))  # stable: the rest keep their order
+
+
 @pytest.fixture(scope="session")
 def built_book() -> Path:
     """The book built by `make book` (which `make test` runs first)."""

@@ -157,28 +157,39 @@ def test_a_long_run_announces_its_estimate_first(toy, capsys):
     assert out[1].startswith("running toy")
 
 
-def test_progress_gives_the_time_left_from_the_first_chunk(tmp_path, capfd):
-    body = chapter_text("Slow", "n = 1", *["import time\ntime.sleep(1.5 * n)"] * 5)
+def test_progress_gives_the_time_left_from_the_first_chunk(tmp_path, capfd, monkeypatch):
+    from attention_geometry.book import progress
+
+    # time_left alone, on made-up reference durations (a parameters cell, five of 0.8 s)
+    ref = [0.01] + [0.8] * 5
+    assert time_left([0.0], 0.0, ref, 100.0, 5.0) == 95.0  # before the first chunk: the cost model
+    # after it, measured: the cells done took twice the reference's time, so will the others
+    scale = (ref[0] + 2 * ref[1] + 2 * ref[2]) / sum(ref[:3])
+    assert time_left([ref[0], 2 * ref[1], 2 * ref[2]], 0.5, ref, None, 9.0) == pytest.approx(
+        scale * ref[3] - 0.5 + scale * sum(ref[4:]), rel=1e-9)
+    assert time_left(ref[:2], 0.0, ref, 100.0, 5.0) == 95.0  # 0.81 s of reference work: not yet a chunk
+    # a cell running ten times its reference time: the cells after it are predicted at least that slow
+    assert time_left(ref[:3], 10 * ref[3], ref, None, 9.0) == pytest.approx(10 * sum(ref[4:]), rel=1e-6)
+    # end to end: a reference run, then one twice as slow, announced after every cell
+    body = chapter_text("Slow", "n = 1", *["import time\ntime.sleep(0.8 * n)"] * 5)
     project = make_project(tmp_path, {"slow": (body, toy_chapter("slow"))})
     reference = tmp_path / "reference.ipynb"
     execute_chapter(project, project.chapter("slow"), reference, {"n": 1})
     ref = cell_durations(reference)
-    assert len(ref) == 6 and sum(ref) > 7
-    assert time_left([0.0], 0.0, ref, 100.0, 5.0) == 95.0  # before the first chunk: the cost model
-    # after it, measured: the cells done took twice the reference's time, so will the others
-    assert time_left([ref[0], 2 * ref[1]], 0.5, ref, None, 9.0) == pytest.approx(
-        (2 * ref[1] + ref[0]) / (ref[0] + ref[1]) * sum(ref[2:]) - 0.5, rel=1e-6)
-    # a cell running ten times its reference time: the cells after it are predicted at least that slow
-    assert time_left(ref[:2], 10 * ref[2], ref, None, 9.0) == pytest.approx(10 * sum(ref[3:]), rel=1e-6)
+    assert len(ref) == 6 and sum(ref) > 3.5
+    monkeypatch.setattr(progress, "QUIET_SECONDS", 0.0)
     capfd.readouterr()
     execute_chapter(project, project.chapter("slow"), tmp_path / "run.ipynb", {"n": 2}, progress=True,
                     reference=reference)
     lines = [line for line in capfd.readouterr().err.splitlines() if line.startswith("  slow: cell")]
-    left = [int(line.split("about ")[1].split(" s left")[0]) for line in lines if " s left" in line]
-    assert left, lines
-    # a run twice as slow as the reference, announced as such once the first chunk ran
-    cell, total = map(int, lines[-1].split("cell ")[1].split(",")[0].split(" ")[0].split("/"))
-    assert total == 7 and abs(left[-1] - 3 * (total - cell)) <= 3, lines
+    announced = {}  # cells finished -> seconds left, from the lines that give them
+    for line in lines:
+        if " s left" in line:
+            announced[int(line.split("cell ")[1].split("/")[0])] = int(line.split("about ")[1].split(" s left")[0])
+    # "cell k/7" runs the k-th of 7 cells (parameters, 5 sleeps, the module record): 7 - k sleeping
+    # cells still to run, at twice the reference's 0.8 s (at the reference's own pace, half that)
+    cell, left = min(announced.items())
+    assert cell <= 4 and abs(left - 1.6 * (7 - cell)) <= 1.2, lines
 
 
 # 8. a sweep whose last Dask worker dies -> a message after a bounded wait, finished

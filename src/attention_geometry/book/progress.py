@@ -26,6 +26,7 @@ __all__ = ["cell_durations", "format_seconds", "time_left", "CellProgress"]
 
 INJECTED = "injected-parameters"
 FIRST_CHUNK_SECONDS = 1.0  # reference work done before the measured scale is trusted
+QUIET_SECONDS = 5.0  # at least this long between two lines announcing finished cells
 
 
 def _code_cells(nb: dict) -> list[dict]:
@@ -81,15 +82,16 @@ class CellProgress:
 
     ``reference``: durations of the same chapter's code cells in an earlier run;
     ``estimate``: the cost model's total seconds; lines at most every
-    ``quiet`` seconds when a cell finishes, and every ``heartbeat`` seconds
+    ``quiet`` (default ``QUIET_SECONDS``) seconds when a cell finishes, and every ``heartbeat`` seconds
     while one runs. Use as a context manager around the execution."""
 
     def __init__(self, name: str, notebook: Path, *, reference: list[float] | None = None,
-                 estimate: float | None = None, quiet: float = 5.0, heartbeat: float = 30.0,
+                 estimate: float | None = None, quiet: float | None = None, heartbeat: float = 30.0,
                  poll: float = 0.5, report: Callable[[str], None] = _stderr):
         self.name, self.notebook = name, Path(notebook)
         self.reference = [d or 0.0 for d in reference] if reference else None
-        self.estimate, self.quiet, self.heartbeat, self.poll, self.report = estimate, quiet, heartbeat, poll, report
+        self.estimate, self.heartbeat, self.poll, self.report = estimate, heartbeat, poll, report
+        self.quiet = QUIET_SECONDS if quiet is None else quiet
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._watch, name=f"progress {name}", daemon=True)
         self.lines: list[str] = []
