@@ -429,7 +429,11 @@ CHAPTERS: dict[str, Chapter] = {
             # 256, 1024, four layers, anisotropy sweeps at d = 16. The grid, the missing-factor study,
             # the extensions and the NoPE decoder are this book's; they are scaled up, not the paper's.
             # nope_seeds stays at its default: the stored run predates it and trained one seed (its
-            # claim is amended to say so), and a regenerated run trains the default's seeds.
+            # claim is amended to say so). The regenerated run (about 4.4 h on 2 cores) names
+            # "nope_seeds": 5 in this preset; it runs across sessions on a branch with that change,
+            # and what it finished is committed on main under results/recency/paper/checkpoints
+            # (their parameters.json says nope_seeds 5); the preset changes on main together with
+            # the stored result, never before.
             presets={"paper": {"n_samples": 10_000_000, "n_samples_alpha": 10_000_000,
                                "n_samples_sweep": 1_000_000, "n_samples_factor": 1_000_000, "n_tokens": 10,
                                "d": 16, "n_layers": 4, "alpha_rows": 0.5, "alphas": [0.0, 0.2, 0.4, 0.6, 0.8],
