@@ -334,8 +334,7 @@ def nope_over_seeds(texts, *, seeds, workers=1, **kwargs):
     seeds = [check_int("seeds", s, low=0) for s in seeds]
     if len(seeds) < 2 or len(set(seeds)) != len(seeds):
         raise fail("seeds", seeds, "at least two distinct seeds (one trained model has no error over training)")
-    check_int("workers", workers, low=1)
-    threads = 1 if workers > 1 else None
+    threads = 1 if workers != 1 else None  # map_processes checks workers before any training
     runs = map_processes(_nope_seed, [(texts, kwargs, threads, s) for s in seeds], workers, desc="NoPE seeds")
     out = {"runs": runs, "losses": np.stack([r["losses"] for r in runs])}
     for which in ("before", "after"):
