@@ -244,7 +244,7 @@ def test_affine_outputs_lie_in_the_tilted_hyperplane_and_stay_selectable(rng):
 def test_uniform_query_rejects_zero_gamma():
     with pytest.raises(ValueError, match="zero"):
         ag.uniform_query(np.array([1.0, 0.0, 2.0]))
-    with pytest.raises(ValueError, match="gamma or d"):
+    with pytest.raises(ValueError, match=r"gamma = None .*allowed: an array \(d,\), or d given"):
         ag.uniform_query()
 
 
@@ -312,7 +312,7 @@ def test_non_finite_inputs_are_errors(fn, bad, word):
 @pytest.mark.parametrize("which", ["gamma", "beta"])
 def test_non_finite_affine_parameters_are_errors(which):
     bad = np.array([1.0, np.nan, 1.0])
-    with pytest.raises(ValueError, match=f"{which} contains NaN"):
+    with pytest.raises(ValueError, match=f"^{which} = an array that contains NaN is not allowed; allowed: finite"):
         ag.layer_norm(np.arange(3.0), **{which: bad})
 
 
@@ -321,9 +321,9 @@ def test_bad_shapes_and_parameters():
         ag.layer_norm(np.float64(3.0))
     with pytest.raises(ValueError, match="empty"):
         ag.layer_norm(np.zeros((3, 0)))
-    with pytest.raises(ValueError, match=r"gamma must have shape \(d,\) = \(3,\)"):
+    with pytest.raises(ValueError, match=r"^gamma = an array of shape \(4,\) has the wrong shape; allowed: shape \(d,\) = \(3,\)$"):
         ag.layer_norm(np.arange(3.0), gamma=np.ones(4))
-    with pytest.raises(ValueError, match="beta must have shape"):
+    with pytest.raises(ValueError, match=r"^beta = an array of shape \(1, 3\) has the wrong shape"):
         ag.layer_norm(np.arange(3.0), beta=np.ones((1, 3)))
     with pytest.raises(ValueError, match="eps"):
         ag.layer_norm(np.arange(3.0), eps=-1e-5)

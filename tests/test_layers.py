@@ -178,3 +178,33 @@ def test_every_public_name_comes_from_one_module_and_shadows_no_module():
     assert not {n: m for n, m in owners.items() if len(m) > 1}
     assert not set(owners) & {name.rsplit(".", 1)[-1] for name in ag.MODULE_NAMES}
     assert ag.layer_norm.__module__ == "attention_geometry.layernorm" and ag.selectability.__name__.endswith("selectability")
+
+
+# errors of the maths that are not about an argument (a failed root bracket, a failed solver, an overflow)
+NOT_ARGUMENT_ERRORS = {("attention_geometry.cesaro", "_bisect")}
+
+
+def argument_errors_raised_by_hand(name: str) -> list[str]:
+    """``raise ValueError(...)`` / ``raise TypeError(...)`` in module ``name``, by enclosing function:
+    the argument errors that bypass ``_checks.fail`` (its one message format)."""
+    tree = ast.parse(MODULES[name].read_text(), str(MODULES[name]))
+    found = []
+    for fn in [n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]:
+        for node in ast.walk(fn):
+            if (isinstance(node, ast.Raise) and isinstance(node.exc, ast.Call)
+                    and isinstance(node.exc.func, ast.Name) and node.exc.func.id in ("ValueError", "TypeError")
+                    and (name, fn.name) not in NOT_ARGUMENT_ERRORS):
+                found.append(f"{fn.name}:{node.lineno}")
+    return sorted(set(found))
+
+
+@pytest.mark.parametrize("name", [n for n in MODULES if layer(n) == "maths" and not n.endswith("._checks")])
+def test_maths_argument_errors_go_through_the_one_helper(name):
+    assert argument_errors_raised_by_hand(name) == []
+
+
+def test_the_hand_raised_error_finder_finds_them(tmp_path, monkeypatch):
+    bad = tmp_path / "bad.py"
+    bad.write_text("def f(x):\n    if x:\n        raise ValueError(f'x = {x}')\n    raise fail('x', x, 'no')\n")
+    monkeypatch.setitem(MODULES, "attention_geometry.bad", bad)
+    assert argument_errors_raised_by_hand("attention_geometry.bad") == ["f:3"]

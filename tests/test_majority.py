@@ -432,7 +432,7 @@ def test_bad_arguments_raise():
     with pytest.raises(ValueError, match="min_margin = 12"):
         partition_majority_data(12, 5, 10, 12, np.random.default_rng(0))
     params = init_majority_params(5, 6, [torch.Generator().manual_seed(0)])
-    with pytest.raises(ValueError, match="tokens has shape"):
+    with pytest.raises(ValueError, match=r"^tokens = a tensor of shape \(2, 4, 9\) has the wrong shape; allowed: \(S=1, N, n\)$"):
         majority_forward(params, torch.zeros(2, 4, 9, dtype=torch.long), "layernorm")
 
 

@@ -4,6 +4,10 @@ Every message names the argument, the value and what is allowed::
 
     d = 1 is out of range; allowed: an integer >= 2
     norm = 'rms' is not one of the choices; allowed: one of 'layernorm', 'rmsnorm', ...
+    x = an array of shape (3,) has the wrong shape; allowed: (n, d)
+
+An array is named by what matters about it (:func:`shape_of`, :func:`described`),
+not printed.
 
 A wrong *type* raises :class:`ArgumentTypeError`, which is both a
 ``TypeError`` and a ``ValueError``; every other failure raises
@@ -23,6 +27,8 @@ __all__ = [
     "ArgumentError",
     "ArgumentTypeError",
     "fail",
+    "described",
+    "shape_of",
     "check_int",
     "check_float",
     "check_choice",
@@ -48,6 +54,26 @@ def fail(name: str, value: Any, allowed: str, why: str = "is not allowed", *, ki
     the caller.
     """
     return kind(f"{name} = {value!r} {why}; allowed: {allowed}")
+
+
+class _Described(str):
+    """A value that :func:`fail` shows as this text, not as its ``repr``."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return str(self)
+
+
+def described(text: str) -> str:
+    """``text`` as the value :func:`fail` names, unquoted: ``fail("x", described("an array with a zero row"), ...)``."""
+    return _Described(text)
+
+
+def shape_of(a: Any, kind: str = "an array") -> str:
+    """``"an array of shape (3, 4)"`` (numpy, torch or anything with a shape), for :func:`fail`."""
+    shape = getattr(a, "shape", None)
+    return _Described(f"{kind} of shape {tuple(shape) if shape is not None else np.shape(a)}")
 
 
 def interval(low=None, high=None, low_open=False, high_open=False) -> str:

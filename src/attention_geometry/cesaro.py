@@ -46,7 +46,7 @@ from functools import lru_cache
 import numpy as np
 from scipy.special import gammainc, gammaincc, gammaln
 
-from ._checks import check_float, check_int, fail
+from ._checks import check_float, check_int, described, fail
 
 __all__ = [
     "cesaro_matrix",
@@ -197,7 +197,7 @@ def residual_cesaro_power_entry_exact(i: int, j: int, H: int, alpha, form: str =
         for r in range(1, H + 1):
             out += math.comb(H, r) * a**r * (1 - a) ** (H - r) * cesaro_power_entry_exact(i, j, r)
         return out
-    raise ValueError(f"form = {form!r} is not known; allowed: 'eigen' or 'binomial'")
+    raise fail("form", form, "'eigen' or 'binomial'", "is not known")
 
 
 def residual_cesaro_power_exact(L: int, H: int, alpha, form: str = "eigen") -> list[list[Fraction]]:
@@ -355,7 +355,7 @@ def rho_causal(x, H: int) -> np.ndarray:
     H = _check_int("H", H)
     x = np.asarray(x, dtype=np.float64)
     if np.any((x <= 0) | (x > 1)):
-        raise ValueError("x has entries outside (0, 1]; allowed: 0 < x <= 1")
+        raise fail("x", described("an array with entries outside (0, 1]"), "0 < x <= 1")
     s = -np.log(x)
     with np.errstate(divide="ignore"):
         return np.exp((H - 1) * np.log(s) - gammaln(H)) if H > 1 else np.ones_like(x)
@@ -511,9 +511,7 @@ class AlphaSweep:
 
 def alpha_sweep(L: int, H: int, alphas) -> AlphaSweep:
     """Landmarks of the profile for each ``alpha`` in ``alphas`` (log space, no underflow)."""
-    L, H = _check_int("L", L), _check_int("H", H)
-    if L < 3:
-        raise ValueError(f"L = {L!r} is out of range; allowed: an integer >= 3")
+    L, H = _check_int("L", L, low=3), _check_int("H", H)
     alphas = [_check_alpha(a) for a in alphas]
     rows = [log_last_row(L, H, a) for a in alphas]
     ln10, mid = math.log(10), (L + 1) // 2 - 1

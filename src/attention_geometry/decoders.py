@@ -28,7 +28,7 @@ import types
 import numpy as np
 import torch
 
-from ._checks import check_bool, check_choice, check_float, check_int, fail
+from ._checks import check_bool, check_choice, check_float, check_int, described, fail, shape_of
 from .attention import mask_tensor
 
 __all__ = [
@@ -84,14 +84,14 @@ def context_length(model) -> int:
 
 def _check_h0(model, h0):
     if not isinstance(h0, torch.Tensor) or h0.ndim != 3 or h0.shape[0] != 1:
-        shape = tuple(h0.shape) if isinstance(h0, torch.Tensor) else type(h0).__name__
-        raise ValueError(f"h0 has shape {shape}; allowed: a tensor (1, L, d)")
+        raise fail("h0", shape_of(h0, "a tensor") if isinstance(h0, torch.Tensor)
+                   else described(f"a {type(h0).__name__}"), "a tensor (1, L, d)", "has the wrong shape")
     d = model.config.hidden_size
     if h0.shape[2] != d:
-        raise ValueError(f"h0 has width {h0.shape[2]}; allowed: the model's width {d}")
+        raise fail("h0", shape_of(h0, "a tensor"), f"(1, L, d = {d}), the model's width", "has the wrong width")
     if h0.shape[1] < 2 or h0.shape[1] > context_length(model):
-        raise ValueError(f"sequence length L = {h0.shape[1]} is out of range; allowed: an integer "
-                         f"in [2, {context_length(model)}] (the configured context)")
+        raise fail("h0", shape_of(h0, "a tensor"), f"a length L in [2, {context_length(model)}] (the configured "
+                   "context)", "has a sequence length out of range")
     return h0
 
 
@@ -152,13 +152,12 @@ def build_decoder(arch: str, n_layers: int, width: int, n_heads: int, n_kv_heads
     seed = _check_int("seed", seed, low=0)
     n_kv = n_heads if n_kv_heads is None else _check_int("n_kv_heads", n_kv_heads)
     if width % n_heads:
-        raise ValueError(f"width = {width} is not a multiple of n_heads = {n_heads}; "
-                         "allowed: width divisible by n_heads")
+        raise fail("width", width, f"a multiple of n_heads = {n_heads}", "is not allowed")
     if (width // n_heads) % 2:
-        raise ValueError(f"head width {width // n_heads} is odd; allowed: an even width / n_heads")
+        raise fail("width", width, "a width whose head width width / n_heads is even (RoPE rotates pairs)",
+                   f"gives the odd head width {width // n_heads}")
     if n_heads % n_kv:
-        raise ValueError(f"n_heads = {n_heads} is not a multiple of n_kv_heads = {n_kv}; "
-                         "allowed: n_kv_heads dividing n_heads")
+        raise fail("n_heads", n_heads, f"a multiple of n_kv_heads = {n_kv}", "is not allowed")
     check_float("init_std", init_std, low=0.0, low_open=True)
     check_bool("rope", rope)
     dev = _check_device(device)
@@ -174,8 +173,8 @@ def build_decoder(arch: str, n_layers: int, width: int, n_heads: int, n_kv_heads
             model.rotary_emb = NoRotary(width // n_heads)
     else:
         if n_kv != n_heads:
-            raise ValueError(f"n_kv_heads = {n_kv_heads!r} with arch = 'gpt2'; allowed: None or "
-                             f"n_heads = {n_heads} (GPT-2 has no grouped key/value heads)")
+            raise fail("n_kv_heads", n_kv_heads, f"None or n_heads = {n_heads} (GPT-2 has no grouped key/value "
+                       "heads)", "is not allowed with arch = 'gpt2'")
         from transformers import GPT2Config, GPT2Model
         cfg = GPT2Config(n_embd=width, n_layer=n_layers, n_head=n_heads, n_positions=context,
                          vocab_size=SMALL_VOCAB, initializer_range=float(init_std),
@@ -226,8 +225,8 @@ def random_embeddings(model, seq_len: int, seed, n: int = 1) -> torch.Tensor:
     seq_len = _check_int("seq_len", seq_len, low=2)
     n = _check_int("n", n)
     if seq_len > context_length(model):
-        raise ValueError(f"seq_len = {seq_len} is longer than the configured context "
-                         f"{context_length(model)}; allowed: an integer in [2, {context_length(model)}]")
+        raise fail("seq_len", seq_len, f"an integer in [2, {context_length(model)}] (the configured context)",
+                   "is longer than the configured context")
     emb = model.get_input_embeddings()
     ids = torch.randint(emb.num_embeddings, (n, seq_len), generator=_generator(seed))
     with torch.no_grad():

@@ -41,7 +41,7 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from ._checks import check_choice, check_int
+from ._checks import check_choice, check_int, described, fail, shape_of
 from .checkpoint import CheckpointStore, resumable_map
 from .decoders import _check_h0, _check_inputs, _check_int, _generator, positions_off, value_only_attention
 
@@ -74,18 +74,18 @@ def draw_probes(d: int, k: int, kind: str, seed) -> torch.Tensor:
     k = _check_int("k", k)
     if kind == "exact":
         if k != d:
-            raise ValueError(f"k = {k} with kind = 'exact'; allowed: k = d = {d}")
+            raise fail("k", k, f"k = d = {d}", "is not allowed with kind = 'exact'")
         return math.sqrt(d) * torch.eye(d, dtype=torch.float64)
     g = _generator(seed)
     if kind == "gaussian":
         return torch.randn(k, d, generator=g, dtype=torch.float64)
     if kind == "orthogonal":
         if k > d:
-            raise ValueError(f"k = {k} orthogonal probes in dimension d = {d}; allowed: 1 <= k <= d")
+            raise fail("k", k, f"1 <= k <= d = {d}", "is too many orthogonal probes")
         q, r = torch.linalg.qr(torch.randn(d, k, generator=g, dtype=torch.float64))
         q = q * torch.sign(torch.diagonal(r))  # Haar: fix the signs of the QR factor
         return math.sqrt(d) * q.T
-    raise ValueError(f"kind = {kind!r} is not known; allowed: 'gaussian', 'orthogonal' or 'exact'")
+    raise fail("kind", kind, "'gaussian', 'orthogonal' or 'exact'", "is not known")
 
 
 def _last_state(model, h0):
@@ -104,7 +104,8 @@ def probe_norms(model, h0: torch.Tensor, probes: torch.Tensor, batch_size: int =
     """
     h0 = _check_h0(model, h0)
     if not isinstance(probes, torch.Tensor) or probes.ndim != 2 or probes.shape[1] != h0.shape[2]:
-        raise ValueError(f"probes has shape {tuple(getattr(probes, 'shape', ()))}; allowed: (k, {h0.shape[2]})")
+        raise fail("probes", shape_of(probes, "a tensor") if isinstance(probes, torch.Tensor)
+                   else described(f"a {type(probes).__name__}"), f"a tensor (k, {h0.shape[2]})", "has the wrong shape")
     batch_size = _check_int("batch_size", batch_size)
     k = probes.shape[0]
     U = probes.to(device=h0.device, dtype=h0.dtype)
@@ -168,7 +169,8 @@ class ProfileEstimate:
     def standard_error(self) -> np.ndarray:
         """``(L,)`` standard error of ``rho2`` from the spread of iid (Gaussian) probes."""
         if self.kind != "gaussian" or self.k < 2:
-            raise ValueError(f"standard error needs kind = 'gaussian' and k >= 2; got {self.kind!r}, k = {self.k}")
+            raise fail("kind, k", described(f"{self.kind!r}, {self.k}"), "kind = 'gaussian' and k >= 2 (a standard "
+                       "error needs the spread of iid probes)", "is not allowed")
         return self.per_probe.std(0, ddof=1) / math.sqrt(self.k)
 
 
@@ -200,9 +202,9 @@ def estimator_variance(J: torch.Tensor, k: int, kind: str) -> np.ndarray:
         return 2.0 * fro2 / k
     if kind == "orthogonal":
         if k > d:
-            raise ValueError(f"k = {k} orthogonal probes in dimension d = {d}; allowed: 1 <= k <= d")
+            raise fail("k", k, f"1 <= k <= d = {d}", "is too many orthogonal probes")
         return 2.0 * d * (d - k) / (k * (d - 1) * (d + 2)) * (fro2 - tr**2 / d)
-    raise ValueError(f"kind = {kind!r} is not known; allowed: 'gaussian' or 'orthogonal'")
+    raise fail("kind", kind, "'gaussian' or 'orthogonal'", "is not known")
 
 
 

@@ -61,7 +61,7 @@ import math
 
 import numpy as np
 
-from ._checks import check_choice, check_float, check_int
+from ._checks import ArgumentTypeError, check_choice, check_float, check_int, described, fail, shape_of
 
 __all__ = [
     "projection_matrix",
@@ -96,7 +96,8 @@ def _as_numpy(x, name):
         import torch  # only reached when the caller already uses torch
 
         if x.dtype not in (torch.float16, torch.float32, torch.float64):
-            raise TypeError(f"{name} has torch dtype {x.dtype}; use float16, float32 or float64")
+            raise fail(name, described(f"a tensor of dtype {x.dtype}"), "float16, float32 or float64",
+                       "has the wrong dtype", kind=ArgumentTypeError)
         device = x.device
         return x.detach().cpu().numpy(), lambda out: torch.from_numpy(out).to(device)
     return np.asarray(x), lambda out: out
@@ -107,13 +108,14 @@ def _check_dtype(a, name):
         return a
     if np.issubdtype(a.dtype, np.integer) and a.dtype != np.bool_:
         return a.astype(np.float64)
-    raise TypeError(f"{name} has dtype {a.dtype}; use float16, float32 or float64")
+    raise fail(name, described(f"an array of dtype {a.dtype}"), "float16, float32 or float64 (or integers)",
+               "has the wrong dtype", kind=ArgumentTypeError)
 
 
 def _check_finite(a, name):
     if not np.all(np.isfinite(a)):
         what = "NaN" if np.any(np.isnan(a)) else "infinity"
-        raise ValueError(f"{name} contains {what}; LayerNorm geometry needs finite inputs")
+        raise fail(name, described(f"an array that contains {what}"), "finite entries (LayerNorm geometry needs them)")
 
 
 def _prepare(x):
@@ -121,9 +123,10 @@ def _prepare(x):
     a, wrap = _as_numpy(x, "x")
     a = _check_dtype(a, "x")
     if a.ndim == 0:
-        raise ValueError("x must have shape (..., d) with at least one axis; got a scalar")
+        raise fail("x", described("a scalar"), "an array (..., d) with at least one axis", "has the wrong shape")
     if a.shape[-1] == 0:
-        raise ValueError(f"x has shape {a.shape}: the feature axis d (the last one) is empty")
+        raise fail("x", shape_of(a), "an array (..., d) with d >= 1 (the last axis is the features)",
+                   "has an empty feature axis")
     _check_finite(a, "x")
     work = np.float64 if a.dtype == np.float64 else np.float32
     return a, work, wrap
@@ -136,7 +139,7 @@ def _vector(v, name, d, work):
     a, _ = _as_numpy(v, name)
     a = _check_dtype(a, name)
     if a.shape != (d,):
-        raise ValueError(f"{name} must have shape (d,) = ({d},); got {a.shape}")
+        raise fail(name, shape_of(a), f"shape (d,) = ({d},)", "has the wrong shape")
     _check_finite(a, name)
     return a.astype(work)
 
@@ -249,7 +252,7 @@ def hyperplane_basis(d: int) -> np.ndarray:
     """
     d = _check_d(d)
     if d < 2:
-        raise ValueError(f"d = {d}; the hyperplane 1-perp is {{0}} for d = 1")
+        raise fail("d", d, "an integer >= 2 (the hyperplane 1-perp is {0} for d = 1)", "is out of range")
     basis = np.zeros((d, d - 1))
     for k in range(1, d):
         basis[:k, k - 1] = 1.0
@@ -306,7 +309,8 @@ def scale_to_sphere(x):
     a, work, wrap = _prepare(x)
     u, m = _scaled_rows(a, work)
     if np.any(m == 0):
-        raise ValueError("x has a zero row; it has no direction to scale onto the sphere")
+        raise fail("x", described("an array with a zero row"), "rows that are not zero (a zero row has no "
+                   "direction to scale onto the sphere)")
     return _finish(_normalise(u, m, 0.0, work), a.dtype, wrap, "S(x)")
 
 
@@ -332,10 +336,8 @@ def layer_norm(x, eps: float = 0.0, gamma=None, beta=None):
     u, m = _scaled_rows(a, work)
     c = _centred(u)
     if eps == 0 and np.any(np.all(c == 0, axis=-1)):
-        raise ValueError(
-            "x has a constant row: P x = 0 and LayerNorm with eps = 0 is undefined "
-            "there (with eps > 0 such a row maps to beta)"
-        )
+        raise fail("x", described("an array with a constant row"), "rows that are not constant, or eps > 0 "
+                   "(P x = 0 there: LayerNorm with eps = 0 is undefined; with eps > 0 such a row maps to beta)")
     out = _normalise(c, m, eps, work)
     if g is not None:
         out = out * g
@@ -361,7 +363,8 @@ def rms_norm(x, eps: float = 0.0, gamma=None):
     g = _vector(gamma, "gamma", a.shape[-1], work)
     u, m = _scaled_rows(a, work)
     if eps == 0 and np.any(m == 0):
-        raise ValueError("x has a zero row: RMSNorm with eps = 0 is undefined there")
+        raise fail("x", described("an array with a zero row"), "rows that are not zero, or eps > 0 "
+                   "(RMSNorm with eps = 0 is undefined there)")
     out = _normalise(u, m, eps, work)
     if g is not None:
         out = out * g
@@ -390,7 +393,8 @@ def eps_norm_deficit(x, eps: float):
     r = _rms(_centred(u))
     if eps == 0:
         if np.any(r == 0):
-            raise ValueError("x has a constant row: LayerNorm with eps = 0 is undefined there")
+            raise fail("x", described("an array with a constant row"), "rows that are not constant, or eps > 0 "
+                       "(LayerNorm with eps = 0 is undefined there)")
         return wrap(np.zeros(r.shape[:-1]))
     k = _eps_ratio(eps, m)  # (r, k) is proportional to (sigma, sqrt(eps))
     with np.errstate(over="ignore", under="ignore", invalid="ignore"):
@@ -413,7 +417,7 @@ def deficit_from_ratio(t):
     t = np.asarray(t, dtype=np.float64)
     _check_finite(t, "t")
     if np.any(t < 0):
-        raise ValueError("t = eps / sigma^2 must be >= 0")
+        raise fail("t", described("an array with a negative entry"), "t = eps / sigma^2 >= 0")
     root = np.sqrt(1.0 + t)
     return t / (root * (1.0 + root))
 
@@ -433,17 +437,18 @@ def uniform_query(gamma=None, d: int | None = None) -> np.ndarray:
     """
     if gamma is None:
         if d is None:
-            raise ValueError("give gamma or d")
+            raise fail("gamma", None, "an array (d,), or d given", "is not allowed with d = None")
         return np.ones(_check_d(d))
     g, _ = _as_numpy(gamma, "gamma")
     g = _check_dtype(g, "gamma").astype(np.float64)
     if g.ndim != 1 or g.size == 0:
-        raise ValueError(f"gamma must have shape (d,); got {g.shape}")
+        raise fail("gamma", shape_of(g), "shape (d,) with d >= 1", "has the wrong shape")
     _check_finite(g, "gamma")
     if d is not None and g.shape != (d,):
-        raise ValueError(f"gamma must have shape (d,) = ({d},); got {g.shape}")
+        raise fail("gamma", shape_of(g), f"shape (d,) = ({d},)", "has the wrong shape")
     if np.any(g == 0):
-        raise ValueError("gamma has a zero entry; the normal 1/gamma is undefined")
+        raise fail("gamma", described("an array with a zero entry"), "entries that are not zero (the normal "
+                   "1/gamma is undefined there)")
     return 1.0 / g
 
 
@@ -460,7 +465,8 @@ def selection_margin(queries, keys) -> np.ndarray:
     q = np.asarray(queries, dtype=np.float64)
     k = np.asarray(keys, dtype=np.float64)
     if q.ndim != 2 or q.shape != k.shape or q.shape[0] < 2:
-        raise ValueError(f"need queries and keys of one shape (n, d) with n >= 2; got {q.shape}, {k.shape}")
+        raise fail("queries, keys", described(f"arrays of shapes {q.shape}, {k.shape}"),
+                   "two arrays of one shape (n, d) with n >= 2", "have the wrong shapes")
     _check_finite(q, "queries")
     _check_finite(k, "keys")
     scores = q @ k.T
@@ -486,7 +492,8 @@ def random_inputs(
     is exercised. Everything is drawn from ``rng``.
     """
     if not isinstance(rng, np.random.Generator):
-        raise TypeError("rng must be a numpy.random.Generator (np.random.default_rng(seed))")
+        raise fail("rng", rng, "a numpy.random.Generator (np.random.default_rng(seed))", "has the wrong type",
+                   kind=ArgumentTypeError)
     z = rng.standard_normal((n, d))
     c = rng.choice([-1.0, 1.0], size=(n, 1)) * 10.0 ** rng.uniform(*log10_offset, size=(n, 1))
     s = 10.0 ** rng.uniform(*log10_scale, size=(n, 1))
@@ -501,8 +508,9 @@ def log_spaced_dims(d_min: int, d_max: int, n: int) -> np.ndarray:
     >>> log_spaced_dims(2, 1000, 4)
     array([   2,   16,  126, 1000])
     """
-    if not (1 <= d_min <= d_max) or n < 1:
-        raise ValueError(f"need 1 <= d_min <= d_max and n >= 1; got {d_min}, {d_max}, {n}")
+    d_min = check_int("d_min", d_min, low=1)
+    d_max = check_int("d_max", d_max, low=d_min)
+    n = check_int("n", n, low=1)
     return np.unique(np.geomspace(d_min, d_max, n).round().astype(int))
 
 

@@ -41,7 +41,7 @@ import numpy as np
 import torch
 from scipy.optimize import brentq
 
-from ._checks import as_float_tensor, check_float, check_int, fail
+from ._checks import as_float_tensor, check_float, check_int, described, fail
 from .checkpoint import CheckpointStore, resumable_map
 from .attention import causal_mask, check_mask, masked_softmax
 from .collapse import mu
@@ -403,7 +403,8 @@ def _token(sigma, lam, c=None, sign=1.0):
         alpha = np.where(used, lam * sigma / den, 0.0)
         rest = 1.0 - np.sum(alpha**2)
         if rest <= 0:
-            raise ValueError("the construction's existence condition fails (gamma too small)")
+            raise fail("W_V", described("a diagonal whose ratios are too small"), "a W_V like rank_construction_wv's, "
+                       "whose gamma makes every sign pattern exist", "fails the construction's existence condition")
         alpha[m] = sign * math.sqrt(rest)
         return alpha
     lo = lam[used].max()

@@ -76,7 +76,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from ._checks import check_choice, check_float, check_int, fail, torch_threads
+from ._checks import check_choice, check_float, check_int, fail, shape_of, torch_threads
 from ._parallel import map_processes, progress_bar
 from .checkpoint import CheckpointStore
 from .layernorm import normalise
@@ -312,7 +312,7 @@ def majority_forward(params: dict, tokens: torch.Tensor, norm: str) -> MajorityF
     E = params["E"]
     S, C, d = E.shape
     if tokens.ndim != 3 or tokens.shape[0] != S:
-        raise ValueError(f"tokens has shape {tuple(tokens.shape)}; allowed: (S={S}, N, n)")
+        raise fail("tokens", shape_of(tokens, "a tensor"), f"(S={S}, N, n)", "has the wrong shape")
     x = _linear(F.one_hot(tokens, C).to(E.dtype), E.transpose(-1, -2))  # (S, N, n, d)
     nx = attention_norm(x, norm)
     q = _linear(nx, params["W_Q"] / math.sqrt(d))
@@ -382,7 +382,7 @@ def majority_forward_counts(params: dict, counts: torch.Tensor, norm: str) -> Co
     E = params["E"]
     S, C, d = E.shape
     if counts.ndim != 3 or counts.shape[0] != S or counts.shape[2] != C:
-        raise ValueError(f"counts has shape {tuple(counts.shape)}; allowed: (S={S}, N, C={C})")
+        raise fail("counts", shape_of(counts, "a tensor"), f"(S={S}, N, C={C})", "has the wrong shape")
     nx, s, w, value = _attention_parts(params, norm)
     h = E[:, None] + _attention_output(counts.to(E.dtype), w, value) + params["b_O"][:, None, None]
     return CountsForward(_linear(_feed_forward(params, h), E), s, nx)
@@ -800,7 +800,7 @@ def steps_to_reach(steps: np.ndarray, curve: np.ndarray, threshold: float) -> np
     """
     curve = np.asarray(curve, dtype=float)
     if curve.ndim != 2 or curve.shape[1] != len(steps):
-        raise ValueError(f"curve has shape {curve.shape}; allowed: (S, T={len(steps)})")
+        raise fail("curve", shape_of(curve), f"(S, T={len(steps)})", "has the wrong shape")
     hit = curve <= threshold
     first = np.where(hit.any(1), hit.argmax(1), -1)
     return np.where(first >= 0, np.asarray(steps, dtype=float)[first], np.nan)

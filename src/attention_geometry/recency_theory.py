@@ -63,7 +63,7 @@ import numpy as np
 import torch
 from scipy import integrate, special
 
-from ._checks import check_choice
+from ._checks import check_choice, fail
 from .recency import check_model, gram_layer
 from .stats import Estimate, ratio_estimate
 
@@ -109,7 +109,7 @@ def residual_weight(d, alpha, gamma, residual="input"):
         return gamma / math.sqrt(d * (1.0 - alpha))
     if residual == "normalised":
         return gamma
-    raise ValueError(f"residual = {residual!r} is not allowed; allowed: 'input' or 'normalised'")
+    raise fail("residual", residual, "'input' or 'normalised'")
 
 
 #: The first-layer weights a closed form uses: ``"limit"`` is the paper's
@@ -137,7 +137,7 @@ def cosine_log_density(r, d, alpha, centred=True):
     d, _, alpha, *_ = check_model(d, 3, alpha)
     nu = d - 1 if centred else d
     if nu < 3:
-        raise ValueError(f"d = {d} is out of range; allowed: d >= {4 if centred else 3} (a density needs nu >= 3)")
+        raise fail("d", d, f"an integer >= {4 if centred else 3} (a density needs nu >= 3)", "is out of range")
     r = np.asarray(r, dtype=np.float64)
     const = (math.log(nu - 1) + special.gammaln(nu) - 0.5 * math.log(2 * math.pi)
              - special.gammaln(nu + 0.5) + nu / 2 * math.log1p(-alpha**2))

@@ -67,7 +67,8 @@ decided by the first stage that produces one:
 import numpy as np
 from scipy.optimize import linprog, nnls
 
-from ._checks import check_float, check_int, fail
+from ._checks import ArgumentTypeError, check_float, check_int, described, fail, shape_of
+from ._parallel import progress_bar
 
 __all__ = [
     "SELECTABILITY_TOL",
@@ -109,17 +110,19 @@ def _as_keys(keys, ndim: int, name: str = "keys") -> np.ndarray:
     try:
         a = np.asarray(keys)
     except Exception as err:  # ragged lists and the like
-        raise ValueError(f"{name} is not an array: {err}") from None
+        raise fail(name, described(f"a {type(keys).__name__} that is not an array ({err})"), "an array of keys",
+                   kind=ArgumentTypeError) from None
     if a.dtype == bool or not (np.issubdtype(a.dtype, np.floating) or np.issubdtype(a.dtype, np.integer)):
-        raise ValueError(f"{name} has dtype {a.dtype}; allowed: real floating or integer")
+        raise fail(name, described(f"an array of dtype {a.dtype}"), "real floating or integer entries",
+                   "has the wrong dtype", kind=ArgumentTypeError)
     shape = "(n, d)" if ndim == 2 else "(sets, n, d)"
     if a.ndim != ndim:
-        raise ValueError(f"{name} has shape {a.shape}; allowed: {shape}")
+        raise fail(name, shape_of(a), shape, "has the wrong shape")
     if a.shape[-2] < 1 or a.shape[-1] < 1:
-        raise ValueError(f"{name} has shape {a.shape}; allowed: {shape} with n >= 1 and d >= 1")
+        raise fail(name, shape_of(a), f"{shape} with n >= 1 and d >= 1", "has the wrong shape")
     a = a.astype(np.float64)
     if not np.all(np.isfinite(a)):
-        raise ValueError(f"{name} contains NaN or infinity; allowed: finite values")
+        raise fail(name, described("an array that contains NaN or infinity"), "finite values")
     return a
 
 
@@ -334,7 +337,7 @@ def classify_keys(key_sets, tol: float = SELECTABILITY_TOL, n_gilbert: int = 12,
     stage = np.full((S, n), -1, dtype=np.int8)
     hints = None if hint_queries is None else _as_keys(hint_queries, 3, "hint_queries")
     if hints is not None and hints.shape != k.shape:
-        raise ValueError(f"hint_queries has shape {hints.shape}; allowed: the keys' shape {k.shape}")
+        raise fail("hint_queries", shape_of(hints), f"the keys' shape {k.shape}", "has the wrong shape")
     chunk = max(1, int(4e6 // (n * n)))  # the query stage forms (chunk, n, n) score matrices
     for lo in range(0, S, chunk):
         sl = slice(lo, lo + chunk)
@@ -384,7 +387,7 @@ def gaussian_key_sets(n_sets: int, n: int, d: int, rng: np.random.Generator, lay
     for name, v, lo in [("n_sets", n_sets, 1), ("n", n, 1), ("d", d, 1 + bool(layer_norm))]:
         check_int(name, v, low=lo)
     if not isinstance(rng, np.random.Generator):
-        raise ValueError(f"rng = {rng!r} is not allowed; allowed: a numpy.random.Generator")
+        raise fail("rng", rng, "a numpy.random.Generator", "has the wrong type", kind=ArgumentTypeError)
     k = rng.standard_normal((n_sets, n, d))
     if layer_norm:
         from .layernorm import layer_norm as ln
@@ -403,22 +406,21 @@ def selectability_grid(ns, ds, n_sets: int, rng: np.random.Generator, layer_norm
     ``(len(STAGES),)`` count of how many keys each stage decided.
     """
     ns, ds = [int(v) for v in ns], [int(v) for v in ds]
-    if not ns or not ds:
-        raise ValueError(f"ns = {ns!r}, ds = {ds!r} are not allowed; allowed: non-empty lists of sizes")
+    for name, sizes in (("ns", ns), ("ds", ds)):
+        if not sizes:
+            raise fail(name, sizes, "a non-empty list of sizes")
     out_any = np.zeros((len(ns), len(ds)))
     out_mean = np.zeros((len(ns), len(ds)))
     stages = np.zeros(len(STAGES), dtype=np.int64)
     cells = [(a, b) for a in range(len(ns)) for b in range(len(ds))]
-    if progress:
-        from tqdm import tqdm
-
-        cells = tqdm(cells, desc="LN" if layer_norm else "no LN")
-    for a, b in cells:
-        keys = gaussian_key_sets(n_sets, ns[a], ds[b], rng, layer_norm)
-        unsel, stage = classify_keys(keys, tol)
-        out_any[a, b] = unsel.any(axis=1).mean()
-        out_mean[a, b] = unsel.mean()
-        stages += np.bincount(stage.ravel(), minlength=len(STAGES))[: len(STAGES)]
+    with progress_bar(progress, len(cells), 0, "LN" if layer_norm else "no LN") as bar:
+        for a, b in cells:
+            keys = gaussian_key_sets(n_sets, ns[a], ds[b], rng, layer_norm)
+            unsel, stage = classify_keys(keys, tol)
+            out_any[a, b] = unsel.any(axis=1).mean()
+            out_mean[a, b] = unsel.mean()
+            stages += np.bincount(stage.ravel(), minlength=len(STAGES))[: len(STAGES)]
+            bar.update(1)
     return {"any": out_any, "mean": out_mean, "stages": stages}
 
 

@@ -28,6 +28,8 @@ from typing import Sequence
 
 import torch
 
+from .._checks import check_int, fail
+
 __all__ = [
     "STDLIB_MODULES",
     "load_corpus",
@@ -104,10 +106,10 @@ def _stdlib_corpus() -> tuple[str, ...]:
 def _folder_corpus(folder: str) -> list[str]:
     root = Path(folder)
     if not root.is_dir():
-        raise ValueError(f"folder = {folder!r} is not a directory; allowed: a folder of .txt files")
+        raise fail("folder", folder, "a folder of .txt files", "is not a directory")
     files = sorted(root.glob("*.txt"))
     if not files:
-        raise ValueError(f"folder = {folder!r} holds no .txt files; allowed: a folder of .txt files")
+        raise fail("folder", folder, "a folder of .txt files", "holds no .txt files")
     out = []
     for f in files:
         text = f.read_text(encoding="utf-8")
@@ -145,16 +147,13 @@ def describe_corpus(folder: str | None = None) -> str:
 
 def _check_sizes(n_samples, seq_len, seed):
     for name, value, low in [("n_samples", n_samples, 1), ("seq_len", seq_len, 1), ("seed", seed, 0)]:
-        if isinstance(value, bool) or not isinstance(value, int) or value < low:
-            raise ValueError(f"{name} = {value!r} is out of range; allowed: an integer >= {low}")
+        check_int(name, value, low=low)
 
 
 def _windows(stream: torch.Tensor, n_samples: int, seq_len: int, seed: int, unit: str):
     if stream.numel() < seq_len:
-        raise ValueError(
-            f"seq_len = {seq_len} is longer than the corpus ({stream.numel()} {unit}); "
-            "allowed: at most the corpus length (use a larger corpus or shorter windows)"
-        )
+        raise fail("seq_len", seq_len, f"at most the corpus length, {stream.numel()} {unit} (use a larger corpus "
+                   "or shorter windows)", "is longer than the corpus")
     g = torch.Generator().manual_seed(seed)
     starts = torch.randint(stream.numel() - seq_len + 1, (n_samples,), generator=g)
     return stream[starts[:, None] + torch.arange(seq_len)]
@@ -173,7 +172,7 @@ def token_batches(tokenizer, texts: Sequence[str], n_samples: int, seq_len: int,
     """
     _check_sizes(n_samples, seq_len, seed)
     if len(texts) == 0:
-        raise ValueError("texts is empty; allowed: a non-empty list of paragraphs")
+        raise fail("texts", texts, "a non-empty list of paragraphs", "is empty")
     ids = tokenizer(list(texts), add_special_tokens=False)["input_ids"]
     sep = tokenizer(_SEPARATOR, add_special_tokens=False)["input_ids"]
     stream = []
@@ -192,7 +191,7 @@ def byte_batches(texts: Sequence[str], n_samples: int, seq_len: int, seed: int) 
     """
     _check_sizes(n_samples, seq_len, seed)
     if len(texts) == 0:
-        raise ValueError("texts is empty; allowed: a non-empty list of paragraphs")
+        raise fail("texts", texts, "a non-empty list of paragraphs", "is empty")
     data = _SEPARATOR.join(texts).encode("utf-8")
     stream = torch.frombuffer(bytearray(data), dtype=torch.uint8).long()
     return _windows(stream, n_samples, seq_len, seed, "bytes")

@@ -32,6 +32,8 @@ from pathlib import Path
 
 import torch
 
+from .._checks import described, fail, shape_of
+
 __all__ = [
     "PRETRAINED",
     "INSTALL_COMMAND",
@@ -81,7 +83,7 @@ def load_pretrained(name: str = "smollm2-135m"):
     (``requires_grad=False``); gradients with respect to inputs still work.
     """
     if name not in PRETRAINED:
-        raise ValueError(f"name = {name!r} is not a known model; allowed: one of {sorted(PRETRAINED)}")
+        raise fail("name", name, f"one of {sorted(PRETRAINED)}", "is not a known model")
     return _load(name)
 
 
@@ -154,8 +156,9 @@ def _decoder(model):
 
 def _check_ids(input_ids):
     if not isinstance(input_ids, torch.Tensor) or input_ids.ndim != 2 or input_ids.dtype != torch.long:
-        shape = tuple(input_ids.shape) if isinstance(input_ids, torch.Tensor) else type(input_ids).__name__
-        raise ValueError(f"input_ids has shape/type {shape}; allowed: an int64 tensor (batch, seq)")
+        what = (described(f"a tensor of shape {tuple(input_ids.shape)} and dtype {input_ids.dtype}")
+                if isinstance(input_ids, torch.Tensor) else described(f"a {type(input_ids).__name__}"))
+        raise fail("input_ids", what, "an int64 tensor (batch, seq)", "has the wrong shape or type")
 
 
 def _capture(model, input_ids, modules):
@@ -206,10 +209,10 @@ def per_head_keys(model, layer: int, normed: torch.Tensor) -> torch.Tensor:
     """
     layers = _decoder(model).layers
     if isinstance(layer, bool) or not isinstance(layer, int) or not 0 <= layer < len(layers):
-        raise ValueError(f"layer = {layer!r} is out of range; allowed: an integer in [0, {len(layers) - 1}]")
+        raise fail("layer", layer, f"an integer in [0, {len(layers) - 1}]", "is out of range")
     d = model.config.hidden_size
     if normed.ndim != 3 or normed.shape[-1] != d:
-        raise ValueError(f"normed has shape {tuple(normed.shape)}; allowed: (batch, seq, {d})")
+        raise fail("normed", shape_of(normed, "a tensor"), f"(batch, seq, {d})", "has the wrong shape")
     attn = layers[layer].self_attn
     n_kv = model.config.num_key_value_heads
     with torch.no_grad():

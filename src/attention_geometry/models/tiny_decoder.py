@@ -46,7 +46,8 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from .._checks import check_choice, check_float, check_int, fail, torch_threads
+from .._checks import check_choice, check_float, check_int, fail, shape_of, torch_threads
+from .._parallel import progress_bar
 from ..checkpoint import CheckpointStore
 from ..layernorm import normalise
 
@@ -158,7 +159,8 @@ class TinyDecoder(nn.Module):
         Dropout acts only in training mode, drawn from torch's global generator
         (the training loop seeds it for every step inside ``fork_rng``)."""
         if ids.ndim != 2 or ids.shape[1] > self.config.max_len:
-            raise ValueError(f"ids has shape {tuple(ids.shape)}; allowed: (batch, seq) with seq <= {self.config.max_len}")
+            raise fail("ids", shape_of(ids, "a tensor"), f"(batch, seq) with seq <= {self.config.max_len}",
+                       "has the wrong shape")
         p = self.config.dropout if self.training else 0.0
         x = F.dropout(self.embed(ids) + self.pos(torch.arange(ids.shape[1], device=ids.device)), p)
         layers = []
@@ -307,7 +309,7 @@ def _train(config, stream, training, seed, store, key, progress):
         model.load_state_dict(saved["model"])
         opt.load_state_dict(saved["opt"])
         losses, step = list(saved["losses"]), saved["step"]
-    bar = _bar(progress, training.steps, step, f"train {config.norm}")
+    bar = progress_bar(progress, training.steps, step, f"train {config.norm}")
     model.train()
     while step < training.steps:
         losses.append(_train_step(model, opt, stream, training, seed, step))
@@ -336,12 +338,6 @@ def _train_step(model, opt, stream, training, seed, step):
     nn.utils.clip_grad_norm_(model.parameters(), training.clip)
     opt.step()
     return float(loss.detach())
-
-
-def _bar(show, total, initial, desc):
-    from tqdm import tqdm
-
-    return tqdm(total=total, initial=initial, desc=desc, mininterval=5.0, disable=not show)
 
 
 # --------------------------------------------------------------- measuring
