@@ -154,7 +154,7 @@ CHAPTERS: dict[str, Chapter] = {
             # group too: it runs on a branch across sessions (its checkpoints committed there), and the
             # preset changes on main together with its stored result, never before
             presets={"paper": {"n_classes": 20, "length": 50, "d": 8, "min_margin": 6, "n_sequences": 100_000,
-                               "n_seeds": 5, "steps": 14_000, "batch": 6000, "lr": 0.001,
+                               "n_seeds": 10, "steps": 14_000, "batch": 6000, "lr": 0.001,
                                "lr_decay_epochs": 10_000, "eval_every": 140, "eval_sequences": 0,
                                "geo_seeds": 5, "geo_steps": 10_000, "geo_batch": 6000, "geo_lr": 0.001}},
         ),
