@@ -298,3 +298,22 @@ def test_a_device_check_is_stored_with_its_provenance_and_shown_by_the_chapter_l
     assert p["device"] == "cpu" and p["device_name"] and p["date"] and "--width 8" in p["command"]
     shown = device_check_line(check, **line)
     assert shown.startswith("*On a GPU* (stored device check, ") and check["measured"] in shown
+
+
+def _git(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run(["git", "-C", str(Project.find(__file__).root), *args], capture_output=True, text=True)
+
+
+def test_every_commit_a_stored_run_names_is_in_the_history():
+    """A reader checks out the commit a stored run was made at: each one its provenance names
+    (the run's and every part's) must be reachable from HEAD, not left on a squash-merged branch."""
+    if _git("rev-parse", "--is-shallow-repository").stdout.strip() != "false":
+        pytest.skip("not a full git clone: the history is not here to check")
+    project = Project.find(__file__)
+    missing = {}
+    for provenance in sorted(project.results.glob("*/paper/provenance.json")):
+        p = json.loads(provenance.read_text())
+        for commit in {p["commit"], *p.get("part_commits", [])}:
+            if _git("merge-base", "--is-ancestor", commit, "HEAD").returncode != 0:
+                missing.setdefault(provenance.parent.parent.name, []).append(commit[:10])
+    assert not missing, f"stored runs name commits that are not in HEAD's history: {missing}"
