@@ -114,9 +114,3 @@ def toy_chapter(name: str, stem: str | None = None, **kwargs) -> Chapter:
     return Chapter(name=name, source=f"book/{stem or name}.md", params=params, smoke=kwargs.pop("smoke", {}),
                    **kwargs)
 
-
-def pytest_collection_modifyitems(items):
-    """The chapters' smoke runs are the longest file (about half the suite on 2 cores):
-    collected first, they start first on their worker (``make test`` runs files in
-    parallel) instead of after the files before them in alphabetical order."""
-    items.sort(key=lambda item: Path(str(item.fspath)).name != "test_chapters.py")  # stable: the rest keep their order

@@ -1,7 +1,9 @@
-"""Every chapter executes with its smoke parameters through the book's own
-papermill path, and a bad parameter stops it in the validation cell, before any
-computation (every kind of bad value for every chapter is checked without a
-kernel in test_parameters.py)."""
+"""Every chapter executes through the book's own papermill path: at its defaults in
+the book build that ``make test`` runs first (checked here from what that build
+wrote, without a kernel), and at its smoke parameters twice for the chapters whose
+determinism is checked; a bad parameter stops a chapter in the validation cell,
+before any computation (every kind of bad value for every chapter, and every
+chapter's smoke set, is checked without a kernel in test_parameters.py)."""
 
 import json
 import multiprocessing
@@ -25,11 +27,12 @@ def test_every_toc_chapter_is_registered():
     assert {c.name for c in book_chapters(PROJECT)} == set(CHAPTERS)
 
 
-# Chapters run twice to check that the same seed glues the same numbers: the two
-# whose numbers come from the most generators (training data, initial weights,
-# Monte Carlo and a trained decoder). Every chapter draws through the same seeded
-# generators, and a second run of each would add half the suite's time (the smoke
-# runs are about half its CPU time on 2 cores).
+# Chapters run twice at their smoke parameters to check that the same seed glues the
+# same numbers: the two whose numbers come from the most generators (training data,
+# initial weights, Monte Carlo and a trained decoder). Every chapter draws through the
+# same seeded generators. The other chapters are not run again here: the book build
+# that `make test` depends on has just executed each of them, and a smoke run of every
+# chapter was half the suite's CPU time on 2 cores (11 kernels, about 200 CPU-s).
 DETERMINISM_CHECKED = {"uniform_attention", "recency"}
 
 
@@ -45,31 +48,40 @@ def _smoke_run(chapter_name: str, out: str) -> str | None:
 
 @pytest.fixture(scope="module")
 def smoke_runs(tmp_path_factory) -> dict[tuple[str, int], tuple[Path, str | None]]:
-    """Every chapter's smoke run (twice for the determinism checks), two kernels at a
+    """Two smoke runs of each chapter whose determinism is checked, two kernels at a
     time as in the book's own build, each capped at one thread."""
     folder = tmp_path_factory.mktemp("smoke")
-    jobs = [(name, i) for name in sorted(CHAPTERS) for i in range(2 if name in DETERMINISM_CHECKED else 1)]
+    jobs = [(name, i) for name in sorted(DETERMINISM_CHECKED) for i in range(2)]
     with ProcessPoolExecutor(max_workers=2, mp_context=multiprocessing.get_context("spawn")) as pool:
         futures = {job: pool.submit(_smoke_run, job[0], str(folder / f"{job[0]}-{job[1]}.ipynb")) for job in jobs}
         return {job: (folder / f"{job[0]}-{job[1]}.ipynb", f.result()) for job, f in futures.items()}
 
 
+def _executed_without_error(notebook: Path) -> dict:
+    nb = json.loads(notebook.read_text())
+    errors = [o for c in nb["cells"] if c["cell_type"] == "code" for o in c.get("outputs", [])
+              if o["output_type"] == "error"]
+    assert not errors, notebook
+    assert glued_values(notebook), f"{notebook.name} glues no values"
+    return nb["metadata"]["attention_geometry"]
+
+
+@pytest.mark.book
 @pytest.mark.parametrize("name", sorted(CHAPTERS))
-def test_chapter_runs_with_smoke_parameters(name, smoke_runs):
-    out, failure = smoke_runs[(name, 0)]
+def test_the_book_build_executed_the_chapter_at_its_defaults(name, built_book):
+    chapter = CHAPTERS[name]
+    record = _executed_without_error(PROJECT.executed / Path(chapter.source).with_suffix(".ipynb").name)
+    assert record["chapter"] == name and record["kind"] == "book"
+    assert record["parameters"] == {}  # the book runs every chapter at its defaults: nothing injected
+
+
+@pytest.mark.parametrize("name", sorted(DETERMINISM_CHECKED))
+def test_the_same_seed_glues_the_same_numbers_at_the_smoke_parameters(name, smoke_runs):
+    (out, failure), (again, failure_again) = smoke_runs[(name, 0)], smoke_runs[(name, 1)]
     assert failure is None, failure
-    nb = json.loads(out.read_text())
-    errors = [
-        o for c in nb["cells"] if c["cell_type"] == "code" for o in c.get("outputs", [])
-        if o["output_type"] == "error"
-    ]
-    assert not errors
-    assert nb["metadata"]["attention_geometry"]["parameters"] == dict(CHAPTERS[name].smoke)
-    assert glued_values(out), "the chapter glues no values"
-    if name in DETERMINISM_CHECKED:  # the same seed glues identical numbers
-        again, failure = smoke_runs[(name, 1)]
-        assert failure is None, failure
-        assert glued_values(out) == glued_values(again)
+    assert failure_again is None, failure_again
+    assert _executed_without_error(out)["parameters"] == dict(CHAPTERS[name].smoke)
+    assert glued_values(out) == glued_values(again)
 
 
 def test_bad_parameter_stops_in_the_validation_cell(tmp_path):

@@ -25,6 +25,30 @@ def test_default_corpus_is_deterministic_english_prose():
     assert "standard-library" in describe_corpus()
 
 
+def test_the_default_corpus_is_kept_on_disk_and_a_bad_file_is_extracted_again(tmp_path, monkeypatch):
+    monkeypatch.setenv("AG_CACHE_DIR", str(tmp_path))
+    cached = corpus._corpus_cache_file()
+    assert cached.parent == tmp_path and not cached.exists()
+    corpus._stdlib_corpus.cache_clear()
+    extracted = corpus._extract_stdlib_corpus()
+    try:
+        assert corpus._stdlib_corpus() == extracted and cached.exists()  # extracted, then kept
+        corpus._stdlib_corpus.cache_clear()
+        cached.write_text('["only this"]')
+        assert corpus._stdlib_corpus() == ("only this",)  # read from the file, not extracted
+        for bad in ["{not json", "[1, 2]", "[]", '{"a": 1}']:
+            corpus._stdlib_corpus.cache_clear()
+            cached.write_text(bad)
+            assert corpus._stdlib_corpus() == extracted, bad
+        corpus._stdlib_corpus.cache_clear()
+        (tmp_path / "a-file").write_text("")
+        monkeypatch.setenv("AG_CACHE_DIR", str(tmp_path / "a-file" / "cache"))  # cannot be made: skipped
+        assert corpus._stdlib_corpus() == extracted
+        assert not list(tmp_path.rglob(".*.tmp"))
+    finally:
+        corpus._stdlib_corpus.cache_clear()
+
+
 def test_folder_corpus(tmp_path):
     (tmp_path / "b.txt").write_text("Second file.\n")
     (tmp_path / "a.txt").write_text("First paragraph,\nstill first.\n\n\nSecond paragraph.\n")

@@ -208,3 +208,30 @@ def test_the_hand_raised_error_finder_finds_them(tmp_path, monkeypatch):
     bad.write_text("def f(x):\n    if x:\n        raise ValueError(f'x = {x}')\n    raise fail('x', x, 'no')\n")
     monkeypatch.setitem(MODULES, "attention_geometry.bad", bad)
     assert argument_errors_raised_by_hand("attention_geometry.bad") == ["f:3"]
+
+
+def redefined_top_level_names(path: Path) -> list[str]:
+    """Functions and classes defined twice at the top of one file: the second silently replaces
+    the first (two ``pytest_collection_modifyitems`` in conftest.py made the first one dead)."""
+    seen, twice = set(), []
+    for node in ast.parse(path.read_text(), str(path)).body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            if node.name in seen:
+                twice.append(f"{node.name}:{node.lineno}")
+            seen.add(node.name)
+    return twice
+
+
+ROOT = SRC.parent
+
+
+@pytest.mark.parametrize("path", sorted([*(SRC / PACKAGE).rglob("*.py"), *(ROOT / "tests").glob("*.py"),
+                                         *(ROOT / "benchmarks").glob("*.py")]), ids=lambda p: p.name)
+def test_no_file_defines_a_top_level_name_twice(path):
+    assert redefined_top_level_names(path) == []
+
+
+def test_the_redefinition_finder_finds_them(tmp_path):
+    bad = tmp_path / "bad.py"
+    bad.write_text("def hook(items):\n    pass\n\n\nclass A:\n    pass\n\n\ndef hook(items):\n    pass\n")
+    assert redefined_top_level_names(bad) == ["hook:9"]

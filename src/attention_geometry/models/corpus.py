@@ -12,6 +12,14 @@ duplicates are dropped (first occurrence kept). The extraction is
 deterministic for a given Python version (the text is that of the running
 interpreter's standard library).
 
+**Kept on disk.** Parsing the standard library takes a few seconds, in every
+process that needs the text; the paragraphs are kept in
+``$AG_CACHE_DIR`` (default ``~/.cache/attention_geometry``) in a JSON file named
+by the interpreter's version, its standard-library folder and this module's
+source, so that a change to any of them extracts the text again. A missing,
+unreadable or malformed file is extracted again; a cache that cannot be written
+is skipped.
+
 **Any other text.** ``folder=`` names a folder of ``.txt`` files instead: every
 file (sorted by name, read as UTF-8) is split into paragraphs at blank lines.
 
@@ -20,9 +28,13 @@ Shapes: ``n_samples`` windows of ``seq_len`` tokens.
 
 import ast
 import functools
+import hashlib
+import json
+import os
 import re
 import sys
 import sysconfig
+import tempfile
 from pathlib import Path
 from typing import Sequence
 
@@ -90,8 +102,42 @@ def _dedupe(paragraphs):
     return list(dict.fromkeys(paragraphs))
 
 
+def cache_root() -> Path:
+    """The folder of what the models keep on disk: ``$AG_CACHE_DIR``, default ``~/.cache/attention_geometry``."""
+    return Path(os.environ.get("AG_CACHE_DIR", Path.home() / ".cache" / "attention_geometry"))
+
+
+def _corpus_cache_file() -> Path:
+    stdlib = sysconfig.get_paths()["stdlib"]
+    digest = hashlib.sha256("\0".join([sys.version, stdlib, Path(__file__).read_text(encoding="utf-8")]).encode())
+    return cache_root() / f"stdlib-corpus-{digest.hexdigest()[:16]}.json"
+
+
 @functools.cache
 def _stdlib_corpus() -> tuple[str, ...]:
+    """The default text: read from the disk cache if it is there and well formed, else extracted and kept."""
+    cache = _corpus_cache_file()
+    try:
+        kept = json.loads(cache.read_text(encoding="utf-8"))
+        if isinstance(kept, list) and kept and all(isinstance(p, str) for p in kept):
+            return tuple(kept)
+    except (OSError, ValueError):  # not there yet, unreadable or not JSON: extract again
+        pass
+    paragraphs = _extract_stdlib_corpus()
+    tmp = None
+    try:
+        cache.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=f".{cache.name}.", suffix=".tmp", dir=cache.parent)
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            json.dump(list(paragraphs), fh)
+        os.replace(tmp, cache)
+    except OSError:  # a read-only home or a full disk: work without the cache
+        if tmp is not None:
+            Path(tmp).unlink(missing_ok=True)
+    return paragraphs
+
+
+def _extract_stdlib_corpus() -> tuple[str, ...]:
     stdlib = Path(sysconfig.get_paths()["stdlib"])
     out = []
     for module in STDLIB_MODULES:

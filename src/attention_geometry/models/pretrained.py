@@ -33,6 +33,7 @@ from pathlib import Path
 import torch
 
 from .._checks import described, fail, shape_of
+from .corpus import cache_root
 
 __all__ = [
     "PRETRAINED",
@@ -127,7 +128,7 @@ def _cache_dir(name: str, package: str) -> Path:
 
     import transformers
 
-    base = Path(os.environ.get("AG_CACHE_DIR", Path.home() / ".cache" / "attention_geometry"))
+    base = cache_root()
     tag = f"{name}-{package}-{importlib.metadata.version(package)}-transformers-{transformers.__version__}"
     return base / tag
 
