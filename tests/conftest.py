@@ -19,11 +19,14 @@ if os.environ.get("PYTEST_XDIST_WORKER"):  # `make test` runs one worker per cor
 # `make test` hands whole files to its two workers (--dist loadfile) in collection
 # order (--no-loadscope-reorder; xdist's own order, by number of tests, sent the
 # few-test files that execute kernels last, and one worker finished a minute after
-# the other). The long files go first, longest first (durations on 2 cores: the
-# smoke runs of every chapter 115 s, then 60 s down to 10 s), so that the files
-# handed out last are short and both workers finish together.
+# the other). The long files go first, longest first (durations on 2 cores, in
+# seconds: user_errors 63, chapters 48 with two kernels at a time, build 39, sweep
+# 34, paper 24, majority 19, interactive 18, cache 14, run_report 12, recency 11,
+# selectability 10), so that the files handed out last are short and both workers
+# finish together; the chapters' two-kernel file starts first, beside another.
 SLOW_FILES_FIRST = ("test_chapters.py", "test_user_errors.py", "test_build.py", "test_sweep.py", "test_paper.py",
-                    "test_browser.py", "test_cache.py", "test_run_report.py", "test_majority.py")
+                    "test_majority.py", "test_interactive.py", "test_cache.py", "test_run_report.py",
+                    "test_recency.py", "test_selectability.py", "test_browser.py")
 
 
 def pytest_collection_modifyitems(config, items):

@@ -14,7 +14,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 def test_default_corpus_is_deterministic_english_prose():
     paragraphs = load_corpus()
-    assert paragraphs == load_corpus()
+    assert paragraphs == load_corpus() == list(corpus._extract_stdlib_corpus())  # the kept text is the extracted
     assert len(paragraphs) > 1000 and sum(map(len, paragraphs)) > 200_000
     assert len(set(paragraphs)) == len(paragraphs)
     text = " ".join(paragraphs).lower()
@@ -26,27 +26,35 @@ def test_default_corpus_is_deterministic_english_prose():
 
 
 def test_the_default_corpus_is_kept_on_disk_and_a_bad_file_is_extracted_again(tmp_path, monkeypatch):
+    calls = []
+    monkeypatch.setattr(corpus, "_extract_stdlib_corpus", lambda: calls.append(1) or ("First.", "Second."))
     monkeypatch.setenv("AG_CACHE_DIR", str(tmp_path))
     cached = corpus._corpus_cache_file()
     assert cached.parent == tmp_path and not cached.exists()
-    corpus._stdlib_corpus.cache_clear()
-    extracted = corpus._extract_stdlib_corpus()
+
+    def fresh():  # what a new process reads (the in-process cache cleared)
+        corpus._stdlib_corpus.cache_clear()
+        return corpus._stdlib_corpus()
+
     try:
-        assert corpus._stdlib_corpus() == extracted and cached.exists()  # extracted, then kept
-        corpus._stdlib_corpus.cache_clear()
-        cached.write_text('["only this"]')
-        assert corpus._stdlib_corpus() == ("only this",)  # read from the file, not extracted
+        assert fresh() == ("First.", "Second.") and cached.exists() and len(calls) == 1  # extracted, then kept
+        assert fresh() == ("First.", "Second.") and len(calls) == 1  # read from the file
         for bad in ["{not json", "[1, 2]", "[]", '{"a": 1}']:
-            corpus._stdlib_corpus.cache_clear()
             cached.write_text(bad)
-            assert corpus._stdlib_corpus() == extracted, bad
-        corpus._stdlib_corpus.cache_clear()
+            assert fresh() == ("First.", "Second."), bad
+        assert len(calls) == 5 and fresh() and len(calls) == 5  # each bad file extracted again and replaced
         (tmp_path / "a-file").write_text("")
         monkeypatch.setenv("AG_CACHE_DIR", str(tmp_path / "a-file" / "cache"))  # cannot be made: skipped
-        assert corpus._stdlib_corpus() == extracted
+        assert fresh() == ("First.", "Second.") and len(calls) == 6
         assert not list(tmp_path.rglob(".*.tmp"))
     finally:
         corpus._stdlib_corpus.cache_clear()
+
+
+def test_the_cache_file_is_named_by_the_interpreter_and_the_extraction_code(monkeypatch):
+    name = corpus._corpus_cache_file().name
+    monkeypatch.setattr(corpus.sys, "version", corpus.sys.version + " (another build)")
+    assert corpus._corpus_cache_file().name != name
 
 
 def test_folder_corpus(tmp_path):
