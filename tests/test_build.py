@@ -16,7 +16,8 @@ from attention_geometry.book import cli, run
 from attention_geometry.book.execute import ChapterFailed, execute_chapter
 from attention_geometry.book.params import ParameterError
 from attention_geometry.book.project import Project, ProjectNotFound
-from attention_geometry.book.schedule import execute_book
+from attention_geometry.book.registry import CostModel
+from attention_geometry.book.schedule import execute_book, expected_seconds
 
 from conftest import chapter_text, make_project, toy_chapter, write_toc
 
@@ -136,6 +137,15 @@ def glued(project: Project, stem: str) -> dict:
     from attention_geometry.book.notebooks import glued_data
 
     return glued_data(project.executed / f"{stem}.ipynb")
+
+
+def test_the_longest_first_order_uses_the_last_run_else_the_cost_model(tmp_path):
+    project = make_project(tmp_path, {"a": (timed("a", 0), toy_chapter("a", cost=CostModel(70.0))),
+                                      "b": (timed("b", 0), toy_chapter("b"))})
+    a, b = project.chapter("a"), project.chapter("b")
+    assert expected_seconds(project, a) == 70.0 and expected_seconds(project, b) == 0.0  # a clean clone
+    assert execute_book(project, jobs=1, report=lambda line: None)
+    assert 0.0 < expected_seconds(project, a) < 70.0 and expected_seconds(project, b) > 0.0  # the last runs
 
 
 def test_book_build_parallel_in_dependency_order_with_a_failing_chapter(tmp_path, capsys):

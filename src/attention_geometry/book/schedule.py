@@ -6,7 +6,8 @@ processes (a spawn-context pool: papermill never runs in threads), ``jobs`` at
 a time, each kernel capped at ``cores // jobs`` threads (one on two cores), in
 an order that respects ``depends_on``: a chapter waits for the chapters it
 depends on, and is skipped if one of them failed. Among the ready chapters
-the longest (by their last run time) start first.
+the longest (by their last run time, or in a clean clone their cost model)
+start first.
 
 A failing chapter does not stop the others, nor does a worker process that
 dies (its chapter is reported failed and the worker replaced). The terminal
@@ -30,7 +31,7 @@ from .project import Project
 from .registry import Chapter
 from .toc import book_chapters
 
-__all__ = ["Outcome", "execute_book", "clean_partials", "default_jobs"]
+__all__ = ["Outcome", "execute_book", "clean_partials", "default_jobs", "expected_seconds"]
 
 
 @dataclass(frozen=True)
@@ -53,6 +54,13 @@ def clean_partials(folder: Path) -> list[Path]:
             stale.unlink(missing_ok=True)
             removed.append(stale)
     return removed
+
+
+def expected_seconds(project: Project, chapter: Chapter) -> float:
+    """How long ``chapter`` should take at its defaults: its last run in the book, else (a
+    clean clone) its cost model's calibration, else 0. The longest ready chapters start first."""
+    last = (notebook_record(project.executed / f"{chapter.stem}.ipynb") or {}).get("seconds")
+    return float(last or (chapter.cost.seconds if chapter.cost else 0.0))
 
 
 def _raise_interrupt(signum, frame):
@@ -150,9 +158,6 @@ def execute_book(
     jobs = jobs or default_jobs(len(chapters))
     threads = max(1, (os.cpu_count() or 1) // jobs)
 
-    def last_seconds(c: Chapter) -> float:
-        return (notebook_record(project.executed / f"{c.stem}.ipynb") or {}).get("seconds") or 0.0
-
     outcomes: dict[str, Outcome] = {}
     waiting = list(chapters)
     queued: list[tuple[Chapter, dict]] = []
@@ -178,7 +183,7 @@ def execute_book(
                     settle(c, Outcome(c.name, "cached"))
                 else:
                     queued.append((c, dep_keys))
-            queued.sort(key=lambda job: -last_seconds(job[0]))
+            queued.sort(key=lambda job: -expected_seconds(project, job[0]))
             busy = [w for w in workers if w.chapter]
             if not queued and not busy:
                 if waiting and len(waiting) == before:
