@@ -56,3 +56,25 @@ def test_the_long_cell_finder_counts_code_not_blanks_or_the_parameters_cell():
     text = (f"```{{code-cell}} ipython3\n:tags: [parameters]\n\n{body}\n```\n\n"
             f"```{{code-cell}} ipython3\n{body}\n\n\n```\n\n```{{code-cell}} ipython3\nx = 1\n```\n")
     assert long_cells(text) == [(24, 18)]
+
+
+# One hop from equation to function: the library's docstrings name every labelled equation.
+SRC = BOOK.parent / "src" / "attention_geometry"
+EQUATION = re.compile(r"^\$\$ \((eq-[\w-]+)\)", re.M)
+
+
+def unnamed_equations(chapter_text: str, library_text: str) -> list[str]:
+    """The labels of the chapter's numbered equations that no library docstring names."""
+    return [label for label in EQUATION.findall(chapter_text)
+            if not re.search(rf"(?<![\w-]){re.escape(label)}(?![\w-])", library_text)]
+
+
+def test_every_numbered_equation_is_named_by_a_library_docstring():
+    library = "\n".join(p.read_text() for p in SRC.rglob("*.py"))
+    missing = {p.name: unnamed_equations(p.read_text(), library) for p in sorted(BOOK.glob("0*.md"))}
+    assert not {k: v for k, v in missing.items() if v}
+
+
+def test_the_unnamed_equation_finder_finds_them():
+    text = "$$\nx = 1\n$$ (eq-one)\n\n$$\ny = 2\n$$ (eq-two)\n"
+    assert unnamed_equations(text, "def f():\n    '''Computes ``eq-one``, not eq-two-b.'''") == ["eq-two"]

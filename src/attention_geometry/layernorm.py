@@ -226,7 +226,7 @@ def _normalise(v, m, eps, work):
 
 
 def projection_matrix(d: int) -> np.ndarray:
-    r"""The orthogonal projection onto :math:`H = \mathbf 1^\perp`: ``P: (d, d)``.
+    r"""The orthogonal projection onto :math:`H = \mathbf 1^\perp`: ``P: (d, d)`` (``eq-projection``).
 
     :math:`P = I - \mathbf 1 \mathbf 1^\top / d`, float64. Symmetric, idempotent,
     of rank :math:`d - 1`, with :math:`P \mathbf 1 = 0`.
@@ -262,7 +262,7 @@ def hyperplane_basis(d: int) -> np.ndarray:
 
 
 def project_to_hyperplane(x):
-    r"""The projection :math:`P x = x - \mu(x) \mathbf 1` of each row: ``(..., d) -> (..., d)``.
+    r"""The projection :math:`P x = x - \mu(x) \mathbf 1` of each row: ``(..., d) -> (..., d)`` (``eq-projection``).
 
     Linear, so computed as :math:`m\, P(x/m)` with ``m`` the row's largest absolute
     entry: no overflow for huge rows.
@@ -299,7 +299,8 @@ def coordinate_std(x):
 
 
 def scale_to_sphere(x):
-    r"""Scale each row onto the sphere of radius :math:`\sqrt d`: ``(..., d) -> (..., d)``.
+    r"""Scale each row onto the sphere of radius :math:`\sqrt d`: ``(..., d) -> (..., d)``; on :math:`H`
+    its image is the sphere ``eq-image-sphere`` that LayerNorm maps onto.
 
     :math:`S(x) = \sqrt d\, x / \lVert x\rVert`. A zero row is a ``ValueError``.
 
@@ -315,7 +316,8 @@ def scale_to_sphere(x):
 
 
 def layer_norm(x, eps: float = 0.0, gamma=None, beta=None):
-    r"""LayerNorm of each row, as ``torch.nn.functional.layer_norm`` computes it.
+    r"""LayerNorm of each row, as ``torch.nn.functional.layer_norm`` computes it (``eq-layernorm``;
+    with ``eps > 0``, ``eq-ln-eps``).
 
     ``x: (..., d)``, ``gamma: (d,) | None`` (default ones), ``beta: (d,) | None``
     (default zeros); returns ``(..., d)``:
@@ -372,7 +374,7 @@ def rms_norm(x, eps: float = 0.0, gamma=None):
 
 
 def eps_norm_deficit(x, eps: float):
-    r"""Closed-form relative norm deficit of LayerNorm with ``eps``: ``(..., d) -> (...)``.
+    r"""Closed-form relative norm deficit of LayerNorm with ``eps`` (``eq-d-mideficit``): ``(..., d) -> (...)``.
 
     .. math:: \delta = 1 - \frac{\lVert \mathrm{LN}_\varepsilon(x)\rVert}{\sqrt d}
               = 1 - \frac{\sigma}{\sqrt{\sigma^2 + \varepsilon}}

@@ -324,6 +324,7 @@ def classify_keys(key_sets, tol: float = SELECTABILITY_TOL, n_gilbert: int = 12,
     ``(unselectable (S, n) bool, stage (S, n) int8)``, ``stage`` indexing
     :data:`STAGES` (which stage decided the key; -1 for keys left undecided
     because ``stop_at_first`` found an unselectable key earlier in their set).
+    The first stage tries the query :math:`k_i - c` of ``eq-sel-sphere-margin``.
 
     ``hint_queries: (S, n, d) | None``: an extra candidate query per key, in
     the keys' original coordinates (for instance the normal of an ellipsoid

@@ -140,8 +140,8 @@ def _heads(T: torch.Tensor, h: int) -> torch.Tensor:  # (b, n, d) -> (b, h, n, d
 
 
 def decoder_forward(X: torch.Tensor, weights, cfg: SynthConfig = SynthConfig()):
-    """``X: (batch, n, d)`` -> ``(hidden (batch, n, d), scores (batch, layer, head, n, n),
-    keys (batch, head, n, d_h) of the last layer)``.
+    """The layers of ``eq-syn-layer``: ``X: (batch, n, d)`` -> ``(hidden (batch, n, d),
+    scores (batch, layer, head, n, n), keys (batch, head, n, d_h) of the last layer)``.
 
     Only the first ``cfg.n_layers`` layers of ``weights`` are used. Scores off
     the mask are ``-inf``."""
