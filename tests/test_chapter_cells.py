@@ -58,13 +58,13 @@ def test_the_long_cell_finder_counts_code_not_blanks_or_the_parameters_cell():
     assert long_cells(text) == [(24, 18)]
 
 
-# One hop from equation to function: the library's docstrings name every labelled equation.
+# One hop from equation to function: the library (its docstrings) names every labelled equation.
 SRC = BOOK.parent / "src" / "attention_geometry"
 EQUATION = re.compile(r"^\$\$ \((eq-[\w-]+)\)", re.M)
 
 
 def unnamed_equations(chapter_text: str, library_text: str) -> list[str]:
-    """The labels of the chapter's numbered equations that no library docstring names."""
+    """The labels of the chapter's numbered equations that the library's source does not name."""
     return [label for label in EQUATION.findall(chapter_text)
             if not re.search(rf"(?<![\w-]){re.escape(label)}(?![\w-])", library_text)]
 

@@ -30,17 +30,16 @@ import ast
 import functools
 import hashlib
 import json
-import os
 import re
 import sys
 import sysconfig
-import tempfile
 from pathlib import Path
 from typing import Sequence
 
 import torch
 
 from .._checks import check_int, fail
+from .._files import cache_root, write_json_atomic
 
 __all__ = [
     "STDLIB_MODULES",
@@ -102,11 +101,6 @@ def _dedupe(paragraphs):
     return list(dict.fromkeys(paragraphs))
 
 
-def cache_root() -> Path:
-    """The folder of what the models keep on disk: ``$AG_CACHE_DIR``, default ``~/.cache/attention_geometry``."""
-    return Path(os.environ.get("AG_CACHE_DIR", Path.home() / ".cache" / "attention_geometry"))
-
-
 def _corpus_cache_file() -> Path:
     stdlib = sysconfig.get_paths()["stdlib"]
     digest = hashlib.sha256("\0".join([sys.version, stdlib, Path(__file__).read_text(encoding="utf-8")]).encode())
@@ -124,16 +118,10 @@ def _stdlib_corpus() -> tuple[str, ...]:
     except (OSError, ValueError):  # not there yet, unreadable or not JSON: extract again
         pass
     paragraphs = _extract_stdlib_corpus()
-    tmp = None
     try:
-        cache.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=f".{cache.name}.", suffix=".tmp", dir=cache.parent)
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            json.dump(list(paragraphs), fh)
-        os.replace(tmp, cache)
+        write_json_atomic(cache, list(paragraphs))
     except OSError:  # a read-only home or a full disk: work without the cache
-        if tmp is not None:
-            Path(tmp).unlink(missing_ok=True)
+        pass
     return paragraphs
 
 

@@ -33,7 +33,7 @@ from pathlib import Path
 import torch
 
 from .._checks import described, fail, shape_of
-from .corpus import cache_root
+from .._files import cache_root
 
 __all__ = [
     "PRETRAINED",
