@@ -70,7 +70,7 @@ def _executed_without_error(notebook: Path) -> dict:
 @pytest.mark.parametrize("name", sorted(CHAPTERS))
 def test_the_book_build_executed_the_chapter_at_its_defaults(name, built_book):
     chapter = CHAPTERS[name]
-    record = _executed_without_error(PROJECT.executed / Path(chapter.source).with_suffix(".ipynb").name)
+    record = _executed_without_error(PROJECT.executed / f"{chapter.stem}.ipynb")
     assert record["chapter"] == name and record["kind"] == "book"
     assert record["parameters"] == {}  # the book runs every chapter at its defaults: nothing injected
 
