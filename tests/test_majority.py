@@ -84,6 +84,46 @@ def test_partition_data_is_the_original_construction(length, classes, margin):
     assert torch.equal(counts, again)
 
 
+def _original_partition(n, smallest, slices, rng):
+    """The original's nested generators, shuffles and all (majority_exp.py's ``partition``)."""
+    if n == 0:
+        yield []
+        return
+    if slices == 1:
+        yield [n]
+        return
+    firsts = np.arange(smallest, n + 1)
+    rng.shuffle(firsts)
+    for i in firsts.tolist():
+        for rest in _original_partition(n - i, i, slices - 1, rng):
+            yield [i, *rest]
+
+
+def _original_gen_data(length, classes, n_sequences, margin, rng, per_partition=10):
+    """The original's ``gen_X`` + ``gen_data`` as counts, one partition at a time."""
+    rows, labels = [], []
+    for part in _original_partition(length, 1, min(length, classes), rng):
+        if len(part) == 1 or part[-1] - part[-2] < margin:
+            continue
+        perms = rng.permuted(np.tile(np.arange(classes), (per_partition, 1)), axis=1)[:, : len(part)]
+        counts = np.zeros((per_partition, classes), dtype=np.int64)
+        np.put_along_axis(counts, perms, np.asarray(part)[None], axis=1)
+        rows.append(counts)
+        labels.append(perms[:, -1])
+        if len(rows) * per_partition > n_sequences:
+            break
+    return torch.from_numpy(np.concatenate(rows)), torch.from_numpy(np.concatenate(labels))
+
+
+@pytest.mark.parametrize("length, classes, n_sequences, margin", [(50, 20, 100_000, 6), (30, 10, 100_000, 6),
+                                                                  (12, 5, 50, 2), (9, 5, 30, 1), (20, 20, 5000, 3)])
+def test_partition_data_draws_what_the_originals_nested_generators_draw(length, classes, n_sequences, margin):
+    for seed in (0, 7):
+        counts, labels = partition_majority_data(length, classes, n_sequences, margin, np.random.default_rng(seed))
+        ref_counts, ref_labels = _original_gen_data(length, classes, n_sequences, margin, np.random.default_rng(seed))
+        assert torch.equal(counts, ref_counts) and torch.equal(labels, ref_labels)
+
+
 @pytest.mark.parametrize("length, classes, margin", [(16, 6, 3), (12, 5, 2), (10, 10, 1), (11, 2, 4), (9, 3, 9)])
 def test_possible_smallest_parts_counts_what_a_full_enumeration_visits(length, classes, margin):
     kept = [p for p in _partition_reference(length, 1, min(length, classes)) if len(p) > 1 and p[-1] - p[-2] >= margin]

@@ -150,18 +150,36 @@ def majority_margin(counts) -> torch.Tensor:
 def _partitions(n: int, smallest: int, slices: int, rng: np.random.Generator):
     """The original's ``partition(n, max_i, slices)``: parts ``>= smallest``, each at
     least the previous one, at most ``slices`` parts (the last takes what is left),
-    the choice of each part shuffled."""
+    the choice of each part shuffled. The original recurses through nested
+    generators (a partition passes up through every level); this walks the same
+    tree with a stack, drawing the same shuffles in the same order."""
     if n == 0:
         yield []
         return
     if slices == 1:
         yield [n]
         return
-    firsts = np.arange(smallest, n + 1)
-    rng.shuffle(firsts)
-    for i in firsts.tolist():
-        for rest in _partitions(n - i, i, slices - 1, rng):
-            yield [i, *rest]
+
+    def choices(left, low):  # a node's shuffled parts, drawn when the walk first reaches it
+        firsts = np.arange(low, left + 1)
+        rng.shuffle(firsts)
+        return iter(firsts.tolist())
+
+    prefix, stack = [], [(n, slices, choices(n, smallest))]
+    while stack:
+        left, parts, it = stack[-1]
+        i = next(it, None)
+        if i is None:
+            stack.pop()
+            if prefix:
+                prefix.pop()
+        elif i == left:
+            yield [*prefix, i]
+        elif parts == 2:
+            yield [*prefix, i, left - i]
+        else:
+            prefix.append(i)
+            stack.append((left - i, parts - 1, choices(left - i, i)))
 
 
 def partition_majority_data(length: int, n_classes: int, n_sequences: int, min_margin: int,
@@ -179,21 +197,24 @@ def partition_majority_data(length: int, n_classes: int, n_sequences: int, min_m
     check_int("per_partition", per_partition, low=1)
     if not isinstance(rng, np.random.Generator):
         raise fail("rng", rng, "a numpy.random.Generator", "has the wrong type")
-    rows, labels = [], []
+    classes = np.tile(np.arange(n_classes), (per_partition, 1))  # permuted() copies: one tile serves all
+    perms, parts = [], []
     for part in _partitions(length, 1, min(length, n_classes), rng):
         if len(part) == 1 or part[-1] - part[-2] < min_margin:
             continue
-        perms = rng.permuted(np.tile(np.arange(n_classes), (per_partition, 1)), axis=1)[:, : len(part)]
-        counts = np.zeros((per_partition, n_classes), dtype=np.int64)
-        np.put_along_axis(counts, perms, np.asarray(part)[None], axis=1)
-        rows.append(counts)
-        labels.append(perms[:, -1])
-        if len(rows) * per_partition > n_sequences:
+        perms.append(rng.permuted(classes, axis=1)[:, : len(part)])
+        parts.append(part)
+        if len(parts) * per_partition > n_sequences:
             break
-    if not rows:
+    if not parts:
         raise fail("min_margin", min_margin, f"a margin that some partition of {length} reaches",
                    "leaves no sequence")
-    return torch.from_numpy(np.concatenate(rows)), torch.from_numpy(np.concatenate(labels))
+    counts = np.zeros((len(parts) * per_partition, n_classes), dtype=np.int64)
+    rows = np.arange(per_partition)[:, None]
+    for r, (perm, part) in enumerate(zip(perms, parts)):  # part j of the partition goes to class perm[:, j]
+        counts[r * per_partition + rows, perm] = part
+    labels = np.concatenate([perm[:, -1] for perm in perms])
+    return torch.from_numpy(counts), torch.from_numpy(labels)
 
 
 def possible_smallest_parts(length: int, n_classes: int, min_margin: int) -> int:
