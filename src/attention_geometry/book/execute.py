@@ -14,6 +14,10 @@ of every sweep point and of paper-scale runs. It
   failing cell :class:`ChapterFailed` names the chapter and the cell, the partial
   notebook is kept beside the output as ``<stem>.failed.ipynb`` and an existing
   good output is left untouched; the next success removes the ``.failed`` file.
+  papermill writes the partial notebook after every cell only when the progress
+  is shown (the progress lines read it); otherwise once, at the end or at the
+  failing cell, so that the kernel does not wait for a rewrite of the whole
+  notebook around every cell.
 """
 
 import json
@@ -188,6 +192,9 @@ def execute_chapter(
                     parameters=parameters,
                     cwd=str((project.root / chapter.source).parent),
                     progress_bar=False,
+                    # papermill rewrites the whole notebook before and after every cell, markdown
+                    # included, while the kernel waits: only the progress lines read those writes
+                    request_save_on_cell_execute=progress,
                     stderr_file=sys.stderr if progress else None,
                     kernel_name="python3",
                     kernel_manager_class=_kernel_manager_class(socket_dir, _kernel_env(project, kind, env)),
