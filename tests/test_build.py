@@ -17,7 +17,7 @@ from attention_geometry.book.execute import ChapterFailed, execute_chapter
 from attention_geometry.book.params import ParameterError
 from attention_geometry.book.project import Project, ProjectNotFound
 from attention_geometry.book.registry import CostModel
-from attention_geometry.book.schedule import execute_book, expected_seconds
+from attention_geometry.book.schedule import execute_book, expected_seconds, lone_threads
 
 from conftest import chapter_text, make_project, toy_chapter, write_toc
 
@@ -146,6 +146,15 @@ def test_the_longest_first_order_uses_the_last_run_else_the_cost_model(tmp_path)
     assert expected_seconds(project, a) == 70.0 and expected_seconds(project, b) == 0.0  # a clean clone
     assert execute_book(project, jobs=1, report=lambda line: None)
     assert 0.0 < expected_seconds(project, a) < 70.0 and expected_seconds(project, b) > 0.0  # the last runs
+
+
+def test_a_kernel_that_starts_alone_gets_every_core():
+    """The last chapter (which waits for all the others) runs alone: it may use both cores;
+    a kernel beside another, or with chapters queued behind it, keeps cores // jobs."""
+    assert lone_threads(1, busy=[], queued=[], cores=2) == 2
+    assert lone_threads(1, busy=["another kernel"], queued=[], cores=2) == 1
+    assert lone_threads(1, busy=[], queued=["a chapter waiting for a core"], cores=2) == 1
+    assert lone_threads(4, busy=[], queued=[], cores=2) == 4  # never fewer than it had
 
 
 def test_book_build_parallel_in_dependency_order_with_a_failing_chapter(tmp_path, capsys):

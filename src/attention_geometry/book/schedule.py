@@ -139,6 +139,13 @@ def _line(chapter: Chapter, outcome: Outcome) -> str:
     return f"  {chapter.name:<21} {chapter.source:<36} {status}"
 
 
+def lone_threads(threads: int, busy: list, queued: list, cores: int | None = None) -> int:
+    """Threads for the kernel about to start: ``threads`` (``cores // jobs``), or every
+    core when it starts alone, nothing running beside it and nothing queued (the last
+    chapter, which waits for all the others, and a rebuild of one chapter)."""
+    return max(threads, cores or os.cpu_count() or 1) if not busy and not queued else threads
+
+
 def execute_book(
     project: Project,
     *,
@@ -199,7 +206,7 @@ def execute_book(
                     worker = _Worker()
                     workers.append(worker)
                 c, dep_keys = queued.pop(0)
-                worker.submit((project, c, dep_keys, threads), c.name)
+                worker.submit((project, c, dep_keys, lone_threads(threads, busy, queued)), c.name)
                 busy.append(worker)
             ready = wait([w.conn for w in busy] + [w.process.sentinel for w in busy])
             for worker in busy:
