@@ -104,6 +104,24 @@ def test_sigterm_mid_chapter_leaves_no_partial_notebook(tmp_path):
     assert not list(out.parent.glob(".*")), list(out.parent.iterdir())
 
 
+def test_the_partial_notebook_is_rewritten_per_cell_only_for_the_progress_lines(tmp_path):
+    """papermill's rewrite of the whole notebook around every cell stalls the kernel: the
+    book build lets it write once; a run that shows its progress (which reads it) keeps it."""
+    body = chapter_text("Saves", "n = 1", """
+        import glob
+        from myst_nb import glue
+        glue("partials_on_disk", len(glob.glob("../out/.saves.*.partial.ipynb")), display=False)
+    """)
+    project = make_project(tmp_path, {"saves": (body, toy_chapter("saves"))})
+    from attention_geometry.book.notebooks import glued_data
+
+    out = tmp_path / "out" / "saves.ipynb"
+    execute_chapter(project, project.chapter("saves"), out, {}, kind="book")
+    assert glued_data(out)["partials_on_disk"] == 0
+    execute_chapter(project, project.chapter("saves"), out, {}, kind="run", progress=True)
+    assert glued_data(out)["partials_on_disk"] == 1
+
+
 def test_kernel_environment_caps_torch_lazily_and_names_the_run_kind(tmp_path):
     body = chapter_text("Env", "n = 1", """
         import os, sys
