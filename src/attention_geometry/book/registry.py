@@ -469,16 +469,17 @@ CHAPTERS: dict[str, Chapter] = {
 # number; the default y axis of a sweep's figure) and its cost model, the shares
 # of its time at the defaults that scale with each group of parameters. Kept
 # apart from the parameter specifications above, which the chapters' authors edit.
-# The seconds: each chapter at its defaults in the cold book build of 2026-12-03
-# (two kernels at a time on the 2-core reference machine); a clean clone's build
-# starts the longest first by them.
+# The seconds: each chapter at its defaults in the cold book build of a clean clone
+# on 2026-12-03 (commit 11be456; two kernels at a time on the 2-core reference
+# machine, synthesis alone on both cores); a clean clone's build starts the
+# longest first by them.
 _READER = {
-    "layernorm": dict(headline="ln-err64-max", cost=CostModel(13, (
+    "layernorm": dict(headline="ln-err64-max", cost=CostModel(11, (
         (0.6, {"n_samples": 1, "d_max": 1}), (0.1, {"n_points_3d": 1})))),
-    "uniform_attention": dict(headline="ua-d-layernorm-rmsnorm-final-test-accuracy", cost=CostModel(89, (
+    "uniform_attention": dict(headline="ua-d-layernorm-rmsnorm-final-test-accuracy", cost=CostModel(85, (
         (0.7, {"steps": 1, "n_seeds": 1, "n_sequences": 1, "length": 1}),
         (0.2, {"geo_steps": 1, "geo_seeds": 1, "geo_batch": 1})))),
-    "selectability": dict(headline="sel-corner-mean", cost=CostModel(120, (
+    "selectability": dict(headline="sel-corner-mean", cost=CostModel(116, (
         (0.3, {"grid_sets": 1, "grid_n_max": 2, "grid_d_max": 1}),
         (0.3, {"tiny_steps": 1, "tiny_batch": 1, "tiny_seq_len": 1}),
         (0.2, {"table_sets": 1, "table_n_max": 2}),
@@ -486,21 +487,21 @@ _READER = {
     "rank_collapse": dict(headline="rc-tc-causal", cost=CostModel(43, (
         (0.8, {"n_inputs": 1, "n_layers": 1, "n_tokens": 2, "d_model": 1, "len:windows": 0.5,
                "len:temperatures": 0.5}),))),
-    "layernorm_equilibria": dict(headline="le-frac2-b", cost=CostModel(42, (
+    "layernorm_equilibria": dict(headline="le-frac2-b", cost=CostModel(43, (
         (0.3, {"n_samples_a": 1, "n_steps_a": 1, "n_tokens_a": 2}), (0.2, {"grid_2x2": 2, "steps_2x2": 1}),
         (0.2, {"n_random": 1, "steps_rank": 1}), (0.2, {"n_text_samples": 1, "seq_len": 1})))),
-    "recency": dict(headline="rec-thm1-rp2", cost=CostModel(97, (
+    "recency": dict(headline="rec-thm1-rp2", cost=CostModel(93, (
         (0.25, {"n_samples": 1, "n_layers": 1, "n_tokens": 2}),
         (0.15, {"n_samples_sweep": 1, "len:dims": 1, "len:alphas": 1, "n_tokens": 2}),
         (0.05, {"ext_samples": 1}), (0.45, {"nope_steps": 1, "nope_seeds": 1, "nope_seq_len": 1, "nope_d": 1})))),
-    "cesaro": dict(headline="cesaro-alpha-u", cost=CostModel(31, (
+    "cesaro": dict(headline="cesaro-alpha-u", cost=CostModel(28, (
         (0.3, {"L": 1, "H": 1, "len:alphas": 1}), (0.3, {"heatmap_L_max": 1, "heatmap_H_max": 1}),
         (0.2, {"limit_L_max": 1, "len:limit_Hs": 1})))),
-    "jacobians": dict(headline="jac-q-sp", cost=CostModel(70, (
+    "jacobians": dict(headline="jac-q-sp", cost=CostModel(69, (
         (0.4, {"n_layers": 1, "width": 2, "seq_len": 2, "n_sequences": 1, "probes": 1}),
         (0.2, {"pretrained_sequences": 1, "pretrained_seq_len": 2, "pretrained_probes": 1}),
         (0.1, {"toy_steps": 1, "toy_width": 2}), (0.1, {"n_probe_draws": 1, "est_seq_len": 1})))),
-    "synthesis": dict(headline="syn-base-rp", cost=CostModel(36, (
+    "synthesis": dict(headline="syn-base-rp", cost=CostModel(26, (
         (0.8, {"batch": 1, "n_layers": 1, "d": 2, "n_tokens": 2}),))),
 }
 CHAPTERS = {name: replace(chapter, **_READER.get(name, {})) for name, chapter in CHAPTERS.items()}
