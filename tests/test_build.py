@@ -122,6 +122,27 @@ def test_the_partial_notebook_is_rewritten_per_cell_only_for_the_progress_lines(
     assert glued_data(out)["partials_on_disk"] == 1
 
 
+def test_the_kernel_is_stopped_once_the_last_cell_has_replied(tmp_path):
+    """Every output is in when the last cell replies; asking the kernel to shut down makes it
+    tear down its modules and memory first (2-3 s with torch and transformers), so it is
+    stopped instead: its exit handlers do not run, and the notebook holds every output."""
+    marker = tmp_path / "exit-handlers-ran"
+    body = chapter_text("Stop", "n = 1", f"""
+        import atexit, pathlib
+        from myst_nb import glue
+        atexit.register(pathlib.Path({str(marker)!r}).touch)
+        glue("last", "all outputs in", display=False)
+    """)
+    project = make_project(tmp_path, {"stop": (body, toy_chapter("stop"))})
+    from attention_geometry.book.notebooks import glued_data
+
+    out = tmp_path / "out" / "stop.ipynb"
+    execute_chapter(project, project.chapter("stop"), out, {}, kind="book")
+    assert glued_data(out) == {"last": "all outputs in"}
+    time.sleep(0.5)
+    assert not marker.exists()
+
+
 def test_kernel_environment_caps_torch_lazily_and_names_the_run_kind(tmp_path):
     body = chapter_text("Env", "n = 1", """
         import os, sys

@@ -17,7 +17,8 @@ of every sweep point and of paper-scale runs. It
   papermill writes the partial notebook after every cell only when the progress
   is shown (the progress lines read it); otherwise once, at the end or at the
   failing cell, so that the kernel does not wait for a rewrite of the whole
-  notebook around every cell.
+  notebook around every cell. Once the last cell has replied the kernel is
+  stopped, not asked to tear itself down (every output is in by then).
 """
 
 import json
@@ -195,6 +196,9 @@ def execute_chapter(
                     # papermill rewrites the whole notebook before and after every cell, markdown
                     # included, while the kernel waits: only the progress lines read those writes
                     request_save_on_cell_execute=progress,
+                    # every output is in once the last cell replied: the kernel is stopped, not asked to
+                    # tear down its modules and memory (2-3 s for a chapter with torch and transformers)
+                    shutdown_kernel="immediate",
                     stderr_file=sys.stderr if progress else None,
                     kernel_name="python3",
                     kernel_manager_class=_kernel_manager_class(socket_dir, _kernel_env(project, kind, env)),
