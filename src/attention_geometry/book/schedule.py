@@ -3,7 +3,9 @@
 Each chapter of ``_toc.yml`` whose key (:mod:`.cache`) matches its notebook in
 ``_build/executed/`` is reported ``cached``. The others execute in worker
 processes (a spawn-context pool: papermill never runs in threads), ``jobs`` at
-a time, each kernel capped at ``cores // jobs`` threads (one on two cores), in
+a time, each kernel capped at ``cores // jobs`` threads (one on two cores; a
+kernel that starts with nothing beside it and nothing queued, such as the last
+chapter, gets every core), in
 an order that respects ``depends_on``: a chapter waits for the chapters it
 depends on, and is skipped if one of them failed. Among the ready chapters
 the longest (by their last run time, or in a clean clone their cost model)
