@@ -57,13 +57,26 @@ def test_majority_labels_by_hand():
     assert majority_margin(majority_counts(tokens, 4)).tolist() == [2, 1, 5]
 
 
+def _original_partition(n, smallest, slices, rng=None):
+    """The original's nested generators (majority_exp.py's ``partition``), each level's
+    choices shuffled by ``rng``; ``rng=None``: unshuffled, in increasing order."""
+    if n == 0:
+        yield []
+        return
+    if slices == 1:
+        yield [n]
+        return
+    firsts = np.arange(smallest, n + 1)
+    if rng is not None:
+        rng.shuffle(firsts)
+    for i in firsts.tolist():
+        for rest in _original_partition(n - i, i, slices - 1, rng):
+            yield [i, *rest]
+
+
 def _partition_reference(n, smallest, slices):
     """All partitions the original's generator can produce (unshuffled)."""
-    if n == 0:
-        return [[]]
-    if slices == 1:
-        return [[n]]
-    return [[i, *rest] for i in range(smallest, n + 1) for rest in _partition_reference(n - i, i, slices - 1)]
+    return list(_original_partition(n, smallest, slices))
 
 
 @pytest.mark.parametrize("length, classes, margin", [(16, 6, 3), (12, 5, 2), (10, 10, 1)])
@@ -82,21 +95,6 @@ def test_partition_data_is_the_original_construction(length, classes, margin):
     assert all(parts[10 * i] == parts[10 * i + j] for i in range(len(parts) // 10) for j in range(10))
     again, _ = partition_majority_data(length, classes, 2000, margin, np.random.default_rng(0))
     assert torch.equal(counts, again)
-
-
-def _original_partition(n, smallest, slices, rng):
-    """The original's nested generators, shuffles and all (majority_exp.py's ``partition``)."""
-    if n == 0:
-        yield []
-        return
-    if slices == 1:
-        yield [n]
-        return
-    firsts = np.arange(smallest, n + 1)
-    rng.shuffle(firsts)
-    for i in firsts.tolist():
-        for rest in _original_partition(n - i, i, slices - 1, rng):
-            yield [i, *rest]
 
 
 def _original_gen_data(length, classes, n_sequences, margin, rng, per_partition=10):
