@@ -29,16 +29,17 @@ def test_no_cell_displays_what_it_glued(path):
 
 
 # "No code cell over about 15 lines" (read like the Annotated Transformer): 17 non-blank lines at most.
-# The parameters cell is exempt: papermill takes one, and it declares every parameter with its comment.
+# Exempt: the parameters cell (papermill takes one, and it declares every parameter with its comment)
+# and the bookkeeping cells removed from the HTML (`remove-cell`: the literal glue dictionaries).
 MAX_CELL_LINES = 17
-PARAMETERS = re.compile(r"```\{code-cell\}[^\n]*\n:tags: \[parameters\]")
+EXEMPT = re.compile(r"```\{code-cell\}[^\n]*\n:tags: \[(parameters|remove-cell)\]")
 
 
 def long_cells(text: str) -> list[tuple[int, int]]:
-    """``(line, length)`` of every code cell but the parameters cell longer than :data:`MAX_CELL_LINES`."""
+    """``(line, length)`` of every code cell but the exempt ones longer than :data:`MAX_CELL_LINES`."""
     out = []
     for m in CELL.finditer(text):
-        if PARAMETERS.match(text, m.start()):
+        if EXEMPT.match(text, m.start()):
             continue
         n = sum(1 for line in m.group(1).split("\n") if line.strip() and not line.startswith(":"))
         if n > MAX_CELL_LINES:
@@ -54,8 +55,9 @@ def test_no_code_cell_is_longer_than_about_15_lines(path):
 def test_the_long_cell_finder_counts_code_not_blanks_or_the_parameters_cell():
     body = "\n".join(f"x{i} = {i}" for i in range(18))
     text = (f"```{{code-cell}} ipython3\n:tags: [parameters]\n\n{body}\n```\n\n"
+            f"```{{code-cell}} ipython3\n:tags: [remove-cell]\n{body}\n```\n\n"
             f"```{{code-cell}} ipython3\n{body}\n\n\n```\n\n```{{code-cell}} ipython3\nx = 1\n```\n")
-    assert long_cells(text) == [(24, 18)]
+    assert long_cells(text) == [(46, 18)]
 
 
 # One hop from equation to function: the library (its docstrings) names every labelled equation.

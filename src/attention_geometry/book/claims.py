@@ -4,9 +4,9 @@ A chapter builds one :class:`~attention_geometry.verdicts.Claim` per row (the
 paper's words, our measurement, a verdict returned by a rule) and calls
 :func:`show_claims`. That glues
 
-* ``<prefix>claims``: the table, as MyST Markdown, shown in the chapter with ::
+* the table, as MyST Markdown, which the chapter glues under its own key and shows with ::
 
-      ```{glue:md} <prefix>claims
+      ```{glue:md} cesaro-claims
       :format: myst
       ```
 
@@ -17,8 +17,8 @@ paper's words, our measurement, a verdict returned by a rule) and calls
   or "not run at the paper's settings"; and the verdict that stands
   (:func:`~attention_geometry.verdicts.settle`: the paper-settings verdict when
   there is one), worded for its source (:func:`~attention_geometry.verdicts.phrase`).
-* ``<prefix>paper-run``: one line of provenance of the stored run (commit,
-  device, date, wall time), or a line saying there is none.
+* one line of provenance of the stored run (commit, device, date, wall time), or a
+  line saying there is none, glued by the chapter too (``cesaro-paper-run``).
 * ``claims_json``: the records, for the claims ledger and for the stored
   paper-scale run of this chapter.
 
@@ -27,13 +27,13 @@ No verdict is typed into a chapter: every one comes from a rule.
 
 import json
 import os
-from typing import Sequence
+from typing import Any, NamedTuple, Sequence
 
 from ..verdicts import Claim, Verdict, phrase, settle
 from .glue import glue
 from .tables import markdown_table
 
-__all__ = ["show_claims", "claims_markdown", "provenance_line", "device_check_line", "CLAIMS_KEY"]
+__all__ = ["ClaimsShown", "show_claims", "claims_markdown", "provenance_line", "device_check_line", "CLAIMS_KEY"]
 
 #: The glue name under which a chapter's claim records are stored.
 CLAIMS_KEY = "claims_json"
@@ -122,8 +122,19 @@ def device_check_line(check: dict | None, *, what: str, command: str) -> str:
             f"{check['measured']} (`{p.get('command', command)}`).")
 
 
-def show_claims(chapter: str, claims: Sequence[Claim], *, prefix: str = "") -> list[dict]:
-    """Glue the chapter's verdict table, its provenance line and its records; return the records."""
+class ClaimsShown(NamedTuple):
+    """What :func:`show_claims` returns: the table and the provenance line (Markdown, for the
+    chapter to glue under its own literal keys) and the records."""
+
+    table: Any
+    provenance: Any
+    records: list[dict]
+
+
+def show_claims(chapter: str, claims: Sequence[Claim]) -> ClaimsShown:
+    """Store the chapter's claim records for the ledger and the paper-scale run; return them with
+    the verdict table and the provenance line, which the chapter glues:
+    ``glue({"cesaro-claims": shown.table, "cesaro-paper-run": shown.provenance})``."""
     from IPython.display import Markdown
 
     from .paper import load_paper_run
@@ -131,8 +142,6 @@ def show_claims(chapter: str, claims: Sequence[Claim], *, prefix: str = "") -> l
     this_is_the_run = os.environ.get("AG_RUN_KIND") == "paper"
     run = None if this_is_the_run else load_paper_run(chapter)
     table, records = claims_markdown(claims, run, this_is_the_run=this_is_the_run)
-    glue(f"{prefix}claims", Markdown(table))
-    glue(f"{prefix}paper-run", Markdown(provenance_line(run) if not this_is_the_run else
-                                        "*This is the chapter's paper-scale run.*"))
     glue(CLAIMS_KEY, json.dumps(records, default=str))
-    return records
+    return ClaimsShown(Markdown(table), Markdown(provenance_line(run) if not this_is_the_run else
+                                                 "*This is the chapter's paper-scale run.*"), records)
