@@ -306,6 +306,39 @@ def cmd_cache_key(args, project: Project) -> int:
     return 0
 
 
+def cmd_where(args, project: Project) -> int:
+    """Where each glued key is computed: the chapter, the line of its literal, the cell's library calls."""
+    from .where import describe, find_key
+
+    code = 0
+    for key in args.keys:
+        site = find_key(key, project)
+        if site is None:
+            _err(f"error: no chapter glues {key!r}: a key is the name in {{glue:text}}`name` (`make chapters` "
+                 "lists the chapters)")
+            code = 2
+        else:
+            print(describe(site, project))
+    return code
+
+
+def cmd_golden(args, project: Project) -> int:
+    """Write tests/golden_ledger.json from the built book's claims.json, and say what moved."""
+    from .golden import GOLDEN_FILE, golden_of, read_golden, verdict_changes, write_golden
+
+    ledger = project.html / "claims.json"
+    if not ledger.exists():
+        _err(f"error: no {ledger.relative_to(project.root)}: run `make book` first")
+        return 2
+    rows = json.loads(ledger.read_text())
+    changes = verdict_changes(read_golden(project), golden_of(rows))
+    write_golden(rows, project)
+    print(f"{GOLDEN_FILE}: {len(rows)} verdicts, {len(changes)} changed" + (":" if changes else ""))
+    for line in changes:
+        print(f"  {line}")
+    return 0
+
+
 def cmd_list(args, project: Project) -> int:
     print("Chapters (use the name with `make run CHAPTER=<name>`; each parameter's default and allowed values):")
     _print_chapters(project, sys.stdout)
@@ -395,6 +428,11 @@ def _parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_lab)
     p = sub.add_parser("pdf", help="the book as a PDF through Jupyter Book's LaTeX builder (needs TeX Live)")
     p.set_defaults(func=cmd_pdf)
+    p = sub.add_parser("where", help="where a glued number is computed: chapter, line, library functions")
+    p.add_argument("keys", nargs="+", metavar="KEY", help="a glue key, as in {glue:text}`KEY`")
+    p.set_defaults(func=cmd_where)
+    p = sub.add_parser("golden", help="write tests/golden_ledger.json (every verdict) from the built book")
+    p.set_defaults(func=cmd_golden)
     p = sub.add_parser("cache-key", help="a digest of everything the chapters' cache keys cover")
     p.set_defaults(func=cmd_cache_key)
     return parser

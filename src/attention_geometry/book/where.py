@@ -1,0 +1,257 @@
+"""Where a glued number comes from: the chapter, the code cell and the library functions.
+
+Every number in the book's prose is glued by a chapter's code cell under a key
+(``{glue:text}`cesaro-floor:.2f```). Each chapter writes each key as a string
+literal in one ``glue(...)`` call, so ``grep -rn '"cesaro-floor"' book/`` finds it;
+:func:`find_key` does the same from the key alone and adds what the cell calls in
+the library::
+
+    $ attention-geometry where cesaro-floor
+    cesaro-floor: book/07_cesaro.md:815 (code cell 24 of the cesaro chapter)
+      computed with attention_geometry.cesaro.peak_to_trough_floor, ...
+
+A key ``x-se`` that no cell writes is the standard error glued with the estimate
+``x`` (:func:`~attention_geometry.book.glue.glue`), and is found as ``x``.
+
+The chapters' sources are read as text and parsed (:mod:`ast`); nothing is executed.
+"""
+
+import ast
+import functools
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from .project import Project
+from .toc import book_chapters
+
+__all__ = ["GlueSite", "referenced_keys", "glue_sites", "glued_keys", "book_glue_sites", "find_key", "describe"]
+
+_CELL = re.compile(r"^```\{code-cell\}[^\n]*\n(.*?)^```", re.S | re.M)
+# {glue:text}`key:fmt`, {glue}`key`, {glue:md}`key`; ```{glue:figure} key and ```{glue:md} key
+_ROLE = re.compile(r"\{glue(?::[a-z]+)?\}`([^`:]+)(?::[^`]*)?`")
+_DIRECTIVE = re.compile(r"^```\{glue(?::[a-z]+)?\}\s+(\S+)", re.M)
+#: the aliases under which the chapters import the library and its figure modules
+_LIBRARY_ALIASES = ("ag",)
+
+
+@dataclass(frozen=True)
+class GlueSite:
+    """Where one key is glued: the chapter (its name and file), the line of the key's
+    literal in the file, the code cell (counted from 1), the library functions
+    (``module.function``) that compute its value or the names it reads, and those
+    further back that made their inputs."""
+
+    key: str
+    chapter: str
+    path: Path
+    line: int
+    cell: int
+    functions: tuple[str, ...]
+    inputs: tuple[str, ...] = ()
+
+
+def referenced_keys(text: str) -> set[str]:
+    """The glue keys a chapter's MyST text uses (roles and directives)."""
+    return {m.group(1).strip() for m in _ROLE.finditer(text)} | {m.group(1) for m in _DIRECTIVE.finditer(text)}
+
+
+def _library_name(alias: str, attr: str, imports: dict[str, str]) -> str | None:
+    module = imports.get(alias)
+    return None if module is None else _qualified(module, attr)
+
+
+@functools.lru_cache(maxsize=None)
+def _qualified(module: str, attr: str) -> str:
+    """``module.attr`` named by where it is defined (the flat re-export ``ag.x`` -> its module)."""
+    try:
+        import importlib
+
+        obj = getattr(importlib.import_module(module), attr)
+    except (ImportError, AttributeError):
+        return f"{module}.{attr}"
+    owner = getattr(obj, "__module__", None) or module
+    return f"{owner}.{getattr(obj, '__qualname__', attr)}"
+
+
+def _imports(trees: list[ast.Module]) -> dict[str, str]:
+    """alias -> module for ``import attention_geometry as ag`` and ``from attention_geometry.x import y as z``."""
+    out = {}
+    for tree in trees:
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Import):
+                for a in node.names:
+                    if a.name.startswith("attention_geometry"):
+                        out[a.asname or a.name] = a.name
+            elif isinstance(node, ast.ImportFrom) and (node.module or "").startswith("attention_geometry"):
+                for a in node.names:
+                    out[a.asname or a.name] = f"{node.module}.{a.name}"
+    return out
+
+
+def _keyed_values(call: ast.Call) -> list[tuple[ast.Constant, ast.expr | None]]:
+    """The string literals a ``glue(...)`` call glues under (a key, or a dict's keys,
+    ``|``-merged), each with the expression of its value."""
+    if not call.args:
+        return []
+    first = call.args[0]
+    if isinstance(first, ast.Constant) and isinstance(first.value, str):
+        return [(first, call.args[1] if len(call.args) > 1 else None)]
+    found = []
+
+    def walk(e):
+        if isinstance(e, ast.Dict):
+            found.extend((k, v) for k, v in zip(e.keys, e.values)
+                         if isinstance(k, ast.Constant) and isinstance(k.value, str))
+        elif isinstance(e, ast.BinOp) and isinstance(e.op, ast.BitOr):
+            walk(e.left)
+            walk(e.right)
+
+    walk(first)
+    return found
+
+
+@dataclass
+class _Uses:
+    """What an expression or a statement calls in the library and which names it reads."""
+
+    functions: list[str]
+    names: set[str]
+
+
+def _uses(node: ast.AST, imports: dict[str, str]) -> _Uses:
+    functions, names = [], set()
+    for n in ast.walk(node):
+        if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and isinstance(n.func.value, ast.Name):
+            name = _library_name(n.func.value.id, n.func.attr, imports)
+            if name and name not in functions:
+                functions.append(name)
+        elif isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id in imports:
+            name = imports[n.func.id]
+            if name not in functions:
+                functions.append(name)
+        elif isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load):
+            names.add(n.id)
+    return _Uses(functions, names)
+
+
+def _behind(value: ast.AST | None, defs: dict[str, _Uses], imports: dict[str, str],
+            depth: int = 6) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """The library functions behind an expression: the nearest ones (those it calls, or else those
+    of the nearest assignments back that call any), then those further back (``depth`` at most)."""
+    if value is None:
+        return (), ()
+    seen, levels = set(), []
+    frontier = [_uses(value, imports)]
+    for _ in range(depth):
+        level, nxt = [], []
+        for uses in frontier:
+            level.extend(uses.functions)
+            for name in sorted(uses.names - seen):
+                seen.add(name)
+                if name in defs:
+                    nxt.append(defs[name])
+        levels.append(level)
+        frontier = nxt
+    skip = (".glue", ".validate_parameters", ".run_context")
+    levels = [[f for f in level if not f.endswith(skip)] for level in levels]
+    first = next((i for i, level in enumerate(levels) if level), None)
+    if first is None:
+        return (), ()
+    near = tuple(dict.fromkeys(levels[first]))
+    far = tuple(dict.fromkeys(f for level in levels[first + 1:] for f in level if f not in near))
+    return near, far
+
+
+def glue_sites(path: Path, chapter: str | None = None) -> dict[str, GlueSite]:
+    """Every key a chapter's code glues as a literal, with its site and the library
+    functions behind its value."""
+    path = Path(path).resolve()
+    stat = path.stat()
+    return dict(_glue_sites(path, chapter or path.stem, stat.st_mtime_ns, stat.st_size))
+
+
+@functools.lru_cache(maxsize=64)
+def _glue_sites(path: Path, chapter: str, mtime_ns: int, size: int) -> tuple[tuple[str, GlueSite], ...]:
+    text = path.read_text()
+    cells = []
+    for m in _CELL.finditer(text):
+        body = m.group(1)
+        meta = re.match(r"((?::[^\n]*\n)*)", body).group(1)
+        first_line = text.count("\n", 0, m.start(1)) + 1 + meta.count("\n")
+        try:
+            cells.append((ast.parse(body[len(meta):]), first_line))
+        except SyntaxError:
+            continue
+    imports = _imports([t for t, _ in cells])
+    defs: dict[str, _Uses] = {}  # name -> what its latest assignment calls and reads
+    sites = {}
+    for number, (tree, first_line) in enumerate(cells, start=1):
+        for statement in tree.body:
+            for n in ast.walk(statement):
+                if isinstance(n, ast.Call) and getattr(n.func, "id", None) == "glue":
+                    for k, v in _keyed_values(n):
+                        sites.setdefault(k.value, GlueSite(k.value, chapter, path,
+                                                           first_line + k.lineno - 1, number,
+                                                           *_behind(v, defs, imports)))
+            stored = {n.id for n in ast.walk(statement) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+            if isinstance(statement, (ast.FunctionDef, ast.ClassDef)):
+                stored.add(statement.name)
+            uses = _uses(statement, imports)
+            for name in stored:
+                previous = defs.get(name)
+                if previous is not None and name in uses.names:  # x = f(x): keep what x was made from
+                    uses = _Uses(uses.functions + [f for f in previous.functions if f not in uses.functions],
+                                 (uses.names | previous.names) - {name})
+                defs[name] = uses
+    return tuple(sites.items())
+
+
+def glued_keys(path: Path) -> list[str]:
+    """Every literal key of every ``glue(...)`` call in a chapter, in order, repeats kept."""
+    out = []
+    for m in _CELL.finditer(Path(path).read_text()):
+        body = m.group(1)
+        try:
+            tree = ast.parse(body[len(re.match(r"((?::[^\n]*\n)*)", body).group(1)):])
+        except SyntaxError:
+            continue
+        out += [k.value for n in ast.walk(tree) if isinstance(n, ast.Call) and getattr(n.func, "id", None) == "glue"
+                for k, _ in _keyed_values(n)]
+    return out
+
+
+def book_glue_sites(project: Project | None = None) -> dict[str, GlueSite]:
+    """The glue sites of every chapter in the book (``_toc.yml``'s order)."""
+    project = Project.of(project)
+    out = {}
+    for chapter in book_chapters(project):
+        for key, site in glue_sites(project.root / "book" / f"{chapter.stem}.md", chapter.name).items():
+            out.setdefault(key, site)
+    return out
+
+
+def find_key(key: str, project: Project | None = None) -> GlueSite | None:
+    """The site of ``key`` (an ``x-se`` without a site of its own: the estimate ``x``'s), or None."""
+    sites = book_glue_sites(project)
+    if key in sites:
+        return sites[key]
+    if key.endswith("-se") and key[:-3] in sites:
+        return sites[key[:-3]]
+    return None
+
+
+def describe(site: GlueSite, project: Project | None = None) -> str:
+    """Where the key's literal is, and the library functions behind its value."""
+    project = Project.of(project)
+    try:
+        shown = site.path.resolve().relative_to(project.root)
+    except ValueError:
+        shown = site.path
+    lines = [f"{site.key}: {shown}:{site.line} (code cell {site.cell} of the {site.chapter} chapter)"]
+    lines.append("  computed with " + (", ".join(site.functions) if site.functions else
+                                       "no library function (a parameter, or arithmetic on the cell's values)"))
+    if site.inputs:
+        more = f" and {len(site.inputs) - 4} more" if len(site.inputs) > 4 else ""
+        lines.append("  from inputs made by " + ", ".join(site.inputs[:4]) + more)
+    return "\n".join(lines)
