@@ -17,10 +17,17 @@ def _text(path):
     return re.sub(r"\s+", " ", text)
 
 
+def chapters():
+    """The toc's chapters; none found is a failure, not a loop that checks nothing."""
+    found = book_chapters()
+    assert found, "the toc lists no chapters"
+    return found
+
+
 @pytest.mark.book
 def test_parameters_appendix_matches_every_chapter(built_book):
     text = _text(built_book / "book" / "appendix_parameters.html")
-    for chapter in book_chapters():
+    for chapter in chapters():
         defaults = parameters_cell(chapter)
         assert chapter.name in text
         for name, param in chapter.params.items():
@@ -33,7 +40,7 @@ def test_parameters_appendix_matches_every_chapter(built_book):
 @pytest.mark.book
 def test_reproducibility_appendix_lists_every_chapter_and_the_environment(built_book):
     text = _text(built_book / "book" / "appendix_reproducibility.html")
-    for chapter in book_chapters():
+    for chapter in chapters():
         meta = json.loads((built_book.parent / "executed" / f"{chapter.stem}.ipynb").read_text())
         key = meta["metadata"]["attention_geometry"]["cache_key"][:16]
         assert key in text, chapter.name
@@ -47,7 +54,7 @@ def test_reproducibility_appendix_lists_every_chapter_and_the_environment(built_
 @pytest.mark.book
 def test_errata_appendix_collects_each_chapter(built_book):
     text = _text(built_book / "book" / "appendix_errata.html")
-    for chapter in book_chapters():
+    for chapter in chapters():
         assert chapter_title(chapter, built_book.parents[1]) in text
         section = _errata_section((built_book.parents[1] / chapter.source).read_text())
         assert section is not None, f"{chapter.source} has no 'Errata' section"

@@ -15,7 +15,15 @@ REMOTE = re.compile(r"""<(?:script|link|img|iframe)[^>]+(?:src|href)=["'](?:http
 
 
 def pages(html: Path) -> list[Path]:
-    return [html / f"{page}.html" for page in toc_pages()]
+    found = [html / f"{page}.html" for page in toc_pages()]
+    assert found, "the toc lists no pages"
+    return found
+
+
+def chapters():
+    found = book_chapters()
+    assert found, "the toc lists no chapters"
+    return found
 
 
 @pytest.mark.book
@@ -35,7 +43,9 @@ def test_no_page_shows_an_error_or_traceback(built_book):
 
 @pytest.mark.book
 def test_no_page_loads_anything_from_the_network(built_book):
-    for page in built_book.rglob("*.html"):
+    html = sorted(built_book.rglob("*.html"))
+    assert html
+    for page in html:
         text = page.read_text()
         assert not REMOTE.search(text), (page, REMOTE.search(text).group(0))
         assert "cdn.jsdelivr" not in text and "cdnjs" not in text and "unpkg.com" not in text, page
@@ -58,7 +68,7 @@ def test_theorems_and_figures_are_numbered(built_book):
 
 @pytest.mark.book
 def test_each_chapter_has_a_download_of_its_executed_notebook(built_book):
-    for chapter in book_chapters():
+    for chapter in chapters():
         page = built_book / f"{chapter.source.removesuffix('.md')}.html"
         text = page.read_text()
         link = f"_sources/{chapter.source.removesuffix('.md')}.ipynb"
@@ -90,7 +100,7 @@ def test_each_chapters_headline_is_a_glued_number(built_book):
     """What a sweep plots by default (the registry's `headline`) is a number the chapter glues."""
     from attention_geometry.book.notebooks import glued_data
 
-    for chapter in book_chapters():
+    for chapter in chapters():
         values = glued_data(ROOT / "_build" / "executed" / f"{chapter.stem}.ipynb")
         assert chapter.headline in values, (chapter.name, chapter.headline)
         assert isinstance(values[chapter.headline], (int, float)), (chapter.name, values[chapter.headline])

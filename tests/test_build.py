@@ -2,6 +2,7 @@
 full book build (parallel, dependency order, failures), staging and the HTML."""
 
 import json
+import os
 import re
 import signal
 import subprocess
@@ -158,6 +159,18 @@ def test_kernel_environment_caps_torch_lazily_and_names_the_run_kind(tmp_path):
     from attention_geometry.book.notebooks import glued_data
 
     assert glued_data(out) == {"torch_preloaded": False, "threads": 1, "kind": "sweep"}
+
+
+def test_kernels_and_jupyter_book_import_the_projects_own_library_first(tmp_path, monkeypatch):
+    """One PYTHONPATH for every child that imports the library: the project's src/, then the caller's."""
+    from attention_geometry.book.execute import _kernel_env
+
+    project, src = Project(tmp_path), str(tmp_path.resolve() / "src")
+    monkeypatch.delenv("PYTHONPATH", raising=False)
+    assert project.pythonpath() == src
+    monkeypatch.setenv("PYTHONPATH", "/elsewhere")
+    assert project.pythonpath() == os.pathsep.join([src, "/elsewhere"])
+    assert _kernel_env(project, "run", None)["PYTHONPATH"] == project.pythonpath()
 
 
 def timed(name: str, seconds: int, extra: str = "") -> str:

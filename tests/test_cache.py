@@ -135,3 +135,16 @@ def test_corrupt_json_is_kept_aside_and_read_as_empty(tmp_path):
     write_json_atomic(path, {"b": 1})
     assert read_json_or_recover(path, "x") == ({"b": 1}, None)
     assert path.stat().st_mode & 0o777 == 0o644
+
+
+def test_a_checkpoint_is_written_whole_or_not_at_all(tmp_path):
+    """Checkpoints go through the one atomic writer, streamed by torch.save, and keep mode 0600."""
+    from attention_geometry.checkpoint import CheckpointStore
+
+    store, key = CheckpointStore(tmp_path), {"n": 1}
+    store.save("loop", key, [1, 2])
+    path = store.path("loop", key)
+    assert store.load("loop", key) == [1, 2] and path.stat().st_mode & 0o777 == 0o600
+    with pytest.raises(Exception):
+        store.save("loop", key, [1, 2, lambda: 3])  # torch.save cannot pickle a lambda
+    assert store.load("loop", key) == [1, 2] and [p.name for p in tmp_path.iterdir()] == [path.name]

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 BOOK = Path(__file__).resolve().parents[1] / "book"
+CHAPTERS = sorted(BOOK.glob("0*.md"))
 CELL = re.compile(r"```\{code-cell\}[^\n]*\n(.*?)```", re.S)
 
 
@@ -18,7 +19,7 @@ def cells(path: Path):
         yield "\n".join(line for line in body.split("\n") if not line.startswith(":"))
 
 
-@pytest.mark.parametrize("path", sorted(BOOK.glob("0*.md")), ids=lambda p: p.name)
+@pytest.mark.parametrize("path", CHAPTERS, ids=lambda p: p.name)
 def test_no_cell_displays_what_it_glued(path):
     for code in cells(path):
         tree = ast.parse(code)
@@ -47,7 +48,7 @@ def long_cells(text: str) -> list[tuple[int, int]]:
     return out
 
 
-@pytest.mark.parametrize("path", sorted(BOOK.glob("0*.md")), ids=lambda p: p.name)
+@pytest.mark.parametrize("path", CHAPTERS, ids=lambda p: p.name)
 def test_no_code_cell_is_longer_than_about_15_lines(path):
     assert long_cells(path.read_text()) == []
 
@@ -73,7 +74,8 @@ def unnamed_equations(chapter_text: str, library_text: str) -> list[str]:
 
 def test_every_numbered_equation_is_named_by_a_library_docstring():
     library = "\n".join(p.read_text() for p in SRC.rglob("*.py"))
-    missing = {p.name: unnamed_equations(p.read_text(), library) for p in sorted(BOOK.glob("0*.md"))}
+    assert CHAPTERS and library
+    missing = {p.name: unnamed_equations(p.read_text(), library) for p in CHAPTERS}
     assert not {k: v for k, v in missing.items() if v}
 
 

@@ -19,7 +19,9 @@ import pytest
 import yaml
 
 from attention_geometry.book import cli
-from attention_geometry.book.sphinx_pages import fold, fold_search_index
+from attention_geometry.book.project import Project
+from attention_geometry.book.provenance import git_state
+from attention_geometry.book.sphinx_pages import build_info, fold, fold_search_index
 
 from conftest import make_project, toy_chapter
 
@@ -143,6 +145,33 @@ def test_search_index_gets_accent_folded_terms():
     data = json.loads(fold_search_index(index)[len("Search.setIndex("):-1])
     assert data["terms"]["cesaro"] == [1, 2, 3] and data["terms"]["cesàro"] == [1, 3]
     assert data["titleterms"]["cesaro"] == 4 and data["terms"]["sum"] == 0
+
+
+def test_the_footer_and_stored_runs_read_the_same_git_state(tmp_path):
+    """The page footer (build_info, from a folder inside the clone) and a stored run
+    (git_state, from the project's root) see one commit; an edit counts as a change,
+    one under results/ does not; outside git both are unknown."""
+    for rel in ("a.txt", "book/page.md", "results/run.json"):
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text("1")
+    git = ["git", "-c", "user.name=t", "-c", "user.email=t@example.org", "-C", str(tmp_path)]
+    for args in (["init", "-q"], ["add", "-A"], ["commit", "-qm", "toy"]):
+        subprocess.run([*git, *args], check=True)
+    commit = subprocess.run([*git, "rev-parse", "HEAD"], capture_output=True, text=True, check=True).stdout.strip()
+
+    def states():
+        info = build_info(tmp_path / "book")
+        return git_state(Project(tmp_path)), {"commit": info["commit"], "dirty": info["dirty"]}
+
+    assert states() == ({"commit": commit, "dirty": False},) * 2
+    (tmp_path / "results" / "run.json").write_text("2")
+    assert states() == ({"commit": commit, "dirty": False},) * 2
+    (tmp_path / "a.txt").write_text("2")
+    assert states() == ({"commit": commit, "dirty": True},) * 2
+    outside = tmp_path.parent / f"{tmp_path.name}-no-git"
+    outside.mkdir()
+    assert git_state(Project(outside)) == {"commit": None, "dirty": None}
+    assert build_info(outside)["commit"] is None and build_info(outside)["dirty"] is None
 
 
 @pytest.mark.book

@@ -1,20 +1,22 @@
-"""The package's three layers, read from the source (every import statement,
-function-level ones included): the maths imports neither the figures nor the
-tooling nor their libraries, the figures do not import the tooling, and no
-modules of the package import each other in a circle."""
+"""The package's three layers: the maths imports neither the figures nor the tooling
+nor their libraries, the figures do not import the tooling, and no modules of the
+package import each other in a circle. import-linter checks them (every import
+statement, function-level ones included) against the contracts in pyproject.toml's
+``[tool.importlinter]``; the tests here run it, and check that it catches a bad import."""
 
 import ast
+import os
+import shutil
 import subprocess
 import sys
+import tomllib
 from pathlib import Path
 
 import pytest
 
 SRC = Path(__file__).resolve().parents[1] / "src"
+ROOT = SRC.parent
 PACKAGE = "attention_geometry"
-# what the mathematics may not use: plotting, the book toolchain, the scheduler
-NOT_FOR_MATHS = {"matplotlib", "seaborn", "yaml", "papermill", "myst_nb", "nbformat", "jupytext", "dask",
-                 "distributed"}
 
 
 def module_name(path: Path) -> str:
@@ -25,54 +27,6 @@ def module_name(path: Path) -> str:
 MODULES = {module_name(p): p for p in sorted((SRC / PACKAGE).rglob("*.py"))}
 
 
-def is_package(name: str) -> bool:
-    return MODULES[name].name == "__init__.py"
-
-
-def internal(name: str) -> str | None:
-    """The module of the package that importing ``name`` runs (longest known prefix)."""
-    parts = name.split(".")
-    for n in range(len(parts), 0, -1):
-        if ".".join(parts[:n]) in MODULES:
-            return ".".join(parts[:n])
-    return None
-
-
-def imports(name: str) -> tuple[set[str], set[str]]:
-    """(modules of the package, top-level external packages) that ``name`` imports."""
-    tree = ast.parse(MODULES[name].read_text(), str(MODULES[name]))
-    package = name if is_package(name) else name.rpartition(".")[0]
-    inside, outside = set(), set()
-
-    def add(target: str) -> None:
-        if target.split(".")[0] == PACKAGE:
-            found = internal(target)
-            assert found is not None, f"{name} imports {target}, which does not exist"
-            inside.add(found)
-        else:
-            outside.add(target.split(".")[0])
-
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Import):
-            for alias in node.names:
-                add(alias.name)
-        elif isinstance(node, ast.ImportFrom):
-            if node.level:
-                base = package.split(".")
-                base = base[: len(base) - (node.level - 1)]
-                origin = ".".join(base + ([node.module] if node.module else []))
-            else:
-                origin = node.module
-            for alias in node.names:  # `from pkg import submodule` imports the submodule
-                sub = f"{origin}.{alias.name}"
-                add(sub if sub in MODULES else origin)
-    inside.discard(name)
-    return inside, outside
-
-
-GRAPH = {name: imports(name) for name in MODULES}
-
-
 def layer(name: str) -> str:
     if name.startswith(f"{PACKAGE}.book"):
         return "book"
@@ -81,64 +35,43 @@ def layer(name: str) -> str:
     return "maths"
 
 
-@pytest.mark.parametrize("name", [n for n in MODULES if layer(n) == "maths"])
-def test_maths_imports_no_plotting_no_tooling(name):
-    inside, outside = GRAPH[name]
-    assert not outside & NOT_FOR_MATHS, f"{name} imports {sorted(outside & NOT_FOR_MATHS)}"
-    upward = sorted(m for m in inside if layer(m) != "maths")
-    assert not upward, f"{name} (maths) imports {upward}"
+def lint_imports(root: Path) -> subprocess.CompletedProcess:
+    """``lint-imports`` on the package under ``root/src`` with ``root/pyproject.toml``'s contracts."""
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(root / "src"),
+                                                                      os.environ.get("PYTHONPATH")]))}
+    code = "import sys; from importlinter.cli import lint_imports_command; sys.exit(lint_imports_command())"
+    return subprocess.run([sys.executable, "-c", code, "--no-cache", "--config", str(root / "pyproject.toml")],
+                          cwd=root, env=env, capture_output=True, text=True)
 
 
-@pytest.mark.parametrize("name", [n for n in MODULES if layer(n) == "figures"])
-def test_figures_do_not_import_the_tooling(name):
-    upward = sorted(m for m in GRAPH[name][0] if layer(m) == "book")
-    assert not upward, f"{name} (figures) imports {upward}"
+def test_the_import_contracts_are_kept():
+    done = lint_imports(ROOT)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "3 kept, 0 broken" in done.stdout
 
 
-def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
-    """The strongly connected components with more than one module (Tarjan)."""
-    index, low, stack, on_stack, out = {}, {}, [], set(), []
-
-    def visit(v):
-        index[v] = low[v] = len(index)
-        stack.append(v)
-        on_stack.add(v)
-        for w in sorted(graph.get(v, ())):
-            if w not in index:
-                visit(w)
-                low[v] = min(low[v], low[w])
-            elif w in on_stack:
-                low[v] = min(low[v], index[w])
-        if low[v] == index[v]:
-            component = []
-            while True:
-                w = stack.pop()
-                on_stack.discard(w)
-                component.append(w)
-                if w == v:
-                    break
-            if len(component) > 1:
-                out.append(sorted(component))
-
-    for v in sorted(graph):
-        if v not in index:
-            visit(v)
-    return out
+def test_every_maths_module_is_under_the_maths_contract():
+    contracts = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["importlinter"]["contracts"]
+    listed = next(c for c in contracts if c["type"] == "forbidden")["source_modules"]
+    maths = {n for n in MODULES if layer(n) == "maths" and n != PACKAGE}
+    assert maths and listed
+    missing = sorted(n for n in maths if not any(n == s or n.startswith(f"{s}.") for s in listed))
+    assert not missing, f"add {missing} to the maths contract's source_modules in pyproject.toml"
 
 
-def test_no_import_cycle_in_the_package():
-    assert cycles({name: inside for name, (inside, _) in GRAPH.items()}) == []
-
-
-def test_the_cycle_finder_finds_cycles():
-    assert cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
-    assert cycles({"a": {"b"}, "b": set()}) == []
-
-
-def test_the_graph_sees_function_level_and_relative_imports():
-    inside, outside = GRAPH[f"{PACKAGE}.book.sweep"]
-    assert f"{PACKAGE}.figures.sweep" in inside  # imported inside a function
-    assert f"{PACKAGE}.book.execute" in inside and "yaml" in outside
+@pytest.mark.parametrize("module, added, broken", [
+    ("stats.py", "\n\ndef _plot():\n    import matplotlib\n", "the maths imports no figures"),
+    ("figures/theme.py", "\n\ndef _glue():\n    from ..book import glue\n", "the tooling sits above the figures"),
+    ("_checks.py", "\n\ndef _stats():\n    from . import stats\n", "no import cycles"),
+], ids=["maths-imports-matplotlib", "figures-import-the-tooling", "cycle"])
+def test_the_contracts_catch_a_bad_import(tmp_path, module, added, broken):
+    shutil.copytree(SRC / PACKAGE, tmp_path / "src" / PACKAGE, ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copyfile(ROOT / "pyproject.toml", tmp_path / "pyproject.toml")
+    with open(tmp_path / "src" / PACKAGE / module, "a") as fh:
+        fh.write(added)
+    done = lint_imports(tmp_path)
+    assert done.returncode != 0 and "Broken contracts" in done.stdout
+    assert broken in done.stdout.split("Broken contracts", 1)[1]
 
 
 def test_importing_the_maths_loads_no_tooling_no_plotting():
@@ -221,8 +154,6 @@ def redefined_top_level_names(path: Path) -> list[str]:
             seen.add(node.name)
     return twice
 
-
-ROOT = SRC.parent
 
 
 @pytest.mark.parametrize("path", sorted([*(SRC / PACKAGE).rglob("*.py"), *(ROOT / "tests").glob("*.py"),

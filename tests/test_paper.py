@@ -311,7 +311,9 @@ def test_every_commit_a_stored_run_names_is_in_the_history():
         pytest.skip("not a full git clone: the history is not here to check")
     project = Project.find(__file__)
     missing = {}
-    for provenance in sorted(project.results.glob("*/paper/provenance.json")):
+    stored = sorted(project.results.glob("*/paper/provenance.json"))
+    assert stored, f"no stored run under {project.results}"
+    for provenance in stored:
         p = json.loads(provenance.read_text())
         for commit in {p["commit"], *p.get("part_commits", [])}:
             if _git("merge-base", "--is-ancestor", commit, "HEAD").returncode != 0:

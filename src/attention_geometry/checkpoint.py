@@ -28,11 +28,11 @@ from the caller (the book tooling passes ``results/<chapter>/paper/checkpoints``
 import hashlib
 import json
 import os
-import tempfile
 import time
 from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping
 
+from ._files import write_atomic
 
 __all__ = ["CheckpointStore", "CheckpointMismatch", "resumable_map", "key_digest"]
 
@@ -102,20 +102,10 @@ class CheckpointStore:
         path = self.path(name, key)
         if path is None:
             return
-        path.parent.mkdir(parents=True, exist_ok=True)
-        record = {"key": json.loads(json.dumps(key, sort_keys=True, default=str)), "state": state}
-        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-        try:
-            with os.fdopen(fd, "wb") as fh:
-                import torch
+        import torch
 
-                torch.save(record, fh)
-                fh.flush()
-                os.fsync(fh.fileno())
-            os.replace(tmp, path)
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
+        record = {"key": json.loads(json.dumps(key, sort_keys=True, default=str)), "state": state}
+        write_atomic(path, lambda fh: torch.save(record, fh), mode=None)
 
 
 def resumable_map(

@@ -39,7 +39,7 @@ from .execute import ChapterFailed
 from .files import read_json_or_recover, write_json_atomic
 from .paper import PaperRunError, run_paper, stale_paper_runs
 from .params import ParameterError
-from .progress import format_seconds
+from .progress import format_seconds, stderr_line as _err
 from .project import Project, ProjectNotFound
 from .provenance import now
 from .registry import Chapter
@@ -54,10 +54,6 @@ __all__ = ["main", "entry", "interrupt_on_sigterm", "LONG_RUN", "LAST_BUILD"]
 
 LONG_RUN = 600.0  # seconds: a run the cost model puts above this is announced first
 LAST_BUILD = "last-build.json"  # in _build/: what the last `make book` left failed
-
-
-def _err(message: str) -> None:
-    print(message, file=sys.stderr, flush=True)
 
 
 def _print_chapters(project: Project, stream) -> None:

@@ -132,8 +132,7 @@ def _kernel_manager_class(socket_dir: str, env: Mapping[str, str]):
 def _kernel_env(project: Project, kind: str, env: Mapping[str, str] | None) -> dict[str, str]:
     if kind not in RUN_KINDS:
         raise ValueError(f"kind {kind!r}; allowed: {', '.join(RUN_KINDS)}")
-    path = os.pathsep.join(filter(None, [str(project.src), os.environ.get("PYTHONPATH", "")]))
-    return {"PYTHONPATH": path, RUN_KIND_ENV: kind, **(env or {})}
+    return {"PYTHONPATH": project.pythonpath(), RUN_KIND_ENV: kind, **(env or {})}
 
 
 def execute_chapter(

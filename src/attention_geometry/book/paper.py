@@ -49,7 +49,6 @@ other parameters than the current preset (:func:`check_paper_run_fresh`).
 import json
 import os
 import shutil
-import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -60,6 +59,7 @@ from .execute import execute_chapter
 from .files import read_json_or_recover, write_bytes_atomic, write_json_atomic
 from .notebooks import glued_data, slim_notebook
 from .params import ParameterError, check_parameters
+from .progress import stderr_line as _stderr
 from .project import Project, ProjectNotFound
 from .provenance import computed_by, device_name, git_state, now
 from .registry import Chapter
@@ -148,10 +148,6 @@ def paper_parameters(project: Project, chapter: Chapter, device: str) -> dict:
 
 def _comparable(parameters: dict) -> dict:
     return {k: v for k, v in parameters.items() if k != "device"}
-
-
-def _stderr(message: str) -> None:
-    print(message, file=sys.stderr, flush=True)
 
 
 #: How often a running paper run records its elapsed time (``checkpoints/parts.json``).

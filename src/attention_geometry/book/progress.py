@@ -22,7 +22,7 @@ import time
 from pathlib import Path
 from typing import Callable
 
-__all__ = ["cell_durations", "format_seconds", "time_left", "CellProgress"]
+__all__ = ["cell_durations", "format_seconds", "time_left", "CellProgress", "stderr_line"]
 
 INJECTED = "injected-parameters"
 FIRST_CHUNK_SECONDS = 1.0  # reference work done before the measured scale is trusted
@@ -73,7 +73,8 @@ def time_left(done: list[float], running: float, reference: list[float] | None,
     return None
 
 
-def _stderr(line: str) -> None:
+def stderr_line(line: str) -> None:
+    """Print ``line`` to stderr at once: the default ``report`` of the long commands."""
     print(line, file=sys.stderr, flush=True)
 
 
@@ -87,7 +88,7 @@ class CellProgress:
 
     def __init__(self, name: str, notebook: Path, *, reference: list[float] | None = None,
                  estimate: float | None = None, quiet: float | None = None, heartbeat: float = 30.0,
-                 poll: float = 0.5, report: Callable[[str], None] = _stderr):
+                 poll: float = 0.5, report: Callable[[str], None] = stderr_line):
         self.name, self.notebook = name, Path(notebook)
         self.reference = [d or 0.0 for d in reference] if reference else None
         self.estimate, self.heartbeat, self.poll, self.report = estimate, heartbeat, poll, report

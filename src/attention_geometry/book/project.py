@@ -83,6 +83,11 @@ class Project:
         """The library's source folder (kernels import the library from here)."""
         return self.root / "src"
 
+    def pythonpath(self) -> str:
+        """``PYTHONPATH`` for a process that imports the library (a chapter's kernel, Jupyter
+        Book): :attr:`src` first, so a moved clone runs its own library, then the caller's."""
+        return os.pathsep.join(filter(None, [str(self.src), os.environ.get("PYTHONPATH")]))
+
     @property
     def build(self) -> Path:
         return self.root / "_build"

@@ -14,21 +14,28 @@ from pathlib import Path
 
 from .project import Project
 
-__all__ = ["git_state", "cpu_model", "device_name", "now", "machine", "computed_by"]
+__all__ = ["git", "tree_state", "git_state", "cpu_model", "device_name", "now", "machine", "computed_by"]
 
 
-def _git(project: Project, *args: str) -> str | None:
+def git(folder: Path, *args: str) -> str | None:
+    """The output of ``git args`` run in ``folder``, stripped; ``None`` if git is missing or fails."""
     try:
-        done = subprocess.run(["git", *args], cwd=project.root, capture_output=True, text=True, timeout=30)
+        done = subprocess.run(["git", "-C", str(folder), *args], capture_output=True, text=True, timeout=30)
     except (OSError, subprocess.SubprocessError):
         return None
     return done.stdout.strip() if done.returncode == 0 else None
 
 
+def tree_state(folder: Path) -> dict:
+    """``{"commit": sha or None, "dirty": bool or None}`` of the tree under ``folder``;
+    stored results (``results/``) do not count as changes."""
+    status = git(folder, "status", "--porcelain", "--untracked-files=no", "--", ".", ":(exclude)results")
+    return {"commit": git(folder, "rev-parse", "HEAD"), "dirty": None if status is None else bool(status)}
+
+
 def git_state(project: Project) -> dict:
-    """``{"commit": sha or None, "dirty": bool or None}``; stored results do not count as changes."""
-    status = _git(project, "status", "--porcelain", "--untracked-files=no", "--", ".", ":(exclude)results")
-    return {"commit": _git(project, "rev-parse", "HEAD"), "dirty": None if status is None else bool(status)}
+    """:func:`tree_state` of the project's root."""
+    return tree_state(project.root)
 
 
 def cpu_model() -> str:

@@ -13,10 +13,11 @@
 
 import json
 import re
-import subprocess
 import unicodedata
 from datetime import datetime, timezone
 from pathlib import Path
+
+from .provenance import git, tree_state
 
 __all__ = ["fold", "fold_search_index", "build_info", "setup"]
 
@@ -50,22 +51,11 @@ def fold_search_index(text: str) -> str:
     return "Search.setIndex(" + json.dumps(index, separators=(",", ":"), sort_keys=True) + ")"
 
 
-def _git(folder: Path, *args: str) -> str | None:
-    try:
-        done = subprocess.run(["git", "-C", str(folder), *args], capture_output=True, text=True, timeout=30)
-    except (OSError, subprocess.SubprocessError):
-        return None
-    return done.stdout.strip() if done.returncode == 0 else None
-
-
 def build_info(folder: Path) -> dict:
     """The commit of the repository holding ``folder``, whether it is dirty, and now."""
-    commit = _git(folder, "rev-parse", "HEAD")
-    top = _git(folder, "rev-parse", "--show-toplevel")
-    status = _git(Path(top), "status", "--porcelain", "--untracked-files=no", "--", ".",
-                  ":(exclude)results") if top else None
-    return {"commit": commit, "dirty": None if status is None else bool(status),
-            "date": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")}
+    top = git(folder, "rev-parse", "--show-toplevel")
+    state = tree_state(Path(top)) if top else {"commit": git(folder, "rev-parse", "HEAD"), "dirty": None}
+    return {**state, "date": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")}
 
 
 def _script(info: dict) -> str:

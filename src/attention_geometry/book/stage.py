@@ -162,8 +162,7 @@ def run_jupyter_book(project: Project, stage: Path, out: Path, doctrees: Path, *
     """Build ``stage`` (a folder with ``_config.yml`` and ``_toc.yml``) into ``out`` with
     Jupyter Book, warnings as errors if ``strict``. Its warnings go to stderr; its
     status lines are returned (``stdout``), to show only on failure."""
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(project.src),
-                                                                      os.environ.get("PYTHONPATH")]))}
+    env = {**os.environ, "PYTHONPATH": project.pythonpath()}
     cmd = [sys.executable, "-c", _JUPYTER_BOOK, str(stage), str(out), str(doctrees), builder,
            "1" if strict else "0"]
     return subprocess.run(cmd, cwd=project.root, env=env, stdout=subprocess.PIPE, text=True)
@@ -196,8 +195,7 @@ def build_pdf(project: Project, report: Callable[[str], None] = partial(print, f
     report("building the PDF with Jupyter Book's LaTeX builder (a few minutes) ...")
     cmd = [sys.executable, "-c", "import sys; from jupyter_book.cli.main import main; sys.exit(main())",
            "build", str(stage), "--path-output", str(project.root), "--builder", "pdflatex", "-q"]
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(project.src),
-                                                                      os.environ.get("PYTHONPATH")]))}
+    env = {**os.environ, "PYTHONPATH": project.pythonpath()}
     done = subprocess.run(cmd, cwd=project.root, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                           text=True)
     pdfs = sorted((project.build / "latex").glob("*.pdf"), key=lambda p: p.stat().st_mtime)

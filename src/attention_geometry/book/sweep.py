@@ -51,7 +51,6 @@ import json
 import logging
 import os
 import re
-import sys
 import time
 import uuid
 from dataclasses import dataclass
@@ -67,6 +66,7 @@ from .files import read_json_or_recover, write_bytes_atomic, write_json_atomic, 
 from .leftovers import clean_leftovers, point_dir
 from .notebooks import glued_data, parse_glued
 from .params import ParameterError, check_parameters
+from .progress import stderr_line as _stderr
 from .project import Project
 from .provenance import computed_by, git_state
 from .registry import Chapter
@@ -284,10 +284,6 @@ def _result(future) -> dict:
     except Exception as err:  # noqa: BLE001 - recorded for this point, the others go on
         return {"status": "failed", "error": f"{type(err).__name__}: {err}", "seconds": float("nan"),
                 "notebook": None}
-
-
-def _stderr(message: str) -> None:
-    print(message, file=sys.stderr, flush=True)
 
 
 def run_sweep(
