@@ -31,6 +31,7 @@ from typing import Sequence
 
 from ..verdicts import Claim, Verdict, phrase, settle
 from .glue import glue
+from .provenance import Provenance
 from .tables import markdown_table
 
 __all__ = ["show_claims", "claims_markdown", "provenance_line", "device_check_line", "CLAIMS_KEY"]
@@ -95,17 +96,17 @@ def provenance_line(run) -> str:
     if run is None:
         return ("*At the paper's settings:* no stored run of this chapter; every verdict above was "
                 "measured at the book's default settings.")
-    p = run.provenance or {}
-    dirty = " (uncommitted changes)" if p.get("dirty") else ""
-    note = f" {p['note']}" if p.get("note") else ""
-    wall = p.get("wall_seconds", p.get("wall_time_s", float("nan")))
-    commits = list(dict.fromkeys(c for c in p.get("part_commits") or [] if c))
-    across = (f" in {p.get('parts', len(commits))} parts, at commits " + ", ".join(f"`{c[:10]}`" for c in commits)
+    p = Provenance.from_json(run.provenance)
+    dirty = " (uncommitted changes)" if p.dirty else ""
+    note = f" {p.note}" if p.note else ""
+    wall = float("nan") if p.wall_seconds is None else float(p.wall_seconds)
+    commits = list(dict.fromkeys(c for c in p.part_commits or [] if c))
+    across = (f" in {p.parts or len(commits)} parts, at commits " + ", ".join(f"`{c[:10]}`" for c in commits)
               if len(commits) > 1 else "")
     amended = "".join(f" Amended {a.get('date', '?')[:10]} (commit `{str(a.get('commit', '?'))[:10]}`): {a['why']}"
-                      for a in p.get("amendments", []))
-    return (f"*At the paper's settings:* stored run of commit `{str(p.get('commit', '?'))[:10]}`{dirty}, "
-            f"on {p.get('device_name') or p.get('device', '?')}, {p.get('date', '?')}, wall time {float(wall) / 60:.1f} min{across} "
+                      for a in p.amendments or [])
+    return (f"*At the paper's settings:* stored run of commit `{str(p.commit or '?')[:10]}`{dirty}, "
+            f"on {p.device_name or '?'}, {p.date or '?'}, wall time {wall / 60:.1f} min{across} "
             f"(`make paper CHAPTER={run.chapter}` regenerates it).{note}{amended}")
 
 
@@ -115,11 +116,11 @@ def device_check_line(check: dict | None, *, what: str, command: str) -> str:
     measures it."""
     if not check:
         return f"*On a GPU:* not measured yet: {what} needs a GPU (`{command}`)."
-    p = check.get("provenance") or {}
-    dirty = " (uncommitted changes)" if p.get("dirty") else ""
-    return (f"*On a GPU* (stored device check, {p.get('device_name') or p.get('device', '?')}, "
-            f"{str(p.get('date', '?'))[:10]}, commit `{str(p.get('commit', '?'))[:10]}`{dirty}): "
-            f"{check['measured']} (`{p.get('command', command)}`).")
+    p = Provenance.from_json(check.get("provenance"))
+    dirty = " (uncommitted changes)" if p.dirty else ""
+    return (f"*On a GPU* (stored device check, {p.device_name or '?'}, "
+            f"{str(p.date or '?')[:10]}, commit `{str(p.commit or '?')[:10]}`{dirty}): "
+            f"{check['measured']} (`{p.command or command}`).")
 
 
 def show_claims(chapter: str, claims: Sequence[Claim], *, prefix: str = "") -> list[dict]:
