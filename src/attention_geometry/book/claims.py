@@ -19,25 +19,27 @@ paper's words, our measurement, a verdict returned by a rule) and calls
   there is one), worded for its source (:func:`~attention_geometry.verdicts.phrase`).
 * ``<prefix>paper-run``: one line of provenance of the stored run (commit,
   device, date, wall time), or a line saying there is none.
-* ``claims_json``: the records, for the claims ledger and for the stored
-  paper-scale run of this chapter.
+* :data:`~.notebooks.CLAIMS_KEY`: the records themselves, for the claims ledger
+  (:func:`~.ledger.chapter_claims`) and for the stored paper-scale run of this
+  chapter (:func:`~.paper.run_paper`): a structured output of mime type
+  :data:`~.notebooks.CLAIMS_MIME`, which the notebook stores as JSON and the readers get
+  back as a list of mappings (:func:`~.notebooks.glued_data`); like every glued
+  value it is not shown on the page.
 
 No verdict is typed into a chapter: every one comes from a rule.
 """
 
-import json
 import os
 from typing import Sequence
 
 from ..verdicts import Claim, Verdict, phrase, settle
-from .glue import glue
+from .glue import glue, glue_json
+from .notebooks import CLAIMS_KEY, CLAIMS_MIME
 from .provenance import Provenance
 from .tables import markdown_table
 
-__all__ = ["show_claims", "claims_markdown", "provenance_line", "device_check_line", "CLAIMS_KEY"]
-
-#: The glue name under which a chapter's claim records are stored.
-CLAIMS_KEY = "claims_json"
+__all__ = ["show_claims", "glue_claim_records", "claims_markdown", "provenance_line", "device_check_line",
+           "CLAIMS_KEY", "CLAIMS_MIME"]
 
 _NOT_RUN = "not run at the paper's settings"
 
@@ -123,6 +125,13 @@ def device_check_line(check: dict | None, *, what: str, command: str) -> str:
             f"{check['measured']} (`{p.command or command}`).")
 
 
+def glue_claim_records(records: list[dict]) -> list[dict]:
+    """Glue ``records`` under :data:`CLAIMS_KEY` as a structured output of mime type
+    :data:`CLAIMS_MIME` (JSON in the notebook, hidden from the page); returns them
+    as stored (plain JSON: labels as their words)."""
+    return glue_json(CLAIMS_KEY, records, mime=CLAIMS_MIME)
+
+
 def show_claims(chapter: str, claims: Sequence[Claim], *, prefix: str = "") -> list[dict]:
     """Glue the chapter's verdict table, its provenance line and its records; return the records."""
     from IPython.display import Markdown
@@ -135,5 +144,5 @@ def show_claims(chapter: str, claims: Sequence[Claim], *, prefix: str = "") -> l
     glue(f"{prefix}claims", Markdown(table))
     glue(f"{prefix}paper-run", Markdown(provenance_line(run) if not this_is_the_run else
                                         "*This is the chapter's paper-scale run.*"))
-    glue(CLAIMS_KEY, json.dumps(records, default=str))
+    glue_claim_records(records)
     return records

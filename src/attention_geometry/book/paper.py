@@ -8,8 +8,8 @@ and stores in ``results/<chapter>/paper/`` (committed to the repository):
 - ``<stem>.ipynb``: the executed notebook, figures as PNG (widget views and
   HTML duplicates stripped);
 - ``values.json``: every glued value (numbers as numbers, strings as strings);
-  the chapter's claim records, glued as the JSON string ``claims_json``, are
-  stored parsed under ``"claims"``;
+  the chapter's claim records (the structured output of
+  :func:`~.claims.show_claims`) under ``"claims"``;
 - ``parameters.json``: the parameters it ran with;
 - ``provenance.json`` (a :class:`~.provenance.Provenance`): commit, dirty
   flag, date, device, CPU model and cores, torch and numpy versions, wall time
@@ -58,7 +58,7 @@ from typing import Any, Callable
 from .context import CHECKPOINT_ENV
 from .execute import execute_chapter
 from .files import read_json_or_recover, write_bytes_atomic, write_json_atomic
-from .notebooks import glued_data, slim_notebook
+from .notebooks import CLAIMS_KEY, glued_data, slim_notebook
 from .params import ParameterError, check_parameters
 from .project import Project, ProjectNotFound
 from .provenance import Provenance, computed_by, device_name, git_state, now
@@ -71,7 +71,6 @@ __all__ = ["PRESET", "DEVICES", "PaperRun", "PaperRunError", "StalePaperRun", "c
 
 PRESET = "paper"
 DEVICES = ("cpu", "cuda")
-CLAIMS_GLUE = "claims_json"  # the chapter glues its claim records as this JSON string
 NOTE_GLUE = "paper_note"  # free text the chapter glues for the provenance
 
 
@@ -89,7 +88,7 @@ class PaperRun:
     folder: Path
     parameters: dict
     values: dict  # glued values, "claims" left out
-    claims: Any  # the parsed claim records, or None
+    claims: Any  # the claim records (a list of mappings), or None
     provenance: Provenance
 
     def hours_for(self, parameter: str, total: int) -> float:
@@ -251,12 +250,10 @@ def run_paper(
     nb = nbformat.read(scratch, as_version=4)
     slim_notebook(nb)
     values = glued_data(nb)
-    claims = values.pop(CLAIMS_GLUE, None)
-    if isinstance(claims, str):
-        try:
-            claims = json.loads(claims)
-        except ValueError:
-            report(f"warning: {CLAIMS_GLUE} of {chapter.name} is not JSON; stored as text")
+    claims = values.pop(CLAIMS_KEY, None)
+    if claims is not None and not isinstance(claims, list):
+        report(f"warning: the claim records of {chapter.name} are not a structured output "
+               f"(show_claims); stored as glued: {type(claims).__name__}")
     stored_values = {**values, "claims": claims} if claims is not None else values
     provenance = computed_by(
         project, command=f"{regenerate_command(chapter.name)} DEVICE={device}", device=device, git=git,
