@@ -6,7 +6,8 @@ is), what this book measured (with its uncertainty and the settings), and a
 :class:`Verdict` returned by one of the rules below -- never a word typed into
 a table. Each rule can return every one of its verdicts; the tests show it.
 
-The vocabulary (:data:`VERDICTS`):
+The vocabulary (:class:`Label`, whose members are these words; :data:`VERDICTS`
+holds them as plain strings):
 
 ``reproduced``
     the measurement agrees with the claim, beyond its uncertainty;
