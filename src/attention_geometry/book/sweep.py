@@ -25,8 +25,9 @@ worker per core, or any running scheduler given by address (``--scheduler
 tcp://host:port`` or ``AG_DASK_SCHEDULER``; its workers need this repository at
 the same path and this venv's Python). Dask is the scheduler, not a file
 exchange: a point's result (a :class:`PointResult`: glued values, status,
-error; and the notebook) comes back as its future's value. Each kernel is capped at one thread. A point whose
-``device`` is ``"cuda"`` asks for a ``GPU`` resource. A failed point, or one
+error; and the notebook) comes back as its future's value. Each kernel is
+capped at one thread. A point whose ``device`` is ``"cuda"`` asks for a ``GPU``
+resource. A failed point, or one
 whose worker died (``KilledWorker``), is recorded with its error and the others
 go on; if no worker is left for ``no_worker_timeout`` seconds the sweep stops
 waiting, keeps what finished and says so.
@@ -208,7 +209,7 @@ class PointResult:
     ``notebook``: the file name of its executed (or partial) notebook in the
     sweep's folder, if any."""
 
-    status: str  # "done" or "failed"
+    status: str  # "done" or "failed" ("missing": a point of the grid not in status.json)
     error: str = ""
     seconds: float = math.nan
     values: dict | None = None
