@@ -1,6 +1,7 @@
 """The generated "Paper vs. this book" tables: every verdict from a rule, the paper column filled."""
 
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -52,7 +53,7 @@ def test_a_stored_run_decides_the_verdict(tmp_path):
     assert records[0]["final_verdict"]["label"] == "refuted"
     assert "abcdef1234" in provenance_line(run) and "10.0 min" in provenance_line(run)
     assert "parts" not in provenance_line(run)  # one part, or parts at one commit: nothing to say
-    run.provenance.update(parts=3, part_commits=[None, "1111111111aa", "abcdef1234"])
+    run = replace(run, provenance=run.provenance.replace(parts=3, part_commits=[None, "1111111111aa", "abcdef1234"]))
     assert "in 3 parts, at commits `1111111111`, `abcdef1234`" in provenance_line(run)
     # the stored run's own shortfall (not the claim's at the defaults) turns its decisive verdict undecided
     at_paper["shortfall"] = "the model trained 1,000 of 50,000 steps"

@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from attention_geometry.book.glue import glue
+from attention_geometry.book.glue import glue, glue_json
 from attention_geometry.stats import Estimate
 
 
@@ -37,3 +37,21 @@ def test_a_name_glued_twice_is_refused_before_anything_is_glued(glued):
     with pytest.raises(ValueError, match="'sp-se' is glued twice"):
         glue({"sp": Estimate(0.8, 0.05), "sp-se": 0.1})
     assert glued == []
+
+
+def test_glue_json_displays_plain_json_under_a_structured_mime_type(monkeypatch):
+    """A structure is glued as itself: one undisplayed output (myst-nb's glue prefix and
+    scrapbook name) whose data is plain JSON: enums as words, NaN as null."""
+    import IPython.display
+
+    from attention_geometry.verdicts import Label
+
+    shown = []
+    monkeypatch.setattr(IPython.display, "display", lambda data, raw, metadata: shown.append((data, raw, metadata)))
+    mime = "application/vnd.attention-geometry.rows+json"
+    stored = glue_json("rows", [{"label": Label.REFUTED, "x": np.float32(0.5), "y": float("nan"), "n": 3}], mime=mime)
+    assert stored == [{"label": "refuted", "x": "0.5", "y": None, "n": 3}] and type(stored[0]["label"]) is str
+    prefix = "application/papermill.record/"
+    assert shown == [({prefix + mime: stored}, True, {"scrapbook": {"name": "rows", "mime_prefix": prefix}})]
+    with pytest.raises(ValueError, match="mime = 'text/plain' is not allowed"):
+        glue_json("rows", [], mime="text/plain")

@@ -4,17 +4,18 @@ import json
 
 import pytest
 
-from attention_geometry.book.claims import CLAIMS_KEY, claims_markdown
+from attention_geometry.book.claims import CLAIMS_KEY, CLAIMS_MIME, claims_markdown, glue_claim_records
 from attention_geometry.book.ledger import chapter_claims, collect_ledger, ledger_page, write_ledger_files
 from attention_geometry.stats import Estimate
-from attention_geometry.verdicts import Claim, sign_verdict, value_verdict
+from attention_geometry.verdicts import Claim, Label, sign_verdict, value_verdict
+
+PREFIX = "application/papermill.record/"  # myst_nb.glue's, for a value glued without display
 
 
 def _notebook(records):
-    """An executed notebook as myst_nb.glue leaves it: the JSON string's repr under text/plain."""
-    prefix = "application/papermill.record/"
-    out = {"output_type": "display_data", "metadata": {"scrapbook": {"name": CLAIMS_KEY, "mime_prefix": prefix}},
-           "data": {f"{prefix}text/plain": repr(json.dumps(records))}}
+    """An executed notebook as show_claims leaves it: the records as a structured output (JSON)."""
+    out = {"output_type": "display_data", "metadata": {"scrapbook": {"name": CLAIMS_KEY, "mime_prefix": PREFIX}},
+           "data": {f"{PREFIX}{CLAIMS_MIME}": json.loads(json.dumps(records))}}
     return {"cells": [{"cell_type": "code", "source": "", "outputs": [out]}]}
 
 
@@ -39,6 +40,51 @@ def test_ledger_rows_come_from_the_glued_records(tmp_path):
     page = ledger_page(rows)
     assert "3 claims" in page and "\\(S_{n,n-1} &gt; S_{n,1}\\)" in page and "&lt;b&gt;" in page
     assert page.count("<tr data-paper") == 3
+
+
+@pytest.fixture
+def shell(tmp_path_factory, monkeypatch):
+    """An IPython shell, as a chapter's kernel has one: what display() publishes is captured."""
+    monkeypatch.setenv("IPYTHONDIR", str(tmp_path_factory.mktemp("ipython")))
+    from IPython.core.interactiveshell import InteractiveShell
+
+    return InteractiveShell.instance()
+
+
+def test_show_claims_records_are_stored_as_json_read_back_by_the_ledger_and_not_rendered(shell, tmp_path):
+    """The records a chapter glues (glue_claim_records, called by show_claims) are one
+    output whose data the notebook file holds as JSON (not a repr of a string); the
+    ledger reads them back as they were; myst-nb drops the output before rendering."""
+    import nbformat
+    from IPython.utils.capture import capture_output
+    from myst_nb.ext.glue import extract_glue_data_cell
+
+    records = _records(["k-1", "k-2"])
+    assert records[0]["verdict"]["label"] is Label.REPRODUCED  # typed in the chapter ...
+    with capture_output() as captured:
+        stored = glue_claim_records(records)
+    (shown,) = captured.outputs
+    output = nbformat.v4.new_output("display_data", data=shown.data, metadata=shown.metadata)
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(outputs=[output])])
+    nbformat.validate(nb)
+    path = tmp_path / "chapter.ipynb"
+    nbformat.write(nb, path)
+    (on_disk,) = json.loads(path.read_text())["cells"][0]["outputs"]
+    assert on_disk["data"] == {f"{PREFIX}{CLAIMS_MIME}": stored} and isinstance(stored, list)
+    assert chapter_claims(path) == stored == json.loads(json.dumps(records))  # ... plain JSON in the notebook
+    assert type(chapter_claims(path)[0]["verdict"]["label"]) is str
+    assert collect_ledger([("recency", "06_recency", path)])[1]["id"] == "k-2"
+    cell = nbformat.read(path, as_version=4).cells[0]
+    assert [key for key, _ in extract_glue_data_cell(cell)] == [CLAIMS_KEY] and cell.outputs == []
+
+
+def test_records_glued_as_text_by_an_older_notebook_are_refused_with_what_to_do(tmp_path):
+    out = {"output_type": "display_data", "metadata": {"scrapbook": {"name": CLAIMS_KEY, "mime_prefix": PREFIX}},
+           "data": {f"{PREFIX}text/plain": repr(json.dumps(_records(["k-1"])))}}
+    nb = tmp_path / "old.ipynb"
+    nb.write_text(json.dumps({"cells": [{"cell_type": "code", "source": "", "outputs": [out]}]}))
+    with pytest.raises(ValueError, match="execute the chapter again"):
+        chapter_claims(nb)
 
 
 def test_one_id_in_two_chapters_is_an_error(tmp_path):

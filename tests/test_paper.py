@@ -36,6 +36,7 @@ device = "cpu"
 ```{code-cell} ipython3
 import json, time
 from attention_geometry.book import glue, run_context
+from attention_geometry.book.claims import glue_claim_records
 from attention_geometry.checkpoint import resumable_map
 
 ctx = run_context()
@@ -49,7 +50,7 @@ def work(i):
 results = resumable_map(work, range(n_items), store=ctx.checkpoints, name="toy",
                         key={"n_items": n_items, "scale": scale})
 glue({"total": sum(results), "kind": ctx.kind, "device_used": device, "paper_note": "a toy run"})
-glue("claims_json", json.dumps([{"claim": "the sum", "value": sum(results)}]))
+glue_claim_records([{"claim": "the sum", "value": sum(results)}])
 ```
 """
 

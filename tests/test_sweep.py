@@ -12,7 +12,9 @@ import pytest
 
 from attention_geometry.book import cli
 from attention_geometry.book.params import Choice, Float, Int
-from attention_geometry.book.sweep import SweepError, load_grid, parameters_digest, point_id, run_sweep, scalar
+from attention_geometry.book.sweep import (
+    PointResult, SweepError, load_grid, parameters_digest, point_id, run_sweep, scalar,
+)
 
 from conftest import make_project, toy_chapter
 
@@ -110,6 +112,20 @@ def test_point_names_cover_every_parameter():
     b = load_grid({"fixed": {"x": 0.75}, "grid": {"n": [1, 2]}}, CHAPTER)
     assert point_id(a, a.points[0]).startswith("n-1.")
     assert point_id(a, a.points[0]) != point_id(b, b.points[0])
+
+
+def test_a_point_result_round_trips_through_status_json():
+    done = PointResult(status="done", seconds=1.5, values={"double": 2, "label": "x"}, modules=["m"], key="k",
+                       parameters={"n": 1}, notebook="n-1.abc.ipynb")
+    failed = PointResult.failed("AssertionError: n too large", 0.5)
+    for result in (done, failed):
+        assert PointResult.from_json(json.loads(json.dumps(result.to_json()))) == result
+    assert done.done and not failed.done and failed.values is None
+    assert failed.to_json() == {"status": "failed", "error": "AssertionError: n too large", "seconds": 0.5,
+                                "parameters": None, "notebook": None}  # unknown values, modules, key left out
+    never = PointResult.failed("no worker")
+    assert json.loads(json.dumps(never.to_json()))["seconds"] != never.seconds  # NaN: not timed
+    assert PointResult.from_json({"values": {}, "future_key": 1}) == PointResult(status="missing", values={})
 
 
 def test_failure_killed_worker_resume_and_fixed_change(project, tmp_path):

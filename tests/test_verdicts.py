@@ -10,6 +10,8 @@ from attention_geometry.verdicts import (
     SOURCES,
     VERDICTS,
     Claim,
+    Label,
+    Source,
     Verdict,
     bound_verdict,
     not_tested,
@@ -99,6 +101,26 @@ def test_settle_prefers_the_paper_settings_and_says_when_it_cannot():
     stand = settle(small, big, stand_in="a 4-layer decoder swept in width")
     assert stand.label == "refuted" and stand.reason == "in the paper-scale run, with a 4-layer decoder swept in width: big"
     assert "paper's settings" not in stand.reason
+
+
+def test_labels_and_sources_are_enums_that_read_as_their_words():
+    """A verdict's label is a Label, made from its word; it compares, formats and is written
+    to JSON as that word, so records and tables read as before."""
+    import json
+
+    assert VERDICTS == tuple(Label) and SOURCES == tuple(Source)  # members equal their words
+    assert VERDICTS == ("reproduced", "differs", "refuted", "not decided", "not tested")
+    v = Verdict("not decided", "r")
+    assert v.label is Label.NOT_DECIDED and v.label == "not decided" and str(v) == "not decided: r"
+    assert f"{v.label}" == "not decided" and Verdict(Label.REFUTED, "r") == Verdict("refuted", "r")
+    assert sign_verdict(Estimate(1.0, 0.1), 1).label is Label.REPRODUCED
+    c = Claim(id="a", paper="p", where="w", source="summary", statement="s", measured="m", settings="s",
+              verdict=v)
+    assert c.source is Source.SUMMARY and phrase(v, c.source) == "not decided"
+    assert json.loads(json.dumps(c.record()))["verdict"] == {"label": "not decided", "reason": "r"}
+    assert json.loads(json.dumps(c.record()))["source"] == "summary"
+    with pytest.raises(ValueError, match="label = 'maybe' is not one of the choices; allowed: one of 'reproduced'"):
+        Verdict("maybe", "r")
 
 
 def test_claim_records_and_checks():

@@ -6,7 +6,8 @@ is), what this book measured (with its uncertainty and the settings), and a
 :class:`Verdict` returned by one of the rules below -- never a word typed into
 a table. Each rule can return every one of its verdicts; the tests show it.
 
-The vocabulary (:data:`VERDICTS`):
+The vocabulary (:class:`Label`, whose members are these words; :data:`VERDICTS`
+holds them as plain strings):
 
 ``reproduced``
     the measurement agrees with the claim, beyond its uncertainty;
@@ -51,12 +52,15 @@ verdict at the book's default settings with the one at the paper's settings
 
 import math
 from dataclasses import asdict, dataclass, field
+from enum import StrEnum
 from typing import Any
 
 from ._checks import ArgumentTypeError, check_choice, check_float, fail
 from .stats import Estimate
 
 __all__ = [
+    "Label",
+    "Source",
     "VERDICTS",
     "SOURCES",
     "Verdict",
@@ -80,24 +84,49 @@ __all__ = [
     "settle",
 ]
 
-VERDICTS = ("reproduced", "differs", "refuted", "not decided", "not tested")
+class Label(StrEnum):
+    """A verdict's word. A member *is* its string (``Label.REPRODUCED == "reproduced"``),
+    so records compare with strings and are written to JSON as the word."""
 
-#: Where a claim is read. ``full text``: the paper itself; ``abstract`` and
-#: ``figure caption``: the paper's own words, quoted; ``repository``: the
-#: authors' code (scripts, README); ``summary``: the AI-written summary, which
-#: warns that its numbers and claims can be wrong.
-SOURCES = ("full text", "abstract", "figure caption", "repository", "summary")
+    REPRODUCED = "reproduced"
+    DIFFERS = "differs"
+    REFUTED = "refuted"
+    NOT_DECIDED = "not decided"
+    NOT_TESTED = "not tested"
+
+
+class Source(StrEnum):
+    """Where a claim is read. ``full text``: the paper itself; ``abstract`` and
+    ``figure caption``: the paper's own words, quoted; ``repository``: the
+    authors' code (scripts, README); ``summary``: the AI-written summary, which
+    warns that its numbers and claims can be wrong."""
+
+    FULL_TEXT = "full text"
+    ABSTRACT = "abstract"
+    FIGURE_CAPTION = "figure caption"
+    REPOSITORY = "repository"
+    SUMMARY = "summary"
+
+
+#: The verdict words, in order (plain strings: they name the choices in error messages).
+VERDICTS = tuple(label.value for label in Label)
+#: The kinds of source, in order (:class:`Source`).
+SOURCES = tuple(source.value for source in Source)
+
+#: The labels that decide a claim either way: a shortfall of the setup turns them undecided.
+_DECISIVE = (Label.REPRODUCED, Label.DIFFERS, Label.REFUTED)
 
 
 @dataclass(frozen=True)
 class Verdict:
-    """A verdict word from :data:`VERDICTS` and the one-line reason the rule gives."""
+    """A verdict word (a :class:`Label`; a string from :data:`VERDICTS` is made one)
+    and the one-line reason the rule gives."""
 
-    label: str
+    label: Label
     reason: str
 
     def __post_init__(self):
-        check_choice("label", self.label, VERDICTS)
+        object.__setattr__(self, "label", Label(check_choice("label", self.label, VERDICTS)))
 
     def __str__(self) -> str:
         return f"{self.label}: {self.reason}"
@@ -125,10 +154,10 @@ def value_verdict(est: Estimate, claimed: float, *, rtol: float = 0.0, atol: flo
     band = (claimed - tol, claimed + tol)
     where = f"{_interval_text(est, level)} against the claim {claimed:.3g} ± {tol:.2g}"
     if band[0] <= lo and hi <= band[1]:
-        return Verdict("reproduced", f"{where}: inside")
+        return Verdict(Label.REPRODUCED, f"{where}: inside")
     if hi < band[0] or lo > band[1]:
-        return Verdict("differs", f"{where}: outside")
-    return Verdict("not decided", f"{where}: overlapping")
+        return Verdict(Label.DIFFERS, f"{where}: outside")
+    return Verdict(Label.NOT_DECIDED, f"{where}: overlapping")
 
 
 def sign_verdict(est: Estimate, claimed_sign: int, *, level: float = 0.95, what: str = "the effect") -> Verdict:
@@ -143,10 +172,10 @@ def sign_verdict(est: Estimate, claimed_sign: int, *, level: float = 0.95, what:
     sign = "positive" if claimed_sign > 0 else "negative"
     text = f"{what} = {est.format()}, {_interval_text(est, level)}; claimed {sign}"
     if (lo > 0 and claimed_sign > 0) or (hi < 0 and claimed_sign < 0):
-        return Verdict("reproduced", text)
+        return Verdict(Label.REPRODUCED, text)
     if (hi < 0 and claimed_sign > 0) or (lo > 0 and claimed_sign < 0):
-        return Verdict("refuted", text)
-    return Verdict("not decided", f"{text}; the interval contains 0")
+        return Verdict(Label.REFUTED, text)
+    return Verdict(Label.NOT_DECIDED, f"{text}; the interval contains 0")
 
 
 def bound_verdict(est: Estimate, bound: float, *, at_most: bool, level: float = 0.95,
@@ -162,10 +191,10 @@ def bound_verdict(est: Estimate, bound: float, *, at_most: bool, level: float = 
     holds = hi <= bound if at_most else lo >= bound
     fails = lo > bound if at_most else hi < bound
     if holds:
-        return Verdict("reproduced", text)
+        return Verdict(Label.REPRODUCED, text)
     if fails:
-        return Verdict("refuted", text)
-    return Verdict("not decided", f"{text}; the interval straddles the bound")
+        return Verdict(Label.REFUTED, text)
+    return Verdict(Label.NOT_DECIDED, f"{text}; the interval straddles the bound")
 
 
 def floor_verdict(floor: float, claimed: float, *, atol: float = 0.0, what: str = "the model") -> Verdict:
@@ -181,10 +210,10 @@ def floor_verdict(floor: float, claimed: float, *, atol: float = 0.0, what: str 
     lo, hi = claimed - atol, claimed + atol
     text = f"the claim {claimed:.3g} ± {atol:.2g} against {what}'s floor {floor:.3g}"
     if lo >= floor:
-        return Verdict("reproduced", f"{text}: at or above it")
+        return Verdict(Label.REPRODUCED, f"{text}: at or above it")
     if hi < floor:
-        return Verdict("differs", f"{text}: below it, out of the model's reach")
-    return Verdict("not decided", f"{text}: straddling it")
+        return Verdict(Label.DIFFERS, f"{text}: below it, out of the model's reach")
+    return Verdict(Label.NOT_DECIDED, f"{text}: straddling it")
 
 
 def sign_and_size_verdict(est: Estimate, closed_form: float, *, rtol: float, level: float = 0.95,
@@ -204,17 +233,17 @@ def sign_and_size_verdict(est: Estimate, closed_form: float, *, rtol: float, lev
     rtol = check_float("rtol", rtol, low=0.0)
     sign = sign_verdict(est, 1 if closed_form > 0 else -1, level=level, what=what)
     tail = f"; {note}" if note else ""
-    if sign.label != "reproduced":
+    if sign.label != Label.REPRODUCED:
         return Verdict(sign.label, sign.reason + tail)
     ratio = Estimate(est.value / closed_form, est.se / abs(closed_form), est.df)
     lo, hi = ratio.interval(level)
     text = (f"sign reproduced ({what} = {est.format()}); measured / closed form = {ratio.format()}, "
             f"{level:.0%} interval [{lo:.3g}, {hi:.3g}] against 1 ± {rtol:.2g}")
     if 1 - rtol <= lo and hi <= 1 + rtol:
-        return Verdict("reproduced", f"{text}: size reproduced{tail}")
+        return Verdict(Label.REPRODUCED, f"{text}: size reproduced{tail}")
     if hi < 1 - rtol or lo > 1 + rtol:
-        return Verdict("differs", f"{text}: magnitude off by a factor {ratio.value:.3g}{tail}")
-    return Verdict("not decided", f"{text}: the size is not decided{tail}")
+        return Verdict(Label.DIFFERS, f"{text}: magnitude off by a factor {ratio.value:.3g}{tail}")
+    return Verdict(Label.NOT_DECIDED, f"{text}: the size is not decided{tail}")
 
 
 def hypothesis_verdict(p_value: float, *, claim_rejects_null: bool, alpha: float = 0.01,
@@ -234,8 +263,8 @@ def hypothesis_verdict(p_value: float, *, claim_rejects_null: bool, alpha: float
     rejected = p < alpha
     text = f"{what}: p = {p:.3g} ({'rejected' if rejected else 'not rejected'} at {alpha:g})"
     if rejected:
-        return Verdict("reproduced" if claim_rejects_null else "refuted", text)
-    return Verdict("not decided", text)
+        return Verdict(Label.REPRODUCED if claim_rejects_null else Label.REFUTED, text)
+    return Verdict(Label.NOT_DECIDED, text)
 
 
 def property_verdict(holds: bool, evidence: str) -> Verdict:
@@ -245,7 +274,7 @@ def property_verdict(holds: bool, evidence: str) -> Verdict:
     """
     if not isinstance(holds, bool):
         holds = bool(holds)
-    return Verdict("reproduced" if holds else "refuted", evidence)
+    return Verdict(Label.REPRODUCED if holds else Label.REFUTED, evidence)
 
 
 def ceiling_verdict(est: Estimate, claimed: float, ceiling: Estimate, *, tol: float = 0.01,
@@ -267,12 +296,12 @@ def ceiling_verdict(est: Estimate, claimed: float, ceiling: Estimate, *, tol: fl
     text = (f"{what} = {est.format()}, {_interval_text(est, level)}; noise ceiling {ceiling.format()}; "
             f"claimed {claimed:.3g} (at least {target:.3g} counts)")
     if lo >= target:
-        return Verdict("reproduced", text)
+        return Verdict(Label.REPRODUCED, text)
     if hi < target and hi < c_lo:
-        return Verdict("differs", f"{text}: below the claim and below what the noise allows")
+        return Verdict(Label.DIFFERS, f"{text}: below the claim and below what the noise allows")
     if hi < target:
-        return Verdict("not decided", f"{text}: below the claim, but so is the noise ceiling")
-    return Verdict("not decided", f"{text}: the interval straddles the claim")
+        return Verdict(Label.NOT_DECIDED, f"{text}: below the claim, but so is the noise ceiling")
+    return Verdict(Label.NOT_DECIDED, f"{text}: the interval straddles the claim")
 def range_verdict(est: Estimate, low: float, high: float, *, claimed_inside: bool = True, level: float = 0.95,
                   what: str = "the measurement") -> Verdict:
     """A claimed range: ``low <= est <= high`` (``claimed_inside``) or ``est`` outside it.
@@ -290,9 +319,9 @@ def range_verdict(est: Estimate, low: float, high: float, *, claimed_inside: boo
     text = f"{what} = {est.format()}, {_interval_text(est, level)}; {claim}"
     if inside or outside:
         holds = inside == claimed_inside
-        return Verdict("reproduced" if holds else "refuted",
+        return Verdict(Label.REPRODUCED if holds else Label.REFUTED,
                        f"{text}: the interval lies {'inside' if inside else 'outside'}")
-    return Verdict("not decided", f"{text}; the interval straddles a bound")
+    return Verdict(Label.NOT_DECIDED, f"{text}; the interval straddles a bound")
 
 
 def all_verdict(verdicts, what: str = "every case") -> Verdict:
@@ -307,11 +336,11 @@ def all_verdict(verdicts, what: str = "every case") -> Verdict:
         raise fail("verdicts", verdicts, "a non-empty collection of Verdict")
     labels = [v.label for _, v in items]
     parts = "; ".join(f"{k}: {v.label} ({v.reason})" for k, v in items)
-    if all(lab == "reproduced" for lab in labels):
-        return Verdict("reproduced", f"{what}: {parts}")
-    if any(lab in ("refuted", "differs") for lab in labels):
-        return Verdict("refuted", f"{what}, not all: {parts}")
-    return Verdict("not decided", f"{what}, undecided: {parts}")
+    if all(lab == Label.REPRODUCED for lab in labels):
+        return Verdict(Label.REPRODUCED, f"{what}: {parts}")
+    if any(lab in (Label.REFUTED, Label.DIFFERS) for lab in labels):
+        return Verdict(Label.REFUTED, f"{what}, not all: {parts}")
+    return Verdict(Label.NOT_DECIDED, f"{what}, undecided: {parts}")
 
 
 def heterogeneity_verdict(estimates, *, tol: float = 0.0, level: float = 0.95,
@@ -341,17 +370,17 @@ def heterogeneity_verdict(estimates, *, tol: float = 0.0, level: float = 0.95,
     parts = "; ".join(f"{k}: {estimates[k].format()} ({c})" for k, c in classes.items())
     decided = {c for c in classes.values() if c != "undecided"}
     if len(decided) >= 2:
-        return Verdict("reproduced", f"{what} differs in kind between cases: {parts}")
+        return Verdict(Label.REPRODUCED, f"{what} differs in kind between cases: {parts}")
     if "undecided" not in classes.values():
-        return Verdict("refuted", f"{what} is the same in every case: {parts}")
-    return Verdict("not decided", f"{what}: {parts}")
+        return Verdict(Label.REFUTED, f"{what} is the same in every case: {parts}")
+    return Verdict(Label.NOT_DECIDED, f"{what}: {parts}")
 
 
 def not_tested(reason: str) -> Verdict:
     """Nothing here measures the claim; ``reason`` says why and what it would take."""
     if not reason:
         raise fail("reason", reason, "a non-empty explanation")
-    return Verdict("not tested", reason)
+    return Verdict(Label.NOT_TESTED, reason)
 
 
 def values_verdict(estimates, claimed, *, rtol: float = 0.0, atol: float = 0.0, level: float = 0.95,
@@ -371,11 +400,11 @@ def values_verdict(estimates, claimed, *, rtol: float = 0.0, atol: float = 0.0, 
     text = "; ".join(f"{lab}: {e.format()} vs {c:.3g} ({v.label})" for lab, e, c, v in zip(labels, estimates, claimed,
                                                                                           each))
     text = f"{text} (tolerance ±{tol:.2g}, {level:.0%} intervals)"
-    if all(v.label == "reproduced" for v in each):
-        return Verdict("reproduced", text)
-    if any(v.label == "differs" for v in each):
-        return Verdict("differs", text)
-    return Verdict("not decided", text)
+    if all(v.label == Label.REPRODUCED for v in each):
+        return Verdict(Label.REPRODUCED, text)
+    if any(v.label == Label.DIFFERS for v in each):
+        return Verdict(Label.DIFFERS, text)
+    return Verdict(Label.NOT_DECIDED, text)
 
 
 @dataclass(frozen=True)
@@ -400,7 +429,7 @@ class Claim:
     id: str
     paper: str
     where: str
-    source: str
+    source: Source
     statement: str
     measured: str
     settings: str
@@ -412,7 +441,7 @@ class Claim:
     extra: dict = field(default_factory=dict)
 
     def __post_init__(self):
-        check_choice("source", self.source, SOURCES)
+        object.__setattr__(self, "source", Source(check_choice("source", self.source, SOURCES)))
         if not self.id or any(c.isspace() for c in self.id):
             raise fail("id", self.id, "a non-empty identifier without spaces")
         if not isinstance(self.verdict, Verdict):
@@ -436,7 +465,7 @@ class ClaimList(list):
         self.paper = paper
 
     def add(self, id: str, where: str, statement: str, measured: str, settings: str, verdict: Verdict, *,
-            source: str = "full text", **kw) -> Claim:
+            source: str = Source.FULL_TEXT, **kw) -> Claim:
         c = Claim(id, self.paper, where, source, statement, measured, settings, verdict, **kw)
         self.append(c)
         return c
@@ -450,22 +479,22 @@ def verdict_words(verdict: Verdict, *, reproduced: str, otherwise: str, undecide
     reproduced="holds", otherwise="fails", undecided="is not resolved")``)."""
     if verdict.label not in VERDICTS:
         raise fail("verdict.label", verdict.label, ", ".join(VERDICTS))
-    if verdict.label == "reproduced":
+    if verdict.label == Label.REPRODUCED:
         return reproduced
-    return otherwise if verdict.label in ("differs", "refuted") else undecided
+    return otherwise if verdict.label in (Label.DIFFERS, Label.REFUTED) else undecided
 
 
 def phrase(verdict: Verdict, source: str) -> str:
     """The verdict as a reader sees it: for a row resting on the AI-written summary,
     agreement or disagreement *with the summary's reading*."""
     check_choice("source", source, SOURCES)
-    if source != "summary":
-        return verdict.label
+    if source != Source.SUMMARY:
+        return str(verdict.label)
     return {
-        "reproduced": "agrees with the summary's reading",
-        "differs": "disagrees with the summary's reading",
-        "refuted": "disagrees with the summary's reading",
-    }.get(verdict.label, verdict.label)
+        Label.REPRODUCED: "agrees with the summary's reading",
+        Label.DIFFERS: "disagrees with the summary's reading",
+        Label.REFUTED: "disagrees with the summary's reading",
+    }.get(verdict.label, str(verdict.label))
 
 
 def settle(at_defaults: Verdict, at_paper: Verdict | None, *, defaults_are_paper: bool = False,
@@ -486,10 +515,10 @@ def settle(at_defaults: Verdict, at_paper: Verdict | None, *, defaults_are_paper
     if at_paper is not None:
         where = f"in the paper-scale run, with {stand_in}" if stand_in else "at the paper's settings"
         settled = Verdict(at_paper.label, f"{where}: {at_paper.reason}")
-    elif defaults_are_paper or at_defaults.label in ("not decided", "not tested"):
+    elif defaults_are_paper or at_defaults.label in (Label.NOT_DECIDED, Label.NOT_TESTED):
         settled = at_defaults
     else:
         settled = Verdict(at_defaults.label, f"at the book's smaller settings only: {at_defaults.reason}")
-    if shortfall and settled.label in ("reproduced", "differs", "refuted"):
-        return Verdict("not decided", f"{settled.label} as measured, but {shortfall} ({settled.reason})")
+    if shortfall and settled.label in _DECISIVE:
+        return Verdict(Label.NOT_DECIDED, f"{settled.label} as measured, but {shortfall} ({settled.reason})")
     return settled

@@ -19,24 +19,27 @@ paper's words, our measurement, a verdict returned by a rule) and calls
   there is one), worded for its source (:func:`~attention_geometry.verdicts.phrase`).
 * one line of provenance of the stored run (commit, device, date, wall time), or a
   line saying there is none, glued by the chapter too (``cesaro-paper-run``).
-* ``claims_json``: the records, for the claims ledger and for the stored
-  paper-scale run of this chapter.
+* :data:`~.notebooks.CLAIMS_KEY`: the records themselves, for the claims ledger
+  (:func:`~.ledger.chapter_claims`) and for the stored paper-scale run of this
+  chapter (:func:`~.paper.run_paper`): a structured output of mime type
+  :data:`~.notebooks.CLAIMS_MIME`, which the notebook stores as JSON and the readers get
+  back as a list of mappings (:func:`~.notebooks.glued_data`); like every glued
+  value it is not shown on the page.
 
 No verdict is typed into a chapter: every one comes from a rule.
 """
 
-import json
 import os
 from typing import Any, NamedTuple, Sequence
 
 from ..verdicts import Claim, Verdict, phrase, settle
-from .glue import glue
+from .glue import glue, glue_json
+from .notebooks import CLAIMS_KEY, CLAIMS_MIME
+from .provenance import Provenance
 from .tables import markdown_table
 
-__all__ = ["ClaimsShown", "show_claims", "claims_markdown", "provenance_line", "device_check_line", "CLAIMS_KEY"]
-
-#: The glue name under which a chapter's claim records are stored.
-CLAIMS_KEY = "claims_json"
+__all__ = ["ClaimsShown", "show_claims", "glue_claim_records", "claims_markdown", "provenance_line",
+           "device_check_line", "CLAIMS_KEY", "CLAIMS_MIME"]
 
 _NOT_RUN = "not run at the paper's settings"
 
@@ -95,17 +98,17 @@ def provenance_line(run) -> str:
     if run is None:
         return ("*At the paper's settings:* no stored run of this chapter; every verdict above was "
                 "measured at the book's default settings.")
-    p = run.provenance or {}
-    dirty = " (uncommitted changes)" if p.get("dirty") else ""
-    note = f" {p['note']}" if p.get("note") else ""
-    wall = p.get("wall_seconds", p.get("wall_time_s", float("nan")))
-    commits = list(dict.fromkeys(c for c in p.get("part_commits") or [] if c))
-    across = (f" in {p.get('parts', len(commits))} parts, at commits " + ", ".join(f"`{c[:10]}`" for c in commits)
+    p = Provenance.from_json(run.provenance)
+    dirty = " (uncommitted changes)" if p.dirty else ""
+    note = f" {p.note}" if p.note else ""
+    wall = float("nan") if p.wall_seconds is None else float(p.wall_seconds)
+    commits = list(dict.fromkeys(c for c in p.part_commits or [] if c))
+    across = (f" in {p.parts or len(commits)} parts, at commits " + ", ".join(f"`{c[:10]}`" for c in commits)
               if len(commits) > 1 else "")
     amended = "".join(f" Amended {a.get('date', '?')[:10]} (commit `{str(a.get('commit', '?'))[:10]}`): {a['why']}"
-                      for a in p.get("amendments", []))
-    return (f"*At the paper's settings:* stored run of commit `{str(p.get('commit', '?'))[:10]}`{dirty}, "
-            f"on {p.get('device_name') or p.get('device', '?')}, {p.get('date', '?')}, wall time {float(wall) / 60:.1f} min{across} "
+                      for a in p.amendments or [])
+    return (f"*At the paper's settings:* stored run of commit `{str(p.commit or '?')[:10]}`{dirty}, "
+            f"on {p.device_name or '?'}, {p.date or '?'}, wall time {wall / 60:.1f} min{across} "
             f"(`make paper CHAPTER={run.chapter}` regenerates it).{note}{amended}")
 
 
@@ -115,11 +118,18 @@ def device_check_line(check: dict | None, *, what: str, command: str) -> str:
     measures it."""
     if not check:
         return f"*On a GPU:* not measured yet: {what} needs a GPU (`{command}`)."
-    p = check.get("provenance") or {}
-    dirty = " (uncommitted changes)" if p.get("dirty") else ""
-    return (f"*On a GPU* (stored device check, {p.get('device_name') or p.get('device', '?')}, "
-            f"{str(p.get('date', '?'))[:10]}, commit `{str(p.get('commit', '?'))[:10]}`{dirty}): "
-            f"{check['measured']} (`{p.get('command', command)}`).")
+    p = Provenance.from_json(check.get("provenance"))
+    dirty = " (uncommitted changes)" if p.dirty else ""
+    return (f"*On a GPU* (stored device check, {p.device_name or '?'}, "
+            f"{str(p.date or '?')[:10]}, commit `{str(p.commit or '?')[:10]}`{dirty}): "
+            f"{check['measured']} (`{p.command or command}`).")
+
+
+def glue_claim_records(records: list[dict]) -> list[dict]:
+    """Glue ``records`` under :data:`CLAIMS_KEY` as a structured output of mime type
+    :data:`CLAIMS_MIME` (JSON in the notebook, hidden from the page); returns them
+    as stored (plain JSON: labels as their words)."""
+    return glue_json(CLAIMS_KEY, records, mime=CLAIMS_MIME)
 
 
 class ClaimsShown(NamedTuple):
@@ -142,6 +152,6 @@ def show_claims(chapter: str, claims: Sequence[Claim]) -> ClaimsShown:
     this_is_the_run = os.environ.get("AG_RUN_KIND") == "paper"
     run = None if this_is_the_run else load_paper_run(chapter)
     table, records = claims_markdown(claims, run, this_is_the_run=this_is_the_run)
-    glue(CLAIMS_KEY, json.dumps(records, default=str))
+    records = glue_claim_records(records)
     return ClaimsShown(Markdown(table), Markdown(provenance_line(run) if not this_is_the_run else
                                                  "*This is the chapter's paper-scale run.*"), records)

@@ -15,13 +15,21 @@ hence a build error). :func:`glue` therefore
 
 It returns what it glued: the value, or the mapping of plain values under
 the mapping's own keys (without the prefix).
+
+:func:`glue_json` glues a structure (records, a table's rows) as itself: a
+JSON-valued output that the notebook stores as JSON, read back as the same
+structure by :func:`~.notebooks.glued_data`, where ``myst_nb.glue`` would store
+its repr.
 """
 
+import json
 from typing import Any, Iterator, Mapping
 
+from .._checks import fail
 from ..stats import Estimate
+from .notebooks import JSON_MIME
 
-__all__ = ["glue", "plain"]
+__all__ = ["glue", "glue_json", "plain"]
 
 
 def plain(value: Any) -> Any:
@@ -70,3 +78,21 @@ def glue(name: str | Mapping[str, Any], value: Any = None, *, display: bool = Fa
     for key, val in out.items():
         _glue(prefix + key, val, display=display)
     return out
+
+
+def glue_json(name: str, value: Any, *, mime: str = "application/json") -> Any:
+    """Glue ``value`` (lists, mappings, strings, numbers) under ``name`` as a structured
+    output of mime type ``mime`` (one of :data:`JSON_MIME`): stored in the notebook as
+    JSON, and, like every value glued without display, dropped by myst-nb before the
+    page is rendered. Values JSON has no type for (numpy numbers, dates) are stored as
+    their ``str``, and NaN and infinities (which JSON lacks) as ``null``. Returns the
+    value as stored."""
+    from IPython.display import display
+    from myst_nb.ext.glue import GLUE_PREFIX
+
+    if not JSON_MIME.fullmatch(mime):
+        raise fail("mime", mime, "application/json or application/vnd.attention-geometry.<name>+json")
+    # plain JSON (str-valued enums as their words), as the kernel's messages carry it
+    stored = json.loads(json.dumps(value, default=str), parse_constant=lambda _: None)
+    display({GLUE_PREFIX + mime: stored}, raw=True, metadata={"scrapbook": {"name": name, "mime_prefix": GLUE_PREFIX}})
+    return stored

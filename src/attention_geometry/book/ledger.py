@@ -2,8 +2,9 @@
 
 Each chapter's "Paper vs. this book" table is generated from its claims
 (:func:`attention_geometry.book.claims.show_claims`), which also glues the
-records under ``claims_json``. This module collects them from the executed
-chapters, in the order of the book, into
+records as a structured output (:data:`~.notebooks.CLAIMS_KEY`, stored as JSON).
+This module collects them from the executed chapters, in the order of the
+book, into
 
 * ``claims.json`` and ``claims.csv`` beside the HTML book (:func:`write_ledger_files`);
 * the appendix page "The claims ledger" (:func:`ledger_page`): one sortable,
@@ -26,7 +27,8 @@ import re
 from pathlib import Path
 from typing import Iterable
 
-from .claims import CLAIMS_KEY
+from ..verdicts import Label
+from .notebooks import CLAIMS_KEY, glued_data
 from .project import Project
 from .toc import book_chapters
 
@@ -46,19 +48,16 @@ LEDGER_FIELDS = ("id", "paper", "where", "source", "statement", "settings", "mea
 
 
 def chapter_claims(notebook: dict | Path) -> list[dict]:
-    """The claim records glued by one executed notebook (``[]`` if it has none)."""
-    import ast
+    """The claim records glued by one executed notebook (``[]`` if it has none).
 
-    nb = json.loads(Path(notebook).read_text()) if not isinstance(notebook, dict) else notebook
-    for cell in nb.get("cells", []):
-        for output in cell.get("outputs", []):
-            scrap = output.get("metadata", {}).get("scrapbook", {})
-            if scrap.get("name") != CLAIMS_KEY:
-                continue
-            text = output.get("data", {}).get(f"{scrap.get('mime_prefix', '')}text/plain", "")
-            text = "".join(text) if isinstance(text, list) else text
-            return json.loads(ast.literal_eval(text))  # glue stores the repr of the JSON string
-    return []
+    Raises ``ValueError`` for records that are not a structured output (a notebook
+    executed before they were one glued them as the text of a JSON string)."""
+    records = glued_data(notebook).get(CLAIMS_KEY, [])
+    if not isinstance(records, list):
+        raise ValueError(f"{notebook if not isinstance(notebook, dict) else 'the notebook'}: its claim records "
+                         f"({CLAIMS_KEY!r}) are glued as {type(records).__name__}, not as the structured output "
+                         "of show_claims; execute the chapter again")
+    return records
 
 
 def _anchor(section: str) -> str:
@@ -239,8 +238,6 @@ def executed_values(chapter_name: str, project: Project | None = None) -> dict |
     """The glued values (numbers as numbers) of one executed chapter of the book
     (``_build/executed``), or ``None`` if it has not been executed yet. A chapter that reads
     another's values declares it in its registry entry's ``depends_on``."""
-    from .notebooks import glued_data
-
     project = project or Project.find()
     for chapter in book_chapters(project):
         if chapter.name == chapter_name:
@@ -269,7 +266,7 @@ def ledger_untested(ledger: list[dict] | None) -> str:
     open questions; says so when the ledger is not built."""
     if ledger is None:
         return "- (the ledger is not built in this run: `make book` builds it)"
-    rows = [r for r in ledger if r["verdict"].startswith("not tested")]
+    rows = [r for r in ledger if r["verdict"].startswith(Label.NOT_TESTED)]
     if not rows:
         return "- every claim in the ledger was tested by some chapter"
     return "\n".join(f"- **{r['paper']}, {r['where']}** ({{doc}}`{r['link'].split('.html')[0]}`, `{r['id']}`): "

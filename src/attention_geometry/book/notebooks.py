@@ -1,4 +1,10 @@
-"""Reading executed notebooks: glued values, and trimming for storage."""
+"""Reading executed notebooks: glued values, and trimming for storage.
+
+:func:`glued_data` is the one reader of what a chapter glued: the book's
+prose numbers, a chapter's values read by another (:func:`~.ledger.executed_values`),
+a chapter's claim records (:func:`~.ledger.chapter_claims`), a stored paper run's
+values (:func:`~.paper.run_paper`) and a sweep point's (:mod:`.sweep`).
+"""
 
 import ast
 import json
@@ -7,11 +13,22 @@ import re
 from pathlib import Path
 from typing import Any, Iterator
 
-__all__ = ["load_notebook", "glued_values", "glued_data", "parse_glued", "strip_tagged_cells",
-           "slim_notebook"]
+__all__ = ["JSON_MIME", "CLAIMS_KEY", "CLAIMS_MIME", "load_notebook", "glued_values", "glued_data", "parse_glued",
+           "strip_tagged_cells", "slim_notebook"]
 
 IMAGE_MIMES = ("image/png", "image/jpeg", "image/svg+xml")
 WIDGET_MIME = "application/vnd.jupyter.widget-view+json"
+#: The mime types of a structured glued value (:func:`~.glue.glue_json`): ``application/json``
+#: and the book's own ``application/vnd.attention-geometry.<name>+json``. A notebook stores
+#: their data as JSON, not as text (nbformat's rule for ``application/...+json``), and
+#: :func:`glued_data` reads it as that JSON. (Other JSON outputs, widget views and plotly
+#: figures, are views: read as their text.)
+JSON_MIME = re.compile(r"application/(vnd\.attention-geometry\.[\w.-]+\+)?json")
+
+#: The glued name of a chapter's claim records (:func:`~.claims.show_claims`).
+CLAIMS_KEY = "claims_json"
+#: Their mime type: one of :data:`JSON_MIME`, so the notebook stores the records as JSON.
+CLAIMS_MIME = "application/vnd.attention-geometry.claims+json"
 
 
 def load_notebook(notebook: Path | str | dict) -> dict:
@@ -71,13 +88,17 @@ def parse_glued(text: str) -> Any:
 
 
 def glued_data(notebook: Path | str | dict) -> dict[str, Any]:
-    """Every glued value that is data (figures left out): numbers as numbers,
-    strings as strings, lists and mappings as such; anything else as its text."""
+    """Every glued value that is data (figures left out): a structured output
+    (:func:`~.glue.glue_json`, e.g. the claim records) as the JSON it stores;
+    numbers as numbers, strings as strings, lists and mappings as such; anything
+    else as its text."""
     out = {}
     for name, data, prefix in _glue_outputs(load_notebook(notebook)):
-        if any(f"{prefix}{mime}" in data for mime in IMAGE_MIMES):
+        mimes = {mime.removeprefix(prefix): value for mime, value in data.items()}
+        if any(mime in mimes for mime in IMAGE_MIMES):
             continue
-        out[name] = parse_glued(_text(data.get(f"{prefix}text/plain", "")))
+        structured = [value for mime, value in mimes.items() if JSON_MIME.fullmatch(mime)]
+        out[name] = structured[0] if structured else parse_glued(_text(mimes.get("text/plain", "")))
     return out
 
 

@@ -8,13 +8,13 @@ and stores in ``results/<chapter>/paper/`` (committed to the repository):
 - ``<stem>.ipynb``: the executed notebook, figures as PNG (widget views and
   HTML duplicates stripped);
 - ``values.json``: every glued value (numbers as numbers, strings as strings);
-  the chapter's claim records, glued as the JSON string ``claims_json``, are
-  stored parsed under ``"claims"``;
+  the chapter's claim records (the structured output of
+  :func:`~.claims.show_claims`) under ``"claims"``;
 - ``parameters.json``: the parameters it ran with;
-- ``provenance.json``: commit, dirty flag, date, device, CPU model and cores,
-  torch and numpy versions, wall time (summed over every part of a run that
-  was killed and resumed: ``parts``, ``last_part_seconds``), and the
-  chapter's ``paper_note``.
+- ``provenance.json`` (a :class:`~.provenance.Provenance`): commit, dirty
+  flag, date, device, CPU model and cores, torch and numpy versions, wall time
+  (summed over every part of a run that was killed and resumed: ``parts``,
+  ``last_part_seconds``), and the chapter's ``paper_note``.
 
 The device is CUDA when torch sees one, else the CPU; ``device`` overrides it
 and becomes the chapter's ``device`` parameter if it has one. The ``device``
@@ -57,11 +57,11 @@ from typing import Any, Callable
 from .context import CHECKPOINT_ENV
 from .execute import execute_chapter
 from .files import read_json_or_recover, write_bytes_atomic, write_json_atomic
-from .notebooks import glued_data, slim_notebook
+from .notebooks import CLAIMS_KEY, glued_data, slim_notebook
 from .params import ParameterError, check_parameters
 from .progress import stderr_line as _stderr
 from .project import Project, ProjectNotFound
-from .provenance import computed_by, device_name, git_state, now
+from .provenance import Provenance, computed_by, device_name, git_state, now
 from .registry import Chapter
 
 __all__ = ["PRESET", "DEVICES", "PaperRun", "PaperRunError", "StalePaperRun", "chapters_with_paper_preset",
@@ -71,7 +71,6 @@ __all__ = ["PRESET", "DEVICES", "PaperRun", "PaperRunError", "StalePaperRun", "c
 
 PRESET = "paper"
 DEVICES = ("cpu", "cuda")
-CLAIMS_GLUE = "claims_json"  # the chapter glues its claim records as this JSON string
 NOTE_GLUE = "paper_note"  # free text the chapter glues for the provenance
 
 
@@ -89,14 +88,14 @@ class PaperRun:
     folder: Path
     parameters: dict
     values: dict  # glued values, "claims" left out
-    claims: Any  # the parsed claim records, or None
-    provenance: dict
+    claims: Any  # the claim records (a list of mappings), or None
+    provenance: Provenance
 
     def hours_for(self, parameter: str, total: int) -> float:
         """The wall time, in hours, of ``total`` units of ``parameter`` (inputs, windows) at
         this run's rate: its whole wall time scaled by ``total / parameters[parameter]``, so
         an upper bound where part of the run does not scale with that parameter."""
-        return self.provenance["wall_seconds"] * total / self.parameters[parameter] / 3600
+        return self.provenance.wall_seconds * total / self.parameters[parameter] / 3600
 
 
 def regenerate_command(name: str) -> str:
@@ -247,30 +246,22 @@ def run_paper(
     nb = nbformat.read(scratch, as_version=4)
     slim_notebook(nb)
     values = glued_data(nb)
-    claims = values.pop(CLAIMS_GLUE, None)
-    if isinstance(claims, str):
-        try:
-            claims = json.loads(claims)
-        except ValueError:
-            report(f"warning: {CLAIMS_GLUE} of {chapter.name} is not JSON; stored as text")
+    claims = values.pop(CLAIMS_KEY, None)
+    if claims is not None and not isinstance(claims, list):
+        report(f"warning: the claim records of {chapter.name} are not a structured output "
+               f"(show_claims); stored as glued: {type(claims).__name__}")
     stored_values = {**values, "claims": claims} if claims is not None else values
-    provenance = {
-        "chapter": chapter.name,
-        **computed_by(project, command=f"{regenerate_command(chapter.name)} DEVICE={device}", device=device,
-                      git=git),
-        "started": next(t for t in clock.starts if t),  # the first part's start (the first one recorded)
-        "part_started": clock.starts,  # when each part started (None: not recorded)
-        "wall_seconds": round(total, 1),  # every part of a resumed run
-        "parts": len(clock.earlier) + 1,
-        "last_part_seconds": round(seconds, 1),
-        "part_commits": clock.commits,  # the commit each part ran at (None: not recorded)
-        "resumed": resumed,
-        "note": values.get(NOTE_GLUE, ""),
-    }
+    provenance = computed_by(
+        project, command=f"{regenerate_command(chapter.name)} DEVICE={device}", device=device, git=git,
+        chapter=chapter.name,
+        started=next(t for t in clock.starts if t),  # the first part's start (the first one recorded)
+        part_started=clock.starts, wall_seconds=round(total, 1), parts=len(clock.earlier) + 1,
+        last_part_seconds=round(seconds, 1), part_commits=clock.commits, resumed=resumed,
+        note=values.get(NOTE_GLUE, ""))
     write_bytes_atomic(folder / f"{chapter.stem}.ipynb", nbformat.writes(nb).encode())
     write_json_atomic(folder / "values.json", stored_values)
     write_json_atomic(folder / "parameters.json", parameters)
-    write_json_atomic(folder / "provenance.json", provenance)
+    write_json_atomic(folder / "provenance.json", provenance.to_json())
     # finished: nothing is in progress, and no later run reuses what this code computed
     shutil.rmtree(checkpoints, ignore_errors=True)
     report(f"paper run of {chapter.name} done in {total:.0f} s"
@@ -292,7 +283,7 @@ def load_paper_run(chapter_name: str, project: Project | str | os.PathLike | Non
     values = json.loads((folder / "values.json").read_text())
     parameters = json.loads((folder / "parameters.json").read_text())
     provenance_file = folder / "provenance.json"
-    provenance = json.loads(provenance_file.read_text()) if provenance_file.is_file() else {}
+    provenance = Provenance.from_json(json.loads(provenance_file.read_text()) if provenance_file.is_file() else {})
     claims = values.pop("claims", None)
     return PaperRun(chapter=chapter_name, folder=folder, parameters=parameters, values=values,
                     claims=claims, provenance=provenance)
@@ -326,9 +317,9 @@ def amend_stored_claims(project: Project, chapter_name: str, field: str, values:
     claims = [{**c, field: values[c["id"]]} if c["id"] in values else c for c in run.claims]
     amendment = {"date": now(), "commit": git_state(project)["commit"], "field": field,
                  "claims": sorted(values), "why": why}
-    provenance = {**run.provenance, "amendments": [*run.provenance.get("amendments", []), amendment]}
+    provenance = run.provenance.replace(amendments=[*(run.provenance.amendments or []), amendment])
     write_json_atomic(run.folder / "values.json", {**run.values, "claims": claims})
-    write_json_atomic(run.folder / "provenance.json", provenance)
+    write_json_atomic(run.folder / "provenance.json", provenance.to_json())
     return load_paper_run(chapter_name, project)
 
 
@@ -380,11 +371,12 @@ def store_device_check(project: Project, chapter: str, record: dict, *, command:
         raise ValueError(f"record['measured'] = {record.get('measured')!r} is not allowed; "
                          "allowed: a non-empty sentence saying what was measured")
     provenance = computed_by(project, command=command, device=device)
-    return write_json_atomic(project.results / chapter / DEVICE_CHECK, {**record, "provenance": provenance})
+    return write_json_atomic(project.results / chapter / DEVICE_CHECK, {**record, "provenance": provenance.to_json()})
 
 
 def load_device_check(chapter: str, project: Project | os.PathLike | str | None = None) -> dict | None:
-    """``chapter``'s stored device check, or ``None`` when there is none."""
+    """``chapter``'s stored device check (its ``"provenance"`` a :class:`~.provenance.Provenance`),
+    or ``None`` when there is none."""
     try:
         path = Project.of(project).results / chapter / DEVICE_CHECK
     except ProjectNotFound:  # away from any clone of the book: nothing stored
@@ -392,4 +384,4 @@ def load_device_check(chapter: str, project: Project | os.PathLike | str | None 
     data, warning = read_json_or_recover(path, f"{chapter}'s device check")
     if warning:
         _stderr(warning)
-    return data or None
+    return {**data, "provenance": Provenance.from_json(data.get("provenance"))} if data else None

@@ -31,6 +31,7 @@ import yaml
 from .appendices import chapter_title
 from .files import write_text_atomic
 from .project import Project
+from .provenance import Provenance
 from .registry import Chapter
 from .stage import page_assets, run_jupyter_book
 from .toc import parameters_cell, toc_pages
@@ -74,12 +75,13 @@ def _date(iso: str | None) -> str:
         return iso or "?"
 
 
-def header_markdown(changed: Mapping[str, tuple], provenance: Mapping, book_page: str | None,
+def header_markdown(changed: Mapping[str, tuple], provenance: Provenance | Mapping, book_page: str | None,
                     chapter_name: str) -> str:
-    """The box on top of a report: what differs from the book, and where it came from."""
-    commit = provenance.get("commit")
-    where = (f"commit `{commit[:10]}`" + (" with uncommitted changes" if provenance.get("dirty") else "")
-             if commit else "a folder that is not a git checkout")
+    """The box on top of a report: what differs from the book, and where it came from
+    (``provenance``: a :class:`~.provenance.Provenance`, or its stored form)."""
+    p = Provenance.from_json(provenance)
+    where = (f"commit `{p.commit[:10]}`" + (" with uncommitted changes" if p.dirty else "")
+             if p.commit else "a folder that is not a git checkout")
     lines = [":::{admonition} A rerun of this chapter, not the book's page", ":class: important", ""]
     if changed:
         lines += ["Parameters that differ from the book's defaults:", "",
@@ -87,11 +89,11 @@ def header_markdown(changed: Mapping[str, tuple], provenance: Mapping, book_page
         lines += [f"| `{name}` | {_value(value)} | {_value(default)} |" for name, (value, default) in changed.items()]
     else:
         lines += ["Every parameter has its default value."]
-    seconds = provenance.get("seconds")
-    lines += ["", f"Executed {_date(provenance.get('date'))} from {where}"
+    seconds = p.wall_seconds
+    lines += ["", f"Executed {_date(p.date)} from {where}"
               + (f" in {seconds:.1f} s" if isinstance(seconds, (int, float)) else "") + "."]
-    if provenance.get("command"):
-        lines += ["", f"Command: `{provenance['command']}`."]
+    if p.command:
+        lines += ["", f"Command: `{p.command}`."]
     if book_page:
         lines += ["", f'The book\'s own page, at the default parameters: <a href="{html.escape(book_page)}">'
                       f"{html.escape(chapter_name)}</a>."]
@@ -134,10 +136,11 @@ def _config(project: Project, title: str, main_html: Path | None, main_url: str)
 
 
 def build_report(project: Project, chapter: Chapter, notebook: Path, out: Path, *,
-                 parameters: Mapping, provenance: Mapping, title: str | None = None) -> Report:
+                 parameters: Mapping, provenance: Provenance | Mapping, title: str | None = None) -> Report:
     """Render the executed ``notebook`` of ``chapter`` as a one-chapter book in the folder ``out``.
 
-    ``provenance``: ``commit``, ``dirty``, ``date``, ``seconds``, ``command`` of the run.
+    ``provenance``: the run's :class:`~.provenance.Provenance` (commit, dirty flag, date,
+    wall time, command), or its stored form.
     Raises :class:`ReportFailed` if Jupyter Book fails (the notebook is untouched).
     """
     out = Path(out).resolve()  # a relative out (sweep --out results/...) must not resolve twice in the stage

@@ -24,9 +24,10 @@ executed on a Dask cluster: by default a ``LocalCluster`` of one single-threaded
 worker per core, or any running scheduler given by address (``--scheduler
 tcp://host:port`` or ``AG_DASK_SCHEDULER``; its workers need this repository at
 the same path and this venv's Python). Dask is the scheduler, not a file
-exchange: a point's result (glued values, status, error, the notebook) comes
-back as its future's value. Each kernel is capped at one thread. A point whose
-``device`` is ``"cuda"`` asks for a ``GPU`` resource. A failed point, or one
+exchange: a point's result (a :class:`PointResult`: glued values, status,
+error; and the notebook) comes back as its future's value. Each kernel is
+capped at one thread. A point whose ``device`` is ``"cuda"`` asks for a ``GPU``
+resource. A failed point, or one
 whose worker died (``KilledWorker``), is recorded with its error and the others
 go on; if no worker is left for ``no_worker_timeout`` seconds the sweep stops
 waiting, keeps what finished and says so.
@@ -35,7 +36,7 @@ Results land in ``runs/<chapter>/<sweep>/`` (or ``out_dir``; a sweep a chapter
 shows is stored in ``results/<chapter>/sweeps/<sweep>/``, see
 :mod:`.sweep_results`): one notebook per point, named by the values that vary
 and a digest of *all* its parameters (``fixed`` ones included); ``status.json``
-(each point's parameters, cache key, values, status and error);
+(each point's :class:`PointResult`: parameters, cache key, values, status and error);
 ``results.csv`` (a tidy table: one row per point and glued number, for the
 current grid only), ``summary.png``, ``provenance.json``, one report per point (the chapter rendered
 through the book's pipeline, :mod:`.report`) under ``html/<point>/`` and
@@ -49,13 +50,14 @@ import io
 import itertools
 import json
 import logging
+import math
 import os
 import re
 import time
 import uuid
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass, fields, replace
 from pathlib import Path
-from typing import Callable
+from typing import Any, Callable
 
 import yaml
 
@@ -73,7 +75,8 @@ from .registry import Chapter
 from .report import ReportFailed, build_report, share_static, sweep_index
 from .run import run_name
 
-__all__ = ["SCHEDULER_ENV", "CONNECT_TIMEOUT", "SweepError", "SchedulerUnreachable", "Sweep", "PointJob", "load_grid", "parameters_digest", "point_id",
+__all__ = ["SCHEDULER_ENV", "CONNECT_TIMEOUT", "SweepError", "SchedulerUnreachable", "Sweep", "PointJob",
+           "PointResult", "load_grid", "parameters_digest", "point_id",
            "run_point",
            "run_sweep", "scalar"]
 
@@ -199,6 +202,43 @@ def point_id(sweep: Sweep, parameters: dict) -> str:
 
 
 @dataclass(frozen=True)
+class PointResult:
+    """One point of a sweep, as ``status.json`` records it (under the digest of its
+    parameters): ``"done"`` with its glued ``values``, the library ``modules`` its
+    kernel imported and its cache ``key``; or ``"failed"`` with the ``error``.
+    ``notebook``: the file name of its executed (or partial) notebook in the
+    sweep's folder, if any."""
+
+    status: str  # "done" or "failed" ("missing": a point of the grid not in status.json)
+    error: str = ""
+    seconds: float = math.nan
+    values: dict | None = None
+    modules: list | None = None
+    key: str | None = None
+    parameters: dict | None = None
+    notebook: str | None = None
+
+    @classmethod
+    def failed(cls, error: str, seconds: float = math.nan) -> "PointResult":
+        return cls(status="failed", error=error, seconds=seconds)
+
+    @property
+    def done(self) -> bool:
+        return self.status == "done"
+
+    def to_json(self) -> dict[str, Any]:
+        """The ``status.json`` entry (``values``, ``modules`` and ``key`` only when known)."""
+        return {k: v for k, v in asdict(self).items() if v is not None or k in ("parameters", "notebook")}
+
+    @classmethod
+    def from_json(cls, data: dict) -> "PointResult":
+        """An entry of ``status.json`` (keys this class does not know are ignored;
+        an entry without a status reads as ``"missing"``)."""
+        known = {f.name for f in fields(cls)}
+        return cls(**{"status": "missing", **{k: v for k, v in data.items() if k in known}})
+
+
+@dataclass(frozen=True)
 class PointJob:
     """What a worker needs to run one point."""
 
@@ -209,12 +249,11 @@ class PointJob:
     threads: int = 1
 
 
-def run_point(job: PointJob) -> dict:
+def run_point(job: PointJob) -> tuple[PointResult, str | None]:
     """Executed on a Dask worker: one papermill run, into a private folder.
 
-    Returns the point's record (``status``, ``error``, ``seconds``, ``values``,
-    ``modules``, ``key``) and its executed (or partial) notebook as text; never
-    raises for a chapter error.
+    Returns the point's result and its executed (or partial) notebook as text
+    (``None``: none was written); never raises for a chapter error.
     """
     start = time.perf_counter()
     with point_dir() as tmp:
@@ -224,22 +263,21 @@ def run_point(job: PointJob) -> dict:
                                  env=thread_env(job.threads), dep_keys=job.dep_keys, precheck=False)
         except ChapterFailed as err:
             kept = failed_path(out)
-            return {"status": "failed", "error": f"{err.ename}: {err.evalue}", "seconds": time.perf_counter() - start,
-                    "notebook": kept.read_text() if kept.exists() else None}
+            return (PointResult.failed(f"{err.ename}: {err.evalue}", time.perf_counter() - start),
+                    kept.read_text() if kept.exists() else None)
         except Exception as err:  # noqa: BLE001 - a worker-side crash is a failed point, recorded
-            return {"status": "failed", "error": f"{type(err).__name__}: {err}",
-                    "seconds": time.perf_counter() - start, "notebook": None}
-        return {"status": "done", "error": "", "seconds": ex.seconds, "values": glued_data(out),
-                "modules": list(ex.modules) if ex.modules is not None else None, "key": ex.key,
-                "notebook": out.read_text()}
+            return PointResult.failed(f"{type(err).__name__}: {err}", time.perf_counter() - start), None
+        return (PointResult(status="done", seconds=ex.seconds, values=glued_data(out),
+                            modules=list(ex.modules) if ex.modules is not None else None, key=ex.key),
+                out.read_text())
 
 
-def _is_current(project: Project, chapter: Chapter, record: dict | None, parameters: dict,
+def _is_current(project: Project, chapter: Chapter, record: PointResult | None, parameters: dict,
                 dep_keys: dict, out_dir: Path) -> bool:
     """Whether ``record`` is a finished run of these parameters, still current, whose notebook is there."""
-    return bool(record) and record.get("status") == "done" and record.get("parameters") == parameters \
-        and (out_dir / str(record.get("notebook"))).is_file() \
-        and record.get("key") == chapter_key(project, chapter, parameters, record.get("modules"), dep_keys)
+    return record is not None and record.done and record.parameters == parameters \
+        and (out_dir / str(record.notebook)).is_file() \
+        and record.key == chapter_key(project, chapter, parameters, record.modules, dep_keys)
 
 
 def _client(scheduler: str | None, n_workers: int | None, gpu: bool):
@@ -273,17 +311,15 @@ def _has_gpu_worker(client) -> bool:
     return any(w.get("resources", {}).get("GPU", 0) >= 1 for w in workers.values())
 
 
-def _result(future) -> dict:
+def _result(future) -> tuple[PointResult, str | None]:
     from distributed.scheduler import KilledWorker
 
     try:
         return future.result()
     except KilledWorker as err:
-        return {"status": "failed", "error": f"its Dask worker died while running it (KilledWorker: {err})",
-                "seconds": float("nan"), "notebook": None}
+        return PointResult.failed(f"its Dask worker died while running it (KilledWorker: {err})"), None
     except Exception as err:  # noqa: BLE001 - recorded for this point, the others go on
-        return {"status": "failed", "error": f"{type(err).__name__}: {err}", "seconds": float("nan"),
-                "notebook": None}
+        return PointResult.failed(f"{type(err).__name__}: {err}"), None
 
 
 def run_sweep(
@@ -312,9 +348,10 @@ def run_sweep(
     out_dir = Path(out_dir) if out_dir else project.runs / chapter.name / sweep.name
     out_dir.mkdir(parents=True, exist_ok=True)
     status_path = out_dir / "status.json"
-    status, warning = read_json_or_recover(status_path, "sweep status file")
+    stored, warning = read_json_or_recover(status_path, "sweep status file")
     if warning:
         report(warning)
+    status = {digest: PointResult.from_json(entry) for digest, entry in stored.items()}
     clean_leftovers(out_dir)  # of an earlier sweep whose processes were killed
     dep_keys = dependency_keys(project, chapter)
     ids = [point_id(sweep, p) for p in sweep.points]
@@ -323,15 +360,14 @@ def run_sweep(
     bar = tqdm(total=len(ids), initial=len(ids) - len(todo), desc=f"sweep {sweep.name}", unit="run",
                disable=not progress)
 
-    def record(pid: str, parameters: dict, result: dict) -> None:
-        notebook = result.pop("notebook", None)
-        name = f"{pid}{'.ipynb' if result['status'] == 'done' else '.failed.ipynb'}" if notebook else None
+    def record(pid: str, parameters: dict, result: PointResult, notebook: str | None = None) -> None:
+        name = f"{pid}{'.ipynb' if result.done else '.failed.ipynb'}" if notebook else None
         if name:
             write_text_atomic(out_dir / name, notebook)
-        if result["status"] == "done":
+        if result.done:
             (out_dir / f"{pid}.failed.ipynb").unlink(missing_ok=True)
-        status[parameters_digest(parameters)] = {"parameters": parameters, "notebook": name, **result}
-        write_json_atomic(status_path, status)
+        status[parameters_digest(parameters)] = replace(result, parameters=parameters, notebook=name)
+        write_json_atomic(status_path, {digest: r.to_json() for digest, r in status.items()})
         bar.update(1)
 
     if todo:
@@ -339,9 +375,9 @@ def run_sweep(
         try:
             if any(p.get("device") == "cuda" for _, p in todo) and not _has_gpu_worker(client):
                 for pid, p in [(pid, p) for pid, p in todo if p.get("device") == "cuda"]:
-                    record(pid, p, {"status": "failed", "seconds": float("nan"), "error":
-                                    "needs a worker with a GPU (Dask resource GPU=1; start workers with "
-                                    "--resources GPU=1); no worker of this cluster has one"})
+                    record(pid, p, PointResult.failed("needs a worker with a GPU (Dask resource GPU=1; start "
+                                                      "workers with --resources GPU=1); no worker of this "
+                                                      "cluster has one"))
                 todo = [(pid, p) for pid, p in todo if p.get("device") != "cuda"]
             futures = {
                 client.submit(run_point, PointJob(project, chapter, p, dep_keys), key=f"{sweep.name}-{pid}-{uuid.uuid4().hex[:8]}",
@@ -356,7 +392,7 @@ def run_sweep(
                 batch = completed.next_batch(block=False)
                 for future in batch:
                     pid, p = pending.pop(future)
-                    record(pid, p, _result(future))
+                    record(pid, p, *_result(future))
                 if batch:
                     continue
                 if client.nthreads():
@@ -367,7 +403,7 @@ def run_sweep(
                     report(f"sweep {sweep.name}: {message}; {len(pending)} point(s) left")
                     client.cancel(list(pending))
                     for pid, p in pending.values():
-                        record(pid, p, {"status": "failed", "error": message, "seconds": float("nan")})
+                        record(pid, p, PointResult.failed(message))
                     pending = {}
                     break
                 time.sleep(0.2)
@@ -381,15 +417,15 @@ def run_sweep(
     if reports:
         _write_reports(project, sweep, ids, status, out_dir, report, git)
     runs = table.drop_duplicates("run")
-    write_json_atomic(out_dir / "provenance.json", {
-        "chapter": chapter.name, "sweep": sweep.name, "points": len(ids), "varying": sweep.varying,
-        "done": int((runs["status"] == "done").sum()), "failed": int((runs["status"] != "done").sum()),
-        "computed_now": len(todo), "scheduler": scheduler or os.environ.get(SCHEDULER_ENV)
-        or f"local cluster of {n_workers or os.cpu_count()} workers",
-        "devices": sorted({str(p.get("device", "cpu")) for p in sweep.points}),
-        **computed_by(project, command=f"make sweep CHAPTER={chapter.name} (sweep {sweep.name})", device=None, git=git),
-        "wall_seconds": round(time.perf_counter() - start, 1),
-    })
+    provenance = computed_by(
+        project, command=f"make sweep CHAPTER={chapter.name} (sweep {sweep.name})", device=None, git=git,
+        chapter=chapter.name, wall_seconds=round(time.perf_counter() - start, 1),
+        extra={"sweep": sweep.name, "points": len(ids), "varying": sweep.varying,
+               "done": int((runs["status"] == "done").sum()), "failed": int((runs["status"] != "done").sum()),
+               "computed_now": len(todo), "scheduler": scheduler or os.environ.get(SCHEDULER_ENV)
+               or f"local cluster of {n_workers or os.cpu_count()} workers",
+               "devices": sorted({str(p.get("device", "cpu")) for p in sweep.points})})
+    write_json_atomic(out_dir / "provenance.json", provenance.to_json())
     return table
 
 
@@ -400,13 +436,13 @@ def _write_results(sweep: Sweep, ids: list[str], status: dict, out_dir: Path,
 
     rows = []
     for pid, p in zip(ids, sweep.points):
-        rec = status.get(parameters_digest(p)) or {}
-        if rec.get("parameters") != p:
-            rec = {"status": "missing"}
+        rec = status.get(parameters_digest(p))
+        if rec is None or rec.parameters != p:
+            rec = PointResult(status="missing", seconds=None)
         base = {"run": pid, **{k: json.dumps(v) if isinstance(v, list) else v for k, v in p.items()},
-                "status": rec.get("status"), "error": rec.get("error", ""), "seconds": rec.get("seconds")}
-        numbers = {k: v for k, v in (rec.get("values") or {}).items()
-                   if isinstance(v, (int, float)) and not isinstance(v, bool)} if rec.get("status") == "done" else {}
+                "status": rec.status, "error": rec.error, "seconds": rec.seconds}
+        numbers = {k: v for k, v in (rec.values or {}).items()
+                   if isinstance(v, (int, float)) and not isinstance(v, bool)} if rec.done else {}
         rows += [{**base, "key": k, "value": float(v)} for k, v in numbers.items()] or [
             {**base, "key": None, "value": None}]
     table = pd.DataFrame(rows)
@@ -455,13 +491,13 @@ def _write_reports(project: Project, sweep: Sweep, ids: list[str], status: dict,
 
     jobs, rows = [], []
     for pid, p in zip(ids, sweep.points):
-        rec = status.get(parameters_digest(p)) or {}
-        notebook = out_dir / str(rec.get("notebook"))
+        rec = status.get(parameters_digest(p)) or PointResult(status="missing")
+        notebook = out_dir / str(rec.notebook)
         page = out_dir / "html" / pid / f"{sweep.chapter.source.removesuffix('.md')}.html"
-        row = {"run": pid, "parameters": p, "status": rec.get("status", "missing"), "error": rec.get("error", ""),
-               "headline": (rec.get("values") or {}).get(sweep.chapter.headline, ""), "report": None}
+        row = {"run": pid, "parameters": p, "status": rec.status, "error": rec.error,
+               "headline": (rec.values or {}).get(sweep.chapter.headline, ""), "report": None}
         rows.append(row)
-        if rec.get("status") != "done" or not notebook.is_file():
+        if not rec.done or not notebook.is_file():
             continue
         digest = hashlib.sha256(notebook.read_bytes()).hexdigest()
         stamp = out_dir / "html" / pid / ".notebook-digest"
@@ -473,10 +509,10 @@ def _write_reports(project: Project, sweep: Sweep, ids: list[str], status: dict,
         pid, p, notebook, digest, row = job
         try:
             build_report(project, sweep.chapter, notebook, out_dir / "html" / pid, parameters=p,
-                         provenance={**computed_by(project, command=f"make sweep CHAPTER={sweep.chapter.name} "
-                                                   f"(sweep {sweep.name}, point {pid})", device=None, git=git),
-                                     "device": p.get("device", "cpu"),
-                                     "seconds": status[parameters_digest(p)].get("seconds")},
+                         provenance=computed_by(project, command=f"make sweep CHAPTER={sweep.chapter.name} "
+                                                f"(sweep {sweep.name}, point {pid})", device=None, git=git,
+                                                wall_seconds=status[parameters_digest(p)].seconds
+                                                ).replace(device=p.get("device", "cpu")),
                          title=f"{sweep.chapter.name}: sweep {sweep.name}, point {pid}")
             write_text_atomic(out_dir / "html" / pid / ".notebook-digest", digest)
         except ReportFailed as err:

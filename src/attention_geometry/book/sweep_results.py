@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .project import Project
+from .provenance import Provenance
 
 __all__ = ["StoredSweep", "load_sweep_results"]
 
@@ -20,7 +21,7 @@ class StoredSweep:
     name: str
     folder: Path
     table: object  # pandas.DataFrame: run, parameters..., status, error, key, value
-    provenance: dict
+    provenance: Provenance
 
     def estimates(self, key: str, by: tuple[str, ...]) -> dict:
         """``{(values of by...): Estimate}`` from each finished point's glued ``key`` and its
@@ -49,4 +50,4 @@ def load_sweep_results(chapter: str, name: str,
         return None
     prov = folder / "provenance.json"
     return StoredSweep(name=name, folder=folder, table=pd.read_csv(folder / "results.csv"),
-                       provenance=json.loads(prov.read_text()) if prov.exists() else {})
+                       provenance=Provenance.from_json(json.loads(prov.read_text()) if prov.exists() else {}))
