@@ -23,7 +23,7 @@ same models (:func:`parameters_of`).
 import numbers
 import types
 from dataclasses import dataclass
-from functools import cache
+from functools import cache, cached_property
 from pathlib import Path
 from typing import Annotated, Any, ClassVar, Iterator, Mapping
 
@@ -193,18 +193,26 @@ class ParameterSpec(Mapping[str, Parameter]):
 
     def __init__(self, model: type[ChapterParams]):
         self.model = model
-        props, defaults = model.model_json_schema()["properties"], model.defaults()
-        self._params = {name: Parameter(name, f.description or "", defaults[name], props[name])
-                        for name, f in model.model_fields.items()}
+
+    @cached_property
+    def _params(self) -> dict[str, Parameter]:
+        # the JSON schema only when a parameter is looked at (an error, the appendix): a chapter's
+        # kernel that validates good values never builds it
+        props, defaults = self.model.model_json_schema()["properties"], self.model.defaults()
+        return {name: Parameter(name, f.description or "", defaults[name], props[name])
+                for name, f in self.model.model_fields.items()}
 
     def __getitem__(self, name: str) -> Parameter:
         return self._params[name]
 
+    def __contains__(self, name: object) -> bool:
+        return name in self.model.model_fields
+
     def __iter__(self) -> Iterator[str]:
-        return iter(self._params)
+        return iter(self.model.model_fields)
 
     def __len__(self) -> int:
-        return len(self._params)
+        return len(self.model.model_fields)
 
 
 @cache
