@@ -4,6 +4,7 @@ import re
 import types
 from typing import Annotated, Literal
 
+import numpy as np
 import pytest
 from pydantic import Field
 
@@ -59,6 +60,7 @@ def test_good_values_are_normalised():
     assert check_value(SPEC, "x", 1) == 1.0 and isinstance(check_value(SPEC, "x", 1), float)
     assert check_value(SPEC, "ds", (2, 3)) == [2, 3]
     assert check_value(SPEC, "mode", "b") == "b"
+    assert type(check_value(SPEC, "n", np.int64(4))) is int and check_value(SPEC, "ds", [np.int32(2)]) == [2]
 
 
 def test_unknown_name_lists_known_ones():

@@ -119,7 +119,7 @@ class ChapterParams(BaseModel):
             return values
 
         def plain(v):
-            if isinstance(v, tuple):
+            if isinstance(v, (tuple, list)):
                 return [plain(x) for x in v]
             if isinstance(v, numbers.Integral) and not isinstance(v, (bool, int)):
                 return int(v)
