@@ -110,10 +110,21 @@ def write_toc(root: Path, stems: list[str]) -> None:
     (root / "_toc.yml").write_text("\n".join(lines) + "\n")
 
 
-def toy_chapter(name: str, stem: str | None = None, **kwargs) -> Chapter:
-    from attention_geometry.book.params import Int
+def toy_model(params: dict | None = None, **class_data):
+    """A toy chapter's parameter model: ``params`` maps each name to ``(type, Field(default, ...))``
+    (default: ``n``, an integer in [0, 100] at 3); ``class_data``: its smoke, presets and cost."""
+    from pydantic import Field
 
-    params = kwargs.pop("params", {"n": Int("n", low=0, high=100)})
-    return Chapter(name=name, source=f"book/{stem or name}.md", params=params, smoke=kwargs.pop("smoke", {}),
-                   **kwargs)
+    from attention_geometry.book.params import ChapterParams
+
+    params = params or {"n": (int, Field(3, ge=0, le=100, description="n"))}
+    namespace = {"__annotations__": {k: kind for k, (kind, _) in params.items()},
+                 **{k: field for k, (_, field) in params.items()}, **class_data}
+    return type("ToyParams", (ChapterParams,), namespace)
+
+
+def toy_chapter(name: str, stem: str | None = None, params: dict | None = None, **kwargs) -> Chapter:
+    """A toy chapter; ``params`` and ``smoke``/``presets``/``cost`` make its model (:func:`toy_model`)."""
+    class_data = {k: kwargs.pop(k) for k in ("smoke", "presets", "cost") if k in kwargs}
+    return Chapter(name=name, source=f"book/{stem or name}.md", model=toy_model(params, **class_data), **kwargs)
 

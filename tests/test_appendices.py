@@ -6,8 +6,12 @@ import re
 
 import pytest
 
-from attention_geometry.book.appendices import _errata_section, _relocate, chapter_title
+from pydantic import Field
+
+from attention_geometry.book.appendices import _errata_section, _relocate, chapter_title, parameters_page
 from attention_geometry.book.toc import book_chapters, parameters_cell
+
+from conftest import chapter_text, make_project, toy_chapter
 
 
 def _text(path):
@@ -35,6 +39,18 @@ def test_parameters_appendix_matches_every_chapter(built_book):
             assert json.dumps(defaults[name]) in text or repr(defaults[name]) in text, (chapter.name, name)
             assert param.allowed() in text, (chapter.name, name)
             assert param.doc in text, (chapter.name, name)
+
+
+def test_parameters_appendix_is_written_from_the_chapter_models(tmp_path):
+    """Each row: the model's default, its smoke value, what it allows and its meaning; then its presets."""
+    params = {"n": (int, Field(3, ge=0, le=100, description="count of things")),
+              "xs": (list[float], Field([0.5], min_length=1, max_length=4, description="reals"))}
+    chapter = toy_chapter("toy", params=params, smoke={"n": 1}, presets={"paper": {"n": 50}})
+    project = make_project(tmp_path, {"toy": (chapter_text("Toy", "n = 3\nxs = [0.5]"), chapter)})
+    page = parameters_page([chapter], project)
+    assert "| `n` | `3` | `1` | an integer in [0, 100] | count of things |" in page
+    assert "| `xs` | `[0.5]` | (default) | a list of 1 to 4 items, each a finite number in [-inf, inf] | reals |" in page
+    assert "Preset `paper` (`make paper CHAPTER=toy`): `n = 50`" in page
 
 
 @pytest.mark.book

@@ -18,7 +18,6 @@ from attention_geometry.book.execute import ChapterFailed, execute_chapter
 from attention_geometry.book.notebooks import glued_values
 from attention_geometry.book.project import Project
 from attention_geometry.book.toc import book_chapters, parameters_cell
-from attention_geometry.book.params import _List
 
 PROJECT = Project.find(__file__)
 
@@ -110,5 +109,5 @@ def test_defaults_fit_the_chapter_types(name):
     chapter = CHAPTERS[name]
     defaults = parameters_cell(chapter, PROJECT)
     for pname, param in chapter.params.items():
-        if isinstance(param, _List):
+        if param.schema.get("type") == "array":
             assert isinstance(defaults[pname], list)

@@ -10,15 +10,16 @@ import sys
 import textwrap
 import time
 from pathlib import Path
+from typing import Literal
 
 import pytest
+from pydantic import Field
 
 from attention_geometry.book import CHAPTERS, cli
 from attention_geometry.book.context import run_context
 from attention_geometry.book.paper import (
     PaperRunError, StalePaperRun, check_paper_run_fresh, load_paper_run, run_paper,
 )
-from attention_geometry.book.params import Choice, Int
 from attention_geometry.book.project import Project
 
 from conftest import make_project, toy_chapter
@@ -54,8 +55,9 @@ glue_claim_records([{"claim": "the sum", "value": sum(results)}])
 ```
 """
 
-PARAMS = {"n_items": Int("items", low=1, high=100), "scale": Int("scale", low=1, high=10),
-          "device": Choice("device", choices=("cpu", "cuda"))}
+PARAMS = {"n_items": (int, Field(3, ge=1, le=100, description="items")),
+          "scale": (int, Field(1, ge=1, le=10, description="scale")),
+          "device": (Literal["cpu", "cuda"], Field("cpu", description="device"))}
 PAPER = {"n_items": 6, "scale": 2, "device": "cuda"}
 
 

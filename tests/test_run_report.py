@@ -9,9 +9,9 @@ from html import unescape
 from pathlib import Path
 
 import pytest
+from pydantic import Field
 
 from attention_geometry.book import cli
-from attention_geometry.book.params import Int
 from attention_geometry.book.project import Project
 
 from conftest import make_project, toy_chapter
@@ -87,7 +87,7 @@ The squares.
 def built(tmp_path_factory):
     """A toy book with two chapters, built, and a rerun of one of them with n=5."""
     root = tmp_path_factory.mktemp("report")
-    project = make_project(root, {"other": (OTHER, toy_chapter("other", params={"k": Int("k", low=0, high=9)})),
+    project = make_project(root, {"other": (OTHER, toy_chapter("other", params={"k": (int, Field(1, ge=0, le=9, description="k"))})),
                                   "toy": (TOY, toy_chapter("toy"))})
     for name in ("_config.yml", "references.bib"):  # the book's own configuration
         (root / name).write_text((Path(__file__).parents[1] / name).read_text())

@@ -6,12 +6,13 @@ import json
 import os
 import re
 from pathlib import Path
+from typing import Literal
 
 import pandas as pd
 import pytest
+from pydantic import Field
 
 from attention_geometry.book import cli
-from attention_geometry.book.params import Choice, Float, Int
 from attention_geometry.book.sweep import (
     PointResult, SweepError, load_grid, parameters_digest, point_id, run_sweep, scalar,
 )
@@ -40,8 +41,9 @@ glue("label", "not a number", display=False)
 ```
 """
 
-CHAPTER = toy_chapter("toy", params={"n": Int("n", low=0, high=100), "x": Float("x", low=0.0, high=1.0),
-                                     "device": Choice("device", choices=("cpu", "cuda"))})
+CHAPTER = toy_chapter("toy", params={"n": (int, Field(3, ge=0, le=100, description="n")),
+                                     "x": (float, Field(0.5, ge=0.0, le=1.0, description="x")),
+                                     "device": (Literal["cpu", "cuda"], Field("cpu", description="device"))})
 
 
 @pytest.fixture

@@ -12,12 +12,14 @@ import tempfile
 import textwrap
 import time
 from pathlib import Path
+from typing import Annotated, Literal
 
 import pytest
 
 from attention_geometry.book import cli
 from attention_geometry.book.execute import execute_chapter
-from attention_geometry.book.params import Choice, FloatList, Int
+from pydantic import Field
+
 from attention_geometry.book.progress import cell_durations, time_left
 from attention_geometry.book.registry import CostModel
 from attention_geometry.book.sweep import load_grid, point_id, run_sweep
@@ -34,8 +36,9 @@ TOY = chapter_text("Toy", 'n = 3\nxs = [0.5]\ndevice = "cpu"', """
         time.sleep(60)
     glue("double", 2 * n, display=False)
 """)
-PARAMS = {"n": Int("n", low=0, high=100), "xs": FloatList("xs", low=0.0, high=1.0),
-          "device": Choice("device", choices=("cpu", "cuda"))}
+PARAMS = {"n": (int, Field(3, ge=0, le=100, description="n")),
+          "xs": (list[Annotated[float, Field(ge=0.0, le=1.0)]], Field([0.5], min_length=1, description="xs")),
+          "device": (Literal["cpu", "cuda"], Field("cpu", description="device"))}
 SPEC = toy_chapter("toy", params=PARAMS, cost=CostModel(100.0, ((1.0, {"n": 1}),)))
 
 

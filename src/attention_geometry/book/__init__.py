@@ -1,5 +1,5 @@
 """The book tooling: command line, chapter execution, cache, staging, sweeps,
-parameter specifications, paper-scale runs, appendices and the Sphinx extension.
+parameter models, paper-scale runs, appendices and the Sphinx extension.
 
 This is the top layer: it may import the mathematics and the figures, and
 neither of them imports it. Chapters use a few things from here, right after
@@ -15,8 +15,10 @@ One module per concern (none imports another in a circle):
 
 ==================  ==========================================================
 ``project``         the project root (the folder with ``_toc.yml``) and its paths
-``registry``        the chapters: sources, parameter specs, presets, dependencies
-``params``          parameter types and their checks
+``registry``        the chapters: sources, parameter models, dependencies, headlines
+``chapters``        each chapter's parameter model: defaults, ranges, meanings, presets, cost
+``params``          the models' base class, and validation with one-line errors
+``cost``            a chapter's run time as a function of its parameters
 ``toc``             the table of contents, chapter discovery, parameters cells
 ``cache``           cache keys (source, parameters, imported modules, deps)
 ``files``           atomic writes, JSON read with recovery

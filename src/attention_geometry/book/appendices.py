@@ -1,8 +1,9 @@
 """Appendices generated from the book itself at build time (never by hand).
 
-- **Parameters**: every chapter's parameters with the default from its
-  ``parameters`` cell, its smoke value, presets, allowed values and meaning,
-  read from the chapters and their validation specification.
+- **Parameters**: every chapter's parameters with their default, smoke value,
+  presets, allowed values and meaning, written from the chapter's parameter
+  model (:mod:`.chapters`; a test keeps its defaults equal to the chapter's
+  ``parameters`` cell).
 - **Errata**: every chapter's "Errata and caveats" section, collected, with
   the glued numbers still pointing at the chapter that computed them, and a
   link back.
@@ -46,7 +47,8 @@ def _escape(text: str) -> str:
     return text.replace("|", "\\|")
 
 
-def parameters_page(chapters: list[Chapter], defaults: dict[str, dict], project: Project) -> str:
+def parameters_page(chapters: list[Chapter], project: Project) -> str:
+    """The parameters appendix, written from each chapter's parameter model."""
     lines = [
         "(appendix-parameters)=",
         "# Appendix: chapter parameters",
@@ -66,7 +68,7 @@ def parameters_page(chapters: list[Chapter], defaults: dict[str, dict], project:
         for name, param in chapter.params.items():
             smoke = _cell(chapter.smoke[name]) if name in chapter.smoke else "(default)"
             lines.append(
-                f"| `{name}` | {_cell(defaults[chapter.name].get(name))} | {smoke} | "
+                f"| `{name}` | {_cell(param.default)} | {smoke} | "
                 f"{_escape(param.allowed())} | {_escape(param.doc)} |"
             )
         for preset, values in chapter.presets.items():

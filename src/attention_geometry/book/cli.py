@@ -48,7 +48,7 @@ from .run import estimate_seconds, parse_assignments, resolve_parameters, run_ch
 from .schedule import execute_book
 from .stage import HtmlBuildFailed, build_html, build_pdf
 from .sweep import SchedulerUnreachable, SweepError, load_grid, run_sweep
-from .toc import book_chapters, parameters_cell, stray_notebooks
+from .toc import book_chapters, stray_notebooks
 
 __all__ = ["main", "entry", "interrupt_on_sigterm", "LONG_RUN", "LAST_BUILD"]
 
@@ -58,16 +58,12 @@ LAST_BUILD = "last-build.json"  # in _build/: what the last `make book` left fai
 
 def _print_chapters(project: Project, stream) -> None:
     for chapter in project.chapters.values():
-        try:
-            defaults = parameters_cell(chapter, project)
-        except (OSError, ValueError):
-            defaults = {}
         cost = estimate_seconds(project, chapter, {})
         about = f"about {format_seconds(cost)} at the defaults" if cost else ""
         print(f"  {chapter.name:<21} {chapter.source:<32} {about}", file=stream)
-        for pname, param in chapter.params.items():
-            default = json.dumps(defaults.get(pname)) if pname in defaults else "?"
-            print(f"      {pname:<21} default {default:<14} {param.allowed()} -- {param.doc}", file=stream)
+        for pname, param in chapter.params.items():  # from the chapter's parameter model
+            print(f"      {pname:<21} default {json.dumps(param.default):<14} {param.allowed()} -- {param.doc}",
+                  file=stream)
 
 
 def _chapter_or_list(project: Project, name: str) -> Chapter | None:

@@ -21,7 +21,6 @@ from .project import Project
 from .provenance import git_state, now
 from .registry import Chapter
 from .report import Report, build_report
-from .toc import parameters_cell
 
 __all__ = ["run_name", "parse_assignments", "resolve_parameters", "estimate_seconds", "RunResult", "run_chapter",
            "run_command"]
@@ -57,14 +56,15 @@ def parse_assignments(items: list[str]) -> dict:
 
 def resolve_parameters(chapter: Chapter, given: dict, preset: str | None) -> tuple[dict, str]:
     """The checked parameters of a run (a preset overridden by ``given``) and its name."""
-    given = check_parameters(chapter.params, given)
-    parameters = dict(given)
+    values = {}
     if preset:
         if preset != "smoke" and preset not in chapter.presets:
             raise ParameterError(
                 f"unknown preset {preset!r} for {chapter.name}; presets: " + ", ".join(["smoke", *chapter.presets]))
         values = chapter.smoke if preset == "smoke" else chapter.presets[preset]
-        parameters = check_parameters(chapter.params, {**values, **given})
+    # through the chapter's model together: a rule joining several parameters sees what the run uses
+    parameters = check_parameters(chapter.params, {**values, **given})
+    given = {name: parameters[name] for name in given}
     check_devices(chapter.params, parameters)
     # named by the preset (which stands for its values) and the values given here
     name = "_".join(filter(None, [preset, run_name(given) if given or not preset else ""]))
@@ -73,12 +73,12 @@ def resolve_parameters(chapter: Chapter, given: dict, preset: str | None) -> tup
 
 def estimate_seconds(project: Project, chapter: Chapter, parameters: dict) -> float | None:
     """The chapter's cost model for ``parameters``, calibrated on the book's own run
-    at the defaults when it has one (else on the registry's reference time)."""
+    at the defaults when it has one (else on the reference time in the chapter's parameter model)."""
     if chapter.cost is None:
         return None
     measured = (notebook_record(project.executed / f"{chapter.stem}.ipynb") or {})
     seconds = measured.get("seconds") if measured.get("parameters") == {} else None
-    return chapter.cost.estimate(parameters, parameters_cell(chapter, project), seconds)
+    return chapter.cost.estimate(parameters, chapter.model.defaults(), seconds)
 
 
 def run_command(chapter: Chapter, given: dict, preset: str | None) -> str:

@@ -27,7 +27,7 @@ from .appendices import errata_page, parameters_page, reproducibility_page
 from .ledger import book_ledger, ledger_page, write_ledger_files
 from .files import write_bytes_atomic, write_json_atomic, write_text_atomic
 from .project import Project
-from .toc import GENERATED_PAGES, book_chapters, chapter_for_source, has_code, page_source, parameters_cell, toc_pages
+from .toc import GENERATED_PAGES, book_chapters, chapter_for_source, has_code, page_source, toc_pages
 
 __all__ = ["stage_book", "build_html", "build_pdf", "run_jupyter_book", "page_assets", "HtmlBuildFailed", "CONFIG_FILES"]
 
@@ -50,7 +50,7 @@ def _sync(data: bytes, dst: Path) -> None:
 def _generated(kind: str, project: Project) -> str:
     chapters = book_chapters(project)
     if kind == "parameters":
-        return parameters_page(chapters, {c.name: parameters_cell(c, project) for c in chapters}, project)
+        return parameters_page(chapters, project)
     if kind == "errata":
         return errata_page(chapters, project)
     if kind == "claims":

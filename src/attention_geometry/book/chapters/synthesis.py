@@ -1,0 +1,46 @@
+"""Chapter 9, *Synthesis: what each component does to attention* (``book/09_synthesis.md``): its parameters."""
+
+from typing import Annotated
+
+from pydantic import Field, model_validator
+
+from ..cost import CostModel
+from ..params import ChapterParams, Seed
+
+__all__ = ["SynthesisParams"]
+
+
+class SynthesisParams(ChapterParams):
+    """The parameters of chapter ``synthesis``; each default is the value in its ``parameters`` cell."""
+
+    seed: Seed = 0
+    d: int = Field(32, ge=4, le=512, description="width of the switchable decoder (a multiple of 2 n_heads)")
+    n_tokens: int = Field(64, ge=8, le=256, description="tokens per sequence")
+    n_layers: int = Field(4, ge=1, le=32,
+        description="depth H of the baseline decoder (the depth variant doubles it)")
+    n_heads: int = Field(4, ge=1, le=16, description="attention heads")
+    batch: int = Field(64, ge=8, le=100_000, description="sequences per variant")
+    jac_batch: int = Field(8, ge=2, le=256, description="sequences for the exact Jacobian profiles")
+    anisotropy: float = Field(0.5, ge=0.0, le=0.99, description="anisotropy a of the inputs")
+    alpha: float = Field(0.5, ge=0.01, le=1.0, description="residual weight alpha of the baseline (1: no residual)")
+    window: int = Field(8, ge=1, le=255, description="width w of the one-sided window variant")
+    scales: list[Annotated[float, Field(gt=0.0, le=100.0)]] = Field([0.125, 0.25, 0.5, 1.0, 2.0, 4.0, 8.0],
+        min_length=2, max_length=12, description="weight scales of the uniformity study")
+    cesaro_L: int = Field(64, ge=4, le=1024, description="sequence length of the Cesàro collapse check")
+
+    @model_validator(mode="after")
+    def _heads_fit_the_width(self):
+        # each head's width d / n_heads is even: the rotary embedding turns pairs of coordinates
+        if self.d % (2 * self.n_heads):
+            raise self.reject("d", f"is not a multiple of 2 n_heads = {2 * self.n_heads}", "a multiple of 2 n_heads")
+        return self
+
+    smoke = {"d": 8, "n_tokens": 10, "n_layers": 2, "n_heads": 2, "batch": 8, "jac_batch": 2, "window": 2,
+             "scales": [0.5, 1.0], "cesaro_L": 8}
+    # the shares of the time at the defaults that scale with each group of parameters; the seconds: the
+    # chapter at its defaults in the cold book build of a clean clone on 2026-12-03 (commit 11be456; two
+    # kernels at a time on the 2-core reference machine, synthesis alone on both cores); a clean clone's
+    # build starts the longest first by them
+    cost = CostModel(26, (
+        (0.8, {"batch": 1, "n_layers": 1, "d": 2, "n_tokens": 2}),
+    ))
