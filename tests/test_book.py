@@ -78,10 +78,22 @@ def test_each_chapter_has_a_download_of_its_executed_notebook(built_book):
 
 @pytest.mark.book
 def test_glued_numbers_were_inserted(built_book):
-    """A missing glue key is a Sphinx warning (a build error); here check that
-    the glue role rendered numbers into the chapter's prose."""
-    text = (built_book / "book" / "01_layernorm.html").read_text()
-    assert text.count('class="pasted-text"') >= 3
+    """Every key a chapter's prose references was glued by its executed notebook, and
+    every {glue:text} role of the chapter was rendered into its page (no role left as
+    text). A missing key is also a Sphinx warning, hence a build error."""
+    from attention_geometry.book.notebooks import glued_data
+    from attention_geometry.book.where import referenced_keys
+
+    for chapter in chapters():
+        source = (ROOT / "book" / f"{chapter.stem}.md").read_text()
+        keys = referenced_keys(source)
+        assert keys, chapter.name
+        glued = glued_data(ROOT / "_build" / "executed" / f"{chapter.stem}.ipynb")
+        assert not keys - set(glued), (chapter.name, sorted(keys - set(glued)))
+        page = (built_book / "book" / f"{chapter.stem}.html").read_text()
+        roles = source.count("{glue:text}")
+        assert page.count('class="pasted-text"') >= roles, chapter.name
+        assert "{glue:" not in page, chapter.name
 
 
 def test_notation_table_names_exist_in_the_library():

@@ -1,7 +1,7 @@
 """Every chapter executes through the book's own papermill path: at its defaults in
 the book build that ``make test`` runs first (checked here from what that build
-wrote, without a kernel), and at its smoke parameters twice for the chapters whose
-determinism is checked; a bad parameter stops a chapter in the validation cell,
+wrote, without a kernel), at its smoke parameters, and there twice for the chapters
+whose determinism is checked; a bad parameter stops a chapter in the validation cell,
 before any computation (every kind of bad value for every chapter, and every
 chapter's smoke set, is checked without a kernel in test_parameters.py)."""
 
@@ -26,13 +26,18 @@ def test_every_toc_chapter_is_registered():
     assert {c.name for c in book_chapters(PROJECT)} == set(CHAPTERS)
 
 
-# Chapters run twice at their smoke parameters to check that the same seed glues the
-# same numbers: the two whose numbers come from the most generators (training data,
-# initial weights, Monte Carlo and a trained decoder). Every chapter draws through the
-# same seeded generators. The other chapters are not run again here: the book build
-# that `make test` depends on has just executed each of them, and a smoke run of every
-# chapter was half the suite's CPU time on 2 cores (11 kernels, about 200 CPU-s).
+# Every chapter runs at its smoke parameters (its `smoke` set, the one a reader's quick
+# rerun uses: `make run CHAPTER=... PRESET=smoke`), through the same papermill path as the
+# book. Two of them run twice, to check that the same seed glues the same numbers: the two
+# whose numbers come from the most generators (training data, initial weights, Monte Carlo
+# and a trained decoder). Every chapter draws through the same seeded generators. Cost on
+# 2 cores: 11 kernels, about 200 CPU-s, two at a time (the README gives the suite's time).
 DETERMINISM_CHECKED = {"uniform_attention", "recency"}
+
+
+def _smoke_seconds(chapter) -> float:
+    """The chapter's cost model at its smoke set."""
+    return chapter.cost.estimate(chapter.smoke, chapter.model().model_dump()) if chapter.cost else 0.0
 
 
 def _smoke_run(chapter_name: str, out: str) -> str | None:
@@ -47,10 +52,12 @@ def _smoke_run(chapter_name: str, out: str) -> str | None:
 
 @pytest.fixture(scope="module")
 def smoke_runs(tmp_path_factory) -> dict[tuple[str, int], tuple[Path, str | None]]:
-    """Two smoke runs of each chapter whose determinism is checked, two kernels at a
-    time as in the book's own build, each capped at one thread."""
+    """One smoke run of every chapter and a second of each chapter whose determinism is
+    checked, two kernels at a time as in the book's own build, each capped at one thread
+    (the longest first, so that the two workers finish together)."""
     folder = tmp_path_factory.mktemp("smoke")
-    jobs = [(name, i) for name in sorted(DETERMINISM_CHECKED) for i in range(2)]
+    jobs = [(name, 0) for name in CHAPTERS] + [(name, 1) for name in sorted(DETERMINISM_CHECKED)]
+    jobs.sort(key=lambda job: -_smoke_seconds(CHAPTERS[job[0]]))
     with ProcessPoolExecutor(max_workers=2, mp_context=multiprocessing.get_context("spawn")) as pool:
         futures = {job: pool.submit(_smoke_run, job[0], str(folder / f"{job[0]}-{job[1]}.ipynb")) for job in jobs}
         return {job: (folder / f"{job[0]}-{job[1]}.ipynb", f.result()) for job, f in futures.items()}
@@ -72,6 +79,13 @@ def test_the_book_build_executed_the_chapter_at_its_defaults(name, built_book):
     record = _executed_without_error(PROJECT.executed / f"{chapter.stem}.ipynb")
     assert record["chapter"] == name and record["kind"] == "book"
     assert record["parameters"] == {}  # the book runs every chapter at its defaults: nothing injected
+
+
+@pytest.mark.parametrize("name", sorted(CHAPTERS))
+def test_every_chapter_runs_at_its_smoke_parameters(name, smoke_runs):
+    out, failure = smoke_runs[(name, 0)]
+    assert failure is None, failure
+    assert _executed_without_error(out)["parameters"] == dict(CHAPTERS[name].smoke)
 
 
 @pytest.mark.parametrize("name", sorted(DETERMINISM_CHECKED))
