@@ -7,7 +7,8 @@ import pytest
 import torch
 
 from attention_geometry.models import corpus, pretrained
-from attention_geometry.models.corpus import byte_batches, describe_corpus, load_corpus, token_batches
+from attention_geometry.models.corpus import byte_batches, corpus_facts, load_corpus, token_batches
+from attention_geometry.words import describe_corpus
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -22,7 +23,7 @@ def test_default_corpus_is_deterministic_english_prose():
     common = {"the", "of", "and", "is", "to", "a", "in", "be", "that", "it"}
     assert sum(w in common for w in words) / len(words) > 0.15  # reads as English
     assert not any(p.lstrip().startswith(">>>") for p in paragraphs)
-    assert "standard-library" in describe_corpus()
+    assert "standard-library" in describe_corpus(corpus_facts())
 
 
 def test_the_default_corpus_is_kept_on_disk_and_a_bad_file_is_extracted_again(tmp_path, monkeypatch):
@@ -61,7 +62,7 @@ def test_folder_corpus(tmp_path):
     (tmp_path / "b.txt").write_text("Second file.\n")
     (tmp_path / "a.txt").write_text("First paragraph,\nstill first.\n\n\nSecond paragraph.\n")
     assert load_corpus(str(tmp_path)) == ["First paragraph, still first.", "Second paragraph.", "Second file."]
-    assert "2 .txt files" in describe_corpus(str(tmp_path))
+    assert "2 .txt files" in describe_corpus(corpus_facts(str(tmp_path)))
     with pytest.raises(ValueError, match="is not a directory"):
         load_corpus(str(tmp_path / "nope"))
 

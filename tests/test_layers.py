@@ -166,3 +166,100 @@ def test_the_redefinition_finder_finds_them(tmp_path):
     bad = tmp_path / "bad.py"
     bad.write_text("def hook(items):\n    pass\n\n\nclass A:\n    pass\n\n\ndef hook(items):\n    pass\n")
     assert redefined_top_level_names(bad) == ["hook:9"]
+
+
+# ----------------------------------------------------------------------------------------------
+# No maths module returns English: sentences come from attention_geometry.words, verdicts and the
+# claims they stand in from attention_geometry.verdicts; the mathematics returns numbers.
+
+NOT_MATHS_PROSE = {f"{PACKAGE}.words", f"{PACKAGE}.verdicts"}  # the two layers whose job is words
+# Strings a maths function may return, each not prose for a reader:
+PROSE_ALLOWED = {
+    # argument-error messages (raised, never shown in a chapter): the one message format
+    (f"{PACKAGE}._checks", "*"),
+    # a number's notation, "0.866 ± 0.028" / "0.27 [0.25, 0.30]", and its str(); the degenerate
+    # form names the search range that binds instead of a value that is not one
+    (f"{PACKAGE}.stats", "Estimate.format"), (f"{PACKAGE}.stats", "Estimate.__str__"),
+    (f"{PACKAGE}.stats", "FittedParameter.format"), (f"{PACKAGE}.stats", "FittedParameter.__str__"),
+    # a name from a fixed set that code compares ("degenerate" / "interior"; "U-shape", "monotone", ...)
+    (f"{PACKAGE}.stats", "FittedParameter.label"), (f"{PACKAGE}.cesaro", "classify_profile"),
+    (f"{PACKAGE}.stats", "band_position"),  # "below" / "within" / "above", one per value
+    # the text corpus: data the models read, not words about a result
+    (f"{PACKAGE}.models.corpus", "_stdlib_corpus"), (f"{PACKAGE}.models.corpus", "_extract_stdlib_corpus"),
+    (f"{PACKAGE}.models.corpus", "_folder_corpus"), (f"{PACKAGE}.models.corpus", "load_corpus"),
+    # a checkpoint's file-name digest (hex) and a debugging repr
+    (f"{PACKAGE}.checkpoint", "key_digest"), (f"{PACKAGE}.checkpoint", "CheckpointStore.__repr__"),
+}
+MAKES_A_VERDICT = {"Verdict", "Claim", "not_tested"}  # and every *_verdict rule
+
+
+def _is_text(node) -> bool:
+    """Whether the expression ``node`` builds a string with a space in it: a phrase, not a token."""
+    if isinstance(node, ast.Constant):
+        return isinstance(node.value, str) and " " in node.value
+    if isinstance(node, ast.JoinedStr):
+        return " " in "".join(v.value for v in node.values if isinstance(v, ast.Constant))
+    if isinstance(node, ast.IfExp):
+        return _is_text(node.body) or _is_text(node.orelse)
+    if isinstance(node, ast.BoolOp):
+        return any(_is_text(v) for v in node.values)
+    if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Add, ast.Mod)):
+        return _is_text(node.left) or _is_text(node.right)
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in ("join", "format"):
+        inner = [node.func.value, *node.args]
+        return any(_is_text(n) or any(_is_text(e) for e in getattr(n, "elts", [getattr(n, "elt", None)]) if e)
+                   for n in inner)
+    return False
+
+
+def english_returned(name: str) -> list[str]:
+    """The functions of module ``name`` (methods as ``Class.method``) that return English: a ``str``
+    return annotation, a returned phrase (a string or f-string with a space), or a verdict or
+    claim built in their body."""
+    tree = ast.parse(MODULES[name].read_text(), str(MODULES[name]))
+    found = []
+
+    def visit(body, prefix=""):
+        for node in body:
+            if isinstance(node, ast.ClassDef):
+                visit(node.body, f"{prefix}{node.name}.")
+            elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                qual = f"{prefix}{node.name}"
+                if (name, "*") in PROSE_ALLOWED or (name, qual) in PROSE_ALLOWED:
+                    continue
+                why = []
+                ann = ast.unparse(node.returns) if node.returns is not None else ""
+                strings = ann.split("[")[0] in ("list", "tuple", "Sequence") and ann.split("[")[-1].startswith("str")
+                if ann == "str" or "str |" in ann or "| str" in ann or strings:
+                    why.append(f"returns {ann}")
+                for sub in ast.walk(node):
+                    if isinstance(sub, ast.Return) and sub.value is not None and _is_text(sub.value):
+                        why.append(f"a phrase at line {sub.lineno}")
+                    if isinstance(sub, ast.Call):
+                        called = getattr(sub.func, "id", None) or getattr(sub.func, "attr", "")
+                        if called in MAKES_A_VERDICT or called.endswith("_verdict"):
+                            why.append(f"{called} at line {sub.lineno}")
+                if why:
+                    found.append(f"{qual}: {why[0]}")
+                visit(node.body, f"{qual}.")  # nested helpers
+
+    visit(tree.body)
+    return found
+
+
+@pytest.mark.parametrize("name", [n for n in MODULES if layer(n) == "maths" and n not in NOT_MATHS_PROSE])
+def test_no_maths_module_returns_english(name):
+    assert english_returned(name) == [], f"{name} returns words: move them to words.py / verdicts.py"
+
+
+def test_the_english_finder_finds_sentences_and_verdicts(tmp_path, monkeypatch):
+    bad = tmp_path / "bad.py"
+    bad.write_text("def share_words(low, high):\n    return 'almost entirely' if low > 0.8 else 'partly'\n\n\n"
+                   "def steps_words(n):\n    return f'{n:,} steps in all'\n\n\n"
+                   "def label(x) -> str:\n    return x\n\n\n"
+                   "def rule(est):\n    return not_tested('no run')\n\n\n"
+                   "def joined(rows):\n    return ', '.join(f'{k} (the original: {v})' for k, v in rows)\n\n\n"
+                   "def numbers(x):\n    return {'mean': x.mean(), 'name': 'x'}\n")
+    monkeypatch.setitem(MODULES, "attention_geometry.bad", bad)
+    assert [f.split(":")[0] for f in english_returned("attention_geometry.bad")] == [
+        "share_words", "steps_words", "label", "rule", "joined"]

@@ -10,6 +10,9 @@ import torch
 
 from attention_geometry import majority as M
 from attention_geometry.checkpoint import CheckpointStore
+from attention_geometry.majority import training as MT
+from attention_geometry.verdicts import angle_verdict
+from attention_geometry.words import share_words
 from attention_geometry.majority import (
     NORM_VARIANTS,
     MajoritySetup,
@@ -28,7 +31,6 @@ from attention_geometry.majority import (
     majority_margin,
     partition_majority_data,
     possible_smallest_parts,
-    share_words,
     steps_to_reach,
     stratified_split,
     train_majority,
@@ -297,7 +299,7 @@ def test_short_training_decreases_the_loss_and_is_deterministic():
 
 def test_epochs_visit_every_training_sequence_once():
     setup = MajoritySetup(**{**SMALL.__dict__, "batch": 100})  # 232 training sequences: 100, 100, 32
-    tr = M._Trainer("rmsnorm", [0], setup, CheckpointStore(None), False)
+    tr = MT._Trainer("rmsnorm", [0], setup, CheckpointStore(None), False)
     tr._fresh()
     seen = []
     for _ in range(3):
@@ -374,7 +376,7 @@ def test_interrupted_training_resumes(tmp_path, monkeypatch):
     store = CheckpointStore(tmp_path)
     setup = MajoritySetup(**{**SMALL.__dict__, "steps": 12})
     whole = train_majority("layernorm", [3], setup)
-    real_step, calls = M._Trainer._train_step, {"n": 0}
+    real_step, calls = MT._Trainer._train_step, {"n": 0}
 
     def dying_step(self):
         calls["n"] += 1
@@ -382,10 +384,10 @@ def test_interrupted_training_resumes(tmp_path, monkeypatch):
             raise KeyboardInterrupt
         real_step(self)
 
-    monkeypatch.setattr(M._Trainer, "_train_step", dying_step)
+    monkeypatch.setattr(MT._Trainer, "_train_step", dying_step)
     with pytest.raises(KeyboardInterrupt):
         train_majority("layernorm", [3], setup, store=store)  # killed after step 9 (checkpoint at 8)
-    monkeypatch.setattr(M._Trainer, "_train_step", real_step)
+    monkeypatch.setattr(MT._Trainer, "_train_step", real_step)
     resumed = train_majority("layernorm", [3], setup, store=store)
     np.testing.assert_allclose(resumed.test_loss, whole.test_loss, rtol=1e-6)
     np.testing.assert_allclose(resumed.loss[:, 1:], whole.loss[:, 1:], rtol=1e-6)
@@ -436,7 +438,8 @@ def test_run_differences_name_the_seeds_only_when_they_differ():
 
 
 def test_a_preset_as_a_setup_and_its_differences_in_words():
-    from attention_geometry.majority import MajoritySetup, differences_in_words, majority_setup, run_differences
+    from attention_geometry.majority import MajoritySetup, majority_setup, run_differences
+    from attention_geometry.words import differences_in_words
 
     setup = majority_setup({"steps": 1500, "batch": 6000, "n_seeds": 5, "seed": 0, "geo_steps": 3})
     assert setup == MajoritySetup(steps=1500)  # names that are not fields are ignored
@@ -485,10 +488,10 @@ def test_random_angle_to_ones_matches_monte_carlo(d):
 
 def test_angle_verdict_compares_only_similar_step_counts():
     run = train_majority("layernorm", [0, 1, 2, 3], SMALL)
-    assert M.angle_verdict(run, 12, 16_000).label == "not tested"
-    short = M.angle_verdict(run, float(run.final["angle"].mean()), 12, atol=90)
+    assert angle_verdict(run, 12, 16_000).label == "not tested"
+    short = angle_verdict(run, float(run.final["angle"].mean()), 12, atol=90)
     assert short.label == "reproduced"
-    far = M.angle_verdict(run, 500.0, 12, atol=1)
+    far = angle_verdict(run, 500.0, 12, atol=1)
     assert far.label == "differs"
 
 

@@ -11,6 +11,8 @@ from scipy.spatial import ConvexHull
 from attention_geometry import layer_norm
 from attention_geometry import selectability as sel
 from attention_geometry.models import tiny_decoder as td
+from attention_geometry.verdicts import after_norm_verdict, table_verdict
+from attention_geometry.words import relative_words, training_shortfall
 
 
 def hull_unselectable(keys):
@@ -216,25 +218,25 @@ def test_half_contour_interpolates_and_brackets():
 def test_relative_words_and_table_verdict():
     from attention_geometry.stats import Estimate
 
-    assert sel.relative_words(Estimate(5.0, 1.0, df=30)) == "more than"
-    assert sel.relative_words(Estimate(-5.0, 1.0, df=30)) == "fewer than"
-    assert sel.relative_words(Estimate(0.5, 1.0, df=30)) == "as many as"
+    assert relative_words(Estimate(5.0, 1.0, df=30)) == "more than"
+    assert relative_words(Estimate(-5.0, 1.0, df=30)) == "fewer than"
+    assert relative_words(Estimate(0.5, 1.0, df=30)) == "as many as"
     est = [Estimate(50.0, 0.5, df=99), Estimate(30.0, 0.5, df=99)]
-    assert sel.table_verdict(est, [51.0, 32.0], (16, 128), (768, 1024)).label == "not tested"
-    assert sel.table_verdict(est, [51.0, 32.0], (768, 1024), (768, 1024)).label == "reproduced"
-    assert sel.table_verdict(est, [51.0, 45.0], (768, 1024), (768, 1024)).label == "differs"
+    assert table_verdict(est, [51.0, 32.0], (16, 128), (768, 1024)).label == "not tested"
+    assert table_verdict(est, [51.0, 32.0], (768, 1024), (768, 1024)).label == "reproduced"
+    assert table_verdict(est, [51.0, 45.0], (768, 1024), (768, 1024)).label == "differs"
 
 
 
 def test_after_norm_verdict_reproduces_only_when_no_normed_state_is_unselectable():
-    assert sel.after_norm_verdict(0.0, 0.0, 0.99, eps=1e-5).label == "reproduced"
-    only_eps = sel.after_norm_verdict(1.9, 0.0, 0.95, eps=1e-5)
+    assert after_norm_verdict(0.0, 0.0, 0.99, eps=1e-5).label == "reproduced"
+    only_eps = after_norm_verdict(1.9, 0.0, 0.95, eps=1e-5)
     assert only_eps.label == "not decided" and "epsilon term" in only_eps.reason
     # on the sphere distinct states are all vertices: what is unselectable there is a tie, no counterexample
-    ties = sel.after_norm_verdict(1.9, 0.4, 0.95, eps=1e-5)
+    ties = after_norm_verdict(1.9, 0.4, 0.95, eps=1e-5)
     assert ties.label == "not decided" and "ties" in ties.reason
     with pytest.raises(ValueError, match="normed_max"):
-        sel.after_norm_verdict(-1.0, 0.0, 1.0, eps=1e-5)
+        after_norm_verdict(-1.0, 0.0, 1.0, eps=1e-5)
 
 
 def test_epsilon_pulls_a_short_state_inside_the_hull():
@@ -326,9 +328,9 @@ def test_text_helpers_and_sequence_losses():
 
 
 def test_training_shortfall_names_what_is_missing():
-    assert td.TinyTraining().shortfall() == ""
-    assert td.TinyTraining(steps=1000).shortfall() == "the tiny decoders trained 1,000 of the original's 50,000 steps"
-    short = td.TinyTraining(steps=450, schedule_steps=450, seq_len=128, lr=0.01).shortfall()
+    assert training_shortfall(td.TinyTraining()) == ""
+    assert training_shortfall(td.TinyTraining(steps=1000)) == "the tiny decoders trained 1,000 of the original's 50,000 steps"
+    short = training_shortfall(td.TinyTraining(steps=450, schedule_steps=450, seq_len=128, lr=0.01))
     assert "450 of the original's 50,000 steps" in short and "128 of the original's 1,024 tokens" in short
     assert "learning rate 0.01 decaying to 0 at step 450" in short
 

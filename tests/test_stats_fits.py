@@ -54,7 +54,7 @@ def test_claim_list_fills_in_the_paper():
 @pytest.mark.parametrize("est, word", [(Estimate(1.0, 0.1), "grows"), (Estimate(-1.0, 0.1), "falls"),
                                        (Estimate(0.1, 0.1), "stays"), (Estimate(0.2, 0.0), "grows")])
 def test_trend_word_follows_the_interval(est, word):
-    from attention_geometry.stats import trend_word
+    from attention_geometry.words import trend_word
 
     assert trend_word(est, above="grows", below="falls", neither="stays") == word
     assert trend_word(est, above="a", below="b", neither="c", reference=5.0) == "b"

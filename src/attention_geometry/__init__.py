@@ -14,7 +14,7 @@ module                    object
 :mod:`.layernorm`         LayerNorm as projection and scaling, its variants (ch. 1)
 :mod:`.layernorm_checks`  PyTorch's LayerNorm measured against the geometry (ch. 1)
 :mod:`.attention`         masks as graphs, their radius, the masked softmax (ch. 4)
-:mod:`.majority`          the majority task and its one-layer model (ch. 2)
+:mod:`.majority`          the majority task and its one-layer model (ch. 2), a subpackage
 :mod:`.selectability`     unselectable keys: convex-hull test, heat maps (ch. 3)
 :mod:`.collapse`          rank collapse over depth, the measure mu (ch. 4)
 :mod:`.ln_dynamics`       LayerNorm dynamics on the sphere, equilibria (ch. 5)
@@ -30,6 +30,7 @@ module                    object
 :mod:`.synthesis`         a decoder with every component switchable (ch. 9)
 :mod:`.stats`             intervals, paired differences, control variates
 :mod:`.verdicts`          the rules that turn a measurement into a verdict
+:mod:`.words`             the words a sentence takes from the numbers
 :mod:`.checkpoint`        atomic checkpoints for long loops
 :mod:`.models`            the tiny decoder, SmolLM2 (offline), the text corpus
 ========================  =====================================================
@@ -43,7 +44,7 @@ import importlib
 MODULE_NAMES = ("layernorm", "layernorm_checks", "attention", "majority", "selectability", "collapse",
                 "ln_dynamics", "recency", "recency_theory", "recency_extensions", "cesaro", "decoders", "jacobians",
                 "jacobian_theory", "jacobian_stats", "jacobian_training", "synthesis", "stats", "verdicts",
-                "checkpoint", "models.corpus", "models.pretrained", "models.tiny_decoder")
+                "words", "checkpoint", "models.corpus", "models.pretrained", "models.tiny_decoder")
 _SUBMODULES = {name.rsplit(".", 1)[-1]: name for name in MODULE_NAMES} | {"models": "models"}
 
 

@@ -17,6 +17,9 @@ where the answer is known.
 * :func:`low_variance_key` -- a key with :math:`\sigma^2 \ll \varepsilon` falls
   inside the hull of the others;
 * :func:`extreme_rows` -- PyTorch on rows of extreme size.
+
+The claims these measurements test (``layernorm_claims``) are built in
+:mod:`attention_geometry.verdicts`.
 """
 
 import numpy as np
@@ -24,7 +27,6 @@ import torch
 import torch.nn.functional as F
 
 from ._checks import check_float, check_int, fail
-from .verdicts import Claim, property_verdict
 from .layernorm import (
     coordinate_std,
     eps_norm_deficit,
@@ -45,7 +47,6 @@ __all__ = [
     "low_variance_key",
     "extreme_rows",
     "random_affine",
-    "layernorm_claims",
 ]
 
 
@@ -218,58 +219,3 @@ def random_affine(rng: np.random.Generator, d: int) -> tuple[np.ndarray, np.ndar
     """Random ``gamma`` (random signs, log-normal sizes) and ``beta`` (normal, sd 0.5), each ``(d,)``."""
     gamma = rng.choice([-1.0, 1.0], d) * rng.lognormal(0.0, 0.5, d)
     return gamma, rng.normal(0.0, 0.5, d)
-
-
-_ABSTRACT = dict(paper="brody2023expressivity", where="abstract", source="abstract", at_paper_settings=True)
-
-
-def layernorm_claims(check: dict, aff: dict, lowvar: dict, *, tol: float, eps_ref: float) -> list[Claim]:
-    r"""The claims of Brody et al.'s abstract about LayerNorm's geometry, with their verdicts.
-
-    ``check``: :func:`decomposition_errors` over all inputs; ``aff``:
-    :func:`affine_checks`; ``lowvar``: :func:`low_variance_key` at
-    :math:`\varepsilon` = ``eps_ref``. Each verdict is :func:`~attention_geometry.verdicts.property_verdict`
-    of "the largest error is at most ``tol``" (a violation would be of order 1).
-    """
-    n = len(check["mean"])
-    mean_max, norm_max, err_max = (float(np.max(check[k])) for k in ("mean", "norm", "torch64"))
-    settings = f"{n} inputs, d from 2 to {int(np.max(check['d']))}, float64, eps = 0"
-
-    def holds(value, what):
-        return property_verdict(value <= tol, f"{what} {value:.1e} {'<=' if value <= tol else '>'} {tol:.0e}")
-
-    selected = aff["selected"] == 1.0
-    return [
-        Claim(id="brody-ln-projection", **_ABSTRACT,
-              statement="(a) projection of the input vectors to a $d-1$ space that is orthogonal to the "
-                        "$[1,1,\\dots,1]$ vector",
-              measured=f"largest $\\lvert\\mu(y)\\rvert$ = {mean_max:.1e}", settings=settings,
-              verdict=holds(mean_max, "largest |mu(y)|"), section="prop-ln-decomposition"),
-        Claim(id="brody-ln-scaling", **_ABSTRACT,
-              statement="(b) scaling of all vectors to the same norm of $\\sqrt d$",
-              measured=f"largest relative deviation of the norm from $\\sqrt d$ = {norm_max:.1e}",
-              settings=settings, verdict=holds(norm_max, "largest relative norm deviation"),
-              section="prop-ln-decomposition"),
-        Claim(id="brody-ln-two-components", **_ABSTRACT,
-              statement="LayerNorm consists of two components, (a) and (b)",
-              measured=f"$\\sqrt d\\,Px/\\lVert Px\\rVert$ against PyTorch: largest error {err_max:.1e}",
-              settings=settings, verdict=holds(err_max, "largest entrywise error"),
-              section="prop-ln-decomposition"),
-        Claim(id="brody-ln-uniform-query", **_ABSTRACT,
-              statement="(a) projection allows the attention mechanism to create an attention query that "
-                        "attends to all keys equally",
-              measured=f"spread of the scores of the query $\\mathbf 1/\\gamma$ with $\\gamma, \\beta$: "
-                       f"{aff['uniform_spread']:.1e} (relative)",
-              settings="random $\\gamma, \\beta$, eps = 0", verdict=holds(aff["uniform_spread"], "relative spread"),
-              section="prop-ln-affine"),
-        Claim(id="brody-ln-selectable", **_ABSTRACT,
-              statement="(b) scaling allows each key to potentially receive the highest attention",
-              measured=f"outputs that are the unique maximiser of their own query: {aff['selected']:.1%}; "
-                       f"with eps = {eps_ref:g} a key of variance eps/100 wins {lowvar['wins_eps']:.1%} "
-                       f"of queries (without eps: {lowvar['wins_exact']:.1%})",
-              settings="random $\\gamma, \\beta$, eps = 0; d = 3 pentagon with eps > 0",
-              verdict=property_verdict(selected, f"{aff['selected']:.1%} of outputs selectable at eps = 0; "
-                                                 "needs sigma^2 >> eps for every key when eps > 0"),
-              section="prop-ln-affine"),
-    ]
-

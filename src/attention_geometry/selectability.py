@@ -85,9 +85,6 @@ __all__ = [
     "percent_unselectable",
     "gaussian_percent",
     "half_contour",
-    "relative_words",
-    "table_verdict",
-    "after_norm_verdict",
 ]
 
 SELECTABILITY_TOL = 1e-10
@@ -510,71 +507,3 @@ def half_contour(ns, fraction, n_sets: int, level: float = 0.95):
     return (np.array([_crossing(ns, frac[:, j]) for j in cols]),
             np.array([_crossing(ns, hi_b[:, j]) for j in cols]),
             np.array([_crossing(ns, lo_b[:, j]) for j in cols]))
-
-
-def relative_words(est, level: float = 0.95) -> str:
-    """How a difference ``est`` (trained minus Gaussian) reads: ``"more than"`` when its
-    ``level`` interval lies above 0, ``"fewer than"`` below, ``"as many as"`` when
-    it contains 0 (to within the interval)."""
-    lo, hi = est.interval(level)
-    if lo > 0:
-        return "more than"
-    if hi < 0:
-        return "fewer than"
-    return "as many as"
-
-
-def table_verdict(estimates, claimed, measured_n, paper_n, *, atol: float = 5.0, labels=None):
-    """A row of the paper's Tables 1-3 (% unselectable per layer) against estimates.
-
-    The fraction of unselectable keys grows steeply with the number of keys, so
-    values are compared (:func:`~attention_geometry.verdicts.values_verdict`,
-    tolerance ``atol`` percentage points) only when the ranges of key counts
-    ``measured_n`` and ``paper_n`` (``(low, high)`` each) overlap; otherwise
-    ``not tested``.
-    """
-    from .verdicts import not_tested, values_verdict
-
-    (m_lo, m_hi), (p_lo, p_hi) = measured_n, paper_n
-    if m_hi < p_lo or p_hi < m_lo:
-        return not_tested(f"the paper's sets have {p_lo}-{p_hi} keys, these {m_lo}-{m_hi}: the fraction depends "
-                          "steeply on the number of keys")
-    return values_verdict(estimates, claimed, atol=atol, labels=labels)
-
-
-def after_norm_verdict(normed_max: float, sphere_max: float, smallest_radius: float, *, eps: float):
-    r"""The claim "no key is unselectable after LayerNorm" (Brody et al., Table 2, "after").
-
-    ``normed_max``: the largest % of unselectable keys in any set and layer of
-    the model's own normed states (with its :math:`\varepsilon`); ``sphere_max``:
-    the same for the residual normed with :math:`\varepsilon = 0`;
-    ``smallest_radius``: the smallest :math:`\lVert N_1(x)\rVert/\sqrt d` seen.
-
-    * ``reproduced`` when no normed state is unselectable;
-    * ``not decided`` when some are even on the sphere: every one of a finite
-      set of distinct points on a sphere is a vertex of their hull (Cor.
-      sel-cor-sphere), so these can only be ties (duplicates, or margins below
-      the tolerance), which the claim does not cover and which are no
-      counterexample;
-    * ``not decided`` when they are unselectable only with :math:`\varepsilon`:
-      the two sets differ only by the :math:`\varepsilon` term, which pulls the
-      states with short centred residual inside the sphere (radius
-      ``smallest_radius``). Its size depends on the residual norms, that is on
-      the model and its training, so this measurement cannot decide the claim
-      about the paper's trained model.
-    """
-    from .verdicts import Verdict
-
-    for name, v in [("normed_max", normed_max), ("sphere_max", sphere_max)]:
-        check_float(name, v, low=0.0, high=100.0)
-    check_float("smallest_radius", smallest_radius, low=0.0)
-    if normed_max == 0:
-        return Verdict("reproduced", "no normed state is unselectable in any set and layer")
-    if sphere_max > 0:
-        return Verdict("not decided", f"up to {sphere_max:.2f} % unselectable even with epsilon = 0, on the sphere, "
-                                      "where distinct states are all vertices: ties (duplicates or margins below "
-                                      "the tolerance), not a counterexample")
-    return Verdict("not decided", f"up to {normed_max:.2f} % unselectable with epsilon = {eps:g}, none with epsilon = 0: "
-                                  f"the epsilon term pulls states inside the sphere (smallest radius "
-                                  f"{smallest_radius:.4f} of sqrt(d)); its size depends on the residual norms, "
-                                  "so on the model's training")

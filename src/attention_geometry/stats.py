@@ -28,11 +28,12 @@ from a small sample, the degrees of freedom of a Student-t interval.
   against a covariate, with its standard error;
 * :func:`welch_difference` -- the difference of the means of two independent
   samples, with Welch's degrees of freedom;
-* :func:`trend_word` -- the word a sentence needs (``"grows"``/``"falls"``/...)
-  chosen from an estimate's interval, so that prose follows the numbers;
 * :func:`fitted_parameter` -- a fitted parameter with its interval, labelled
   *degenerate* when the fit or its interval lands on a bound of the search
   (then it is not a value: a bound of the search range is not a measurement).
+
+The words a sentence takes from an estimate (``trend_word``) are in
+:mod:`attention_geometry.words`.
 """
 
 import math
@@ -61,7 +62,6 @@ __all__ = [
     "log_linear_rate",
     "welch_difference",
     "linear_slope",
-    "trend_word",
     "band_position",
     "interior_peak",
     "FittedParameter",
@@ -331,20 +331,6 @@ def linear_slope(x, estimates) -> Estimate:
     if chi2 > 1:
         return Estimate(slope, math.sqrt(chi2 / sxx), df=x.size - 2)
     return Estimate(slope, 1.0 / math.sqrt(sxx))
-
-
-def trend_word(est: Estimate, *, above: str, below: str, neither: str, reference: float = 0.0,
-               level: float = 0.95) -> str:
-    """``above`` when the whole ``level`` interval of ``est`` lies above ``reference``,
-    ``below`` when it lies below, ``neither`` otherwise: the word a sentence about
-    the estimate may use (``trend_word(slope, above="grows", below="falls",
-    neither="does not change measurably")``)."""
-    lo, hi = est.interval(level)
-    if lo > reference:
-        return above
-    if hi < reference:
-        return below
-    return neither
 
 
 def band_position(values, band, *, level: float = 0.95) -> list[str]:

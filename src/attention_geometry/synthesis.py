@@ -36,6 +36,11 @@ mean attention entropy over the largest possible, :math:`\log` of the number
 of visible keys; 1 is uniform).
 
 Shapes: ``X: (batch, n, d)``; ``scores: (batch, layer, head, n, n)``.
+
+The component table and the claims of chapter 9 (``component_effects``,
+``synthesis_claims``) are in :mod:`attention_geometry.verdicts`, the words on a
+grid's trend (``grid_trend``) in :mod:`attention_geometry.words`: this module
+returns numbers.
 """
 
 import math
@@ -51,7 +56,6 @@ from .collapse import mu
 from .layernorm import NORMS, normalise
 from .recency import recency_fraction, triples
 from .stats import Estimate, difference_estimate, mean_estimate
-from .verdicts import Claim, all_verdict, property_verdict, sign_verdict
 
 __all__ = [
     "SynthConfig",
@@ -69,10 +73,6 @@ __all__ = [
     "paired_change",
     "uniformity_over_scale",
     "grid_change",
-    "grid_trend",
-    "Effect",
-    "component_effects",
-    "synthesis_claims",
 ]
 
 #: The mask families of the switchable decoder.
@@ -360,26 +360,6 @@ def grid_change(points, *, along: int) -> dict:
     return out
 
 
-def grid_trend(points, *, along: int, names=("H", "d")) -> str:
-    """A sentence part on how the quantity in ``points`` (as in :func:`grid_change`) changes along
-    coordinate ``along``, read at the largest value of the other coordinate:
-    ``"with depth it falls (change -0.303 ± 0.011 from H = 2 to H = 8, at d = 64)"``. The word comes
-    from :func:`~attention_geometry.stats.trend_word` on the change's 95 % interval."""
-    from .stats import trend_word
-
-    what = f"with {('depth', 'width')[along] if tuple(names) == ('H', 'd') else names[along]}"
-    changes = grid_change(points, along=along)
-    at, other = names[1 - along], max(changes)
-    lo, hi, change = changes[other]
-    if lo == hi:
-        return f"{what}: one point only (at {at} = {other})"
-    where = f"from {names[along]} = {lo:g} to {names[along]} = {hi:g}, at {at} = {other:g}"
-    if change.se == 0 and change.value == 0:
-        return f"{what} it does not change at all ({where})"
-    word = trend_word(change, above="rises", below="falls", neither="does not change measurably")
-    return f"{what} it {word} (change {change.format()} {where})"
-
-
 def cesaro_relative_collapse(L: int, alpha: float, depths, d: int = 16, seed: int = 0) -> np.ndarray:
     r""":math:`\mu(N^H X)/\lVert N^H X\rVert_F` for each depth ``H`` in ``depths``: ``(len(depths),)``.
 
@@ -422,96 +402,3 @@ def uniformity_over_scale(norms, scales, *, d: int = 32, n: int = 64, batch: int
             ent[norm].append(mean_estimate(e.numpy()))
             sd[norm].append(mean_estimate(s.numpy()))
     return ent, sd
-
-
-@dataclass(frozen=True)
-class Effect:
-    """One row of the component table: switching ``component`` changes ``quantity`` as ``effect`` says;
-    ``change`` is the paired change from the baseline (a log-ratio for ratios), ``verdict`` the rule's;
-    ``key`` names the row."""
-
-    key: str
-    component: str
-    effect: str
-    quantity: str
-    change: Estimate
-    verdict: object
-
-
-def component_effects(results: dict, names: dict[str, str]) -> list[Effect]:
-    """What each component does on this model, each as a paired change from the baseline with a
-    sign rule. ``results``: :func:`synthesis_experiment`; ``names``: role -> variant name for the
-    roles ``baseline``, ``no_mask``, ``window``, ``no_norm``, ``rmsnorm``, ``no_residual``,
-    ``deeper``, ``rope``."""
-    base = results[names["baseline"]]
-
-    def change(role, key, log=False):
-        return paired_change(results[names[role]], base, key, log=log)
-
-    rows = []
-
-    def add(key, component, effect, quantity, est, sign, what):
-        rows.append(Effect(key, component, effect, quantity, est, sign_verdict(est, sign, what=what)))
-
-    add("mask-primacy", "causal mask", "makes the first input dominate the attention path (primacy)",
-        "log first/middle", change("no_mask", "first_mid", log=True), -1,
-        "change of log(first/middle) when the mask is removed")
-    add("residual-spike", "residual connection", "makes the last input dominate (the final spike, the (1 - alpha)^H path)",
-        "log last/middle", change("no_residual", "last_mid", log=True), -1,
-        "change of log(last/middle) without the residual")
-    add("residual-collapse", "residual connection", "slows rank collapse (relative mu stays larger)",
-        "mu(X)/||X||", change("no_residual", "mu_rel"), -1, "change of the relative mu without the residual")
-    add("depth-spike", "depth", "shrinks the final spike (does not create it)", "log last/middle",
-        change("deeper", "last_mid", log=True), -1, "change of log(last/middle) at twice the depth")
-    add("depth-collapse", "depth", "collapses the tokens further", "mu(X)/||X||", change("deeper", "mu_rel"), -1,
-        "change of the relative mu at twice the depth")
-    add("ln-recency", "LayerNorm (vs none)", "recency of the last layer's scores (Kim et al.'s quantity)",
-        "recency probability", change("no_norm", "rp"), -1, "change of the recency probability without a norm")
-    add("norm-selectable", "LayerNorm (vs none)", "puts the keys' inputs on a sphere: fewer key sets with an "
-        "unselectable key (Brody et al.'s scaling; per head W_K has a kernel)", "sets with an unselectable key", change("no_norm", "unselectable"), +1,
-        "change of the fraction of key sets with an unselectable key without a norm")
-    add("rope-recency", "RoPE", "recency of the last layer's scores", "recency probability", change("rope", "rp"), +1,
-        "change of the recency probability with RoPE")
-    window = results[names["window"]]
-    rows.append(Effect("window-field", "sliding window", "no influence from beyond the receptive field (first input: none)",
-                       "first/middle", window["first_mid"],
-                       property_verdict(bool(np.all(window["samples"]["first_mid"] == 0.0)),
-                                        f"first/middle is exactly 0 in {len(window['samples']['first_mid'])} "
-                                        "of as many sequences")))
-    return rows
-
-
-def synthesis_claims(results: dict, names: dict[str, str], cesaro_rate_fit: Estimate, *,
-                     alpha_pure: float = 1.0, settings: str) -> list[Claim]:
-    """The papers' central claims, tested on the switchable decoder (chapter 9's verdict table)."""
-    base = results[names["baseline"]]
-    first, last = (mean_estimate(np.log(base["samples"][k])) for k in ("first_mid", "last_mid"))
-    ushape = all_verdict({"primacy": sign_verdict(first, +1, what="mean log(first/middle)"),
-                            "recency": sign_verdict(last, +1, what="mean log(last/middle)")})
-    rp = base["rp"]
-    rp_gap = Estimate(rp.value - 0.5, rp.se, rp.df)
-    rate = math.log(cesaro_collapse_rate(alpha_pure))
-    return [
-        Claim(id="chowdhury-abstract-ushape-full-decoder", paper="chowdhury2026lost", where="abstract",
-              source="abstract",
-              statement="the U-shape is already present at initialization, before any training or positional "
-                        "encoding takes effect. It is an inherent geometric property of the causal decoder "
-                        "with residual connections.",
-              measured=f"mean log(first/middle) = {first.format()}, mean log(last/middle) = {last.format()}",
-              settings=settings, verdict=ushape, section="sec-syn-switches"),
-        Claim(id="kim-abstract-recency-full-decoder", paper="kim2025recency", where="abstract",
-              source="abstract",
-              statement="stacked causal self-attention layers combined with LayerNorm induce recency bias",
-              measured=f"last-layer recency probability {rp.format()} (1/2: no bias)", settings=settings,
-              verdict=sign_verdict(rp_gap, +1, what="recency probability - 1/2"), section="sec-syn-switches"),
-        Claim(id="wu-abstract-pure-masked-collapse", paper="wu2024masks", where="abstract", source="abstract",
-              statement="pure masked attention still suffers from exponential collapse to a rank one subspace",
-              measured=f"uniform causal attention, identity values: fitted log-rate of the relative "
-                       f"collapse {cesaro_rate_fit.format()} per layer (the proposition's asymptotic rate: "
-                       f"log(1/2) = {rate:.4f})",
-              settings="the Cesàro model (uniform causal attention, identity values: not the paper's random "
-                       "networks), exact matrix powers",
-              verdict=sign_verdict(cesaro_rate_fit, -1, what="fitted log-rate"),
-              section="sec-syn-wu-cesaro"),
-    ]
-

@@ -522,3 +522,239 @@ def settle(at_defaults: Verdict, at_paper: Verdict | None, *, defaults_are_paper
     if shortfall and settled.label in _DECISIVE:
         return Verdict(Label.NOT_DECIDED, f"{settled.label} as measured, but {shortfall} ({settled.reason})")
     return settled
+
+
+# ------------------------------------------------------------------------------------------
+# The rules of single chapters, and the claims they build (moved here from the mathematics:
+# the modules there return numbers; these decide what the numbers say about a claim).
+
+__all__ += ["angle_verdict", "table_verdict", "after_norm_verdict", "layernorm_claims", "Effect",
+            "component_effects", "synthesis_claims"]
+
+
+def angle_verdict(run, claimed: float, claimed_step: int, atol: float = 3.0, level: float = 0.95):
+    """A value the paper's Fig. 2b shows (``claimed`` degrees near ``claimed_step``) against
+    the run's final angle (mean over seeds with its t interval); ``run``: a
+    :class:`~attention_geometry.majority.MajorityRun` (chapter 2).
+
+    Compared with :func:`value_verdict` (tolerance
+    ``atol`` degrees for a value read from a figure) only when the run reached at
+    least 80 % of ``claimed_step``; otherwise ``not tested``: the angle keeps
+    changing during training, so values at different step counts are not comparable.
+    """
+    from .stats import mean_estimate
+
+    last = int(run.steps[-1])
+    if last < 0.8 * claimed_step:
+        return not_tested(f"the paper's value is at about {claimed_step:,} steps; this run stops at {last:,}")
+    return value_verdict(mean_estimate(run.final["angle"]), claimed, atol=atol, level=level)
+
+
+def table_verdict(estimates, claimed, measured_n, paper_n, *, atol: float = 5.0, labels=None):
+    """A row of Brody et al.'s Tables 1-3 (% unselectable per layer) against estimates (chapter 3).
+
+    The fraction of unselectable keys grows steeply with the number of keys, so
+    values are compared (:func:`values_verdict`,
+    tolerance ``atol`` percentage points) only when the ranges of key counts
+    ``measured_n`` and ``paper_n`` (``(low, high)`` each) overlap; otherwise
+    ``not tested``.
+    """
+    (m_lo, m_hi), (p_lo, p_hi) = measured_n, paper_n
+    if m_hi < p_lo or p_hi < m_lo:
+        return not_tested(f"the paper's sets have {p_lo}-{p_hi} keys, these {m_lo}-{m_hi}: the fraction depends "
+                          "steeply on the number of keys")
+    return values_verdict(estimates, claimed, atol=atol, labels=labels)
+
+
+def after_norm_verdict(normed_max: float, sphere_max: float, smallest_radius: float, *, eps: float):
+    r"""The claim "no key is unselectable after LayerNorm" (Brody et al., Table 2, "after"; chapter 3).
+
+    ``normed_max``: the largest % of unselectable keys in any set and layer of
+    the model's own normed states (with its :math:`\varepsilon`); ``sphere_max``:
+    the same for the residual normed with :math:`\varepsilon = 0`;
+    ``smallest_radius``: the smallest :math:`\lVert N_1(x)\rVert/\sqrt d` seen.
+
+    * ``reproduced`` when no normed state is unselectable;
+    * ``not decided`` when some are even on the sphere: every one of a finite
+      set of distinct points on a sphere is a vertex of their hull (Cor.
+      sel-cor-sphere), so these can only be ties (duplicates, or margins below
+      the tolerance), which the claim does not cover and which are no
+      counterexample;
+    * ``not decided`` when they are unselectable only with :math:`\varepsilon`:
+      the two sets differ only by the :math:`\varepsilon` term, which pulls the
+      states with short centred residual inside the sphere (radius
+      ``smallest_radius``). Its size depends on the residual norms, that is on
+      the model and its training, so this measurement cannot decide the claim
+      about the paper's trained model.
+    """
+    for name, v in [("normed_max", normed_max), ("sphere_max", sphere_max)]:
+        check_float(name, v, low=0.0, high=100.0)
+    check_float("smallest_radius", smallest_radius, low=0.0)
+    if normed_max == 0:
+        return Verdict("reproduced", "no normed state is unselectable in any set and layer")
+    if sphere_max > 0:
+        return Verdict("not decided", f"up to {sphere_max:.2f} % unselectable even with epsilon = 0, on the sphere, "
+                                      "where distinct states are all vertices: ties (duplicates or margins below "
+                                      "the tolerance), not a counterexample")
+    return Verdict("not decided", f"up to {normed_max:.2f} % unselectable with epsilon = {eps:g}, none with epsilon = 0: "
+                                  f"the epsilon term pulls states inside the sphere (smallest radius "
+                                  f"{smallest_radius:.4f} of sqrt(d)); its size depends on the residual norms, "
+                                  "so on the model's training")
+
+
+_ABSTRACT = dict(paper="brody2023expressivity", where="abstract", source="abstract", at_paper_settings=True)
+
+
+def layernorm_claims(check: dict, aff: dict, lowvar: dict, *, tol: float, eps_ref: float) -> list[Claim]:
+    r"""The claims of Brody et al.'s abstract about LayerNorm's geometry, with their verdicts (chapter 1).
+
+    ``check``: :func:`~attention_geometry.layernorm_checks.decomposition_errors` over all
+    inputs; ``aff``: :func:`~attention_geometry.layernorm_checks.affine_checks`; ``lowvar``:
+    :func:`~attention_geometry.layernorm_checks.low_variance_key` at :math:`\varepsilon` =
+    ``eps_ref``. Each verdict is :func:`property_verdict` of "the largest error is at most
+    ``tol``" (a violation would be of order 1).
+    """
+    import numpy as np
+
+    n = len(check["mean"])
+    mean_max, norm_max, err_max = (float(np.max(check[k])) for k in ("mean", "norm", "torch64"))
+    settings = f"{n} inputs, d from 2 to {int(np.max(check['d']))}, float64, eps = 0"
+
+    def holds(value, what):
+        return property_verdict(value <= tol, f"{what} {value:.1e} {'<=' if value <= tol else '>'} {tol:.0e}")
+
+    selected = aff["selected"] == 1.0
+    return [
+        Claim(id="brody-ln-projection", **_ABSTRACT,
+              statement="(a) projection of the input vectors to a $d-1$ space that is orthogonal to the "
+                        "$[1,1,\\dots,1]$ vector",
+              measured=f"largest $\\lvert\\mu(y)\\rvert$ = {mean_max:.1e}", settings=settings,
+              verdict=holds(mean_max, "largest |mu(y)|"), section="prop-ln-decomposition"),
+        Claim(id="brody-ln-scaling", **_ABSTRACT,
+              statement="(b) scaling of all vectors to the same norm of $\\sqrt d$",
+              measured=f"largest relative deviation of the norm from $\\sqrt d$ = {norm_max:.1e}",
+              settings=settings, verdict=holds(norm_max, "largest relative norm deviation"),
+              section="prop-ln-decomposition"),
+        Claim(id="brody-ln-two-components", **_ABSTRACT,
+              statement="LayerNorm consists of two components, (a) and (b)",
+              measured=f"$\\sqrt d\\,Px/\\lVert Px\\rVert$ against PyTorch: largest error {err_max:.1e}",
+              settings=settings, verdict=holds(err_max, "largest entrywise error"),
+              section="prop-ln-decomposition"),
+        Claim(id="brody-ln-uniform-query", **_ABSTRACT,
+              statement="(a) projection allows the attention mechanism to create an attention query that "
+                        "attends to all keys equally",
+              measured=f"spread of the scores of the query $\\mathbf 1/\\gamma$ with $\\gamma, \\beta$: "
+                       f"{aff['uniform_spread']:.1e} (relative)",
+              settings="random $\\gamma, \\beta$, eps = 0", verdict=holds(aff["uniform_spread"], "relative spread"),
+              section="prop-ln-affine"),
+        Claim(id="brody-ln-selectable", **_ABSTRACT,
+              statement="(b) scaling allows each key to potentially receive the highest attention",
+              measured=f"outputs that are the unique maximiser of their own query: {aff['selected']:.1%}; "
+                       f"with eps = {eps_ref:g} a key of variance eps/100 wins {lowvar['wins_eps']:.1%} "
+                       f"of queries (without eps: {lowvar['wins_exact']:.1%})",
+              settings="random $\\gamma, \\beta$, eps = 0; d = 3 pentagon with eps > 0",
+              verdict=property_verdict(selected, f"{aff['selected']:.1%} of outputs selectable at eps = 0; "
+                                                 "needs sigma^2 >> eps for every key when eps > 0"),
+              section="prop-ln-affine"),
+    ]
+
+
+@dataclass(frozen=True)
+class Effect:
+    """One row of the component table: switching ``component`` changes ``quantity`` as ``effect`` says;
+    ``change`` is the paired change from the baseline (a log-ratio for ratios), ``verdict`` the rule's;
+    ``key`` names the row."""
+
+    key: str
+    component: str
+    effect: str
+    quantity: str
+    change: Estimate
+    verdict: object
+
+
+def component_effects(results: dict, names: dict[str, str]) -> list[Effect]:
+    """What each component does on this model, each as a paired change from the baseline with a
+    sign rule. ``results``: :func:`~attention_geometry.synthesis.synthesis_experiment`;
+    ``names``: role -> variant name for the roles ``baseline``, ``no_mask``, ``window``, ``no_norm``, ``rmsnorm``, ``no_residual``,
+    ``deeper``, ``rope``."""
+    import numpy as np
+
+    from .synthesis import paired_change
+
+    base = results[names["baseline"]]
+
+    def change(role, key, log=False):
+        return paired_change(results[names[role]], base, key, log=log)
+
+    rows = []
+
+    def add(key, component, effect, quantity, est, sign, what):
+        rows.append(Effect(key, component, effect, quantity, est, sign_verdict(est, sign, what=what)))
+
+    add("mask-primacy", "causal mask", "makes the first input dominate the attention path (primacy)",
+        "log first/middle", change("no_mask", "first_mid", log=True), -1,
+        "change of log(first/middle) when the mask is removed")
+    add("residual-spike", "residual connection", "makes the last input dominate (the final spike, the (1 - alpha)^H path)",
+        "log last/middle", change("no_residual", "last_mid", log=True), -1,
+        "change of log(last/middle) without the residual")
+    add("residual-collapse", "residual connection", "slows rank collapse (relative mu stays larger)",
+        "mu(X)/||X||", change("no_residual", "mu_rel"), -1, "change of the relative mu without the residual")
+    add("depth-spike", "depth", "shrinks the final spike (does not create it)", "log last/middle",
+        change("deeper", "last_mid", log=True), -1, "change of log(last/middle) at twice the depth")
+    add("depth-collapse", "depth", "collapses the tokens further", "mu(X)/||X||", change("deeper", "mu_rel"), -1,
+        "change of the relative mu at twice the depth")
+    add("ln-recency", "LayerNorm (vs none)", "recency of the last layer's scores (Kim et al.'s quantity)",
+        "recency probability", change("no_norm", "rp"), -1, "change of the recency probability without a norm")
+    add("norm-selectable", "LayerNorm (vs none)", "puts the keys' inputs on a sphere: fewer key sets with an "
+        "unselectable key (Brody et al.'s scaling; per head W_K has a kernel)", "sets with an unselectable key", change("no_norm", "unselectable"), +1,
+        "change of the fraction of key sets with an unselectable key without a norm")
+    add("rope-recency", "RoPE", "recency of the last layer's scores", "recency probability", change("rope", "rp"), +1,
+        "change of the recency probability with RoPE")
+    window = results[names["window"]]
+    rows.append(Effect("window-field", "sliding window", "no influence from beyond the receptive field (first input: none)",
+                       "first/middle", window["first_mid"],
+                       property_verdict(bool(np.all(window["samples"]["first_mid"] == 0.0)),
+                                        f"first/middle is exactly 0 in {len(window['samples']['first_mid'])} "
+                                        "of as many sequences")))
+    return rows
+
+
+def synthesis_claims(results: dict, names: dict[str, str], cesaro_rate_fit: Estimate, *,
+                     alpha_pure: float = 1.0, settings: str) -> list[Claim]:
+    """The papers' central claims, tested on the switchable decoder (chapter 9's verdict table)."""
+    import numpy as np
+
+    from .stats import mean_estimate
+    from .synthesis import cesaro_collapse_rate
+
+    base = results[names["baseline"]]
+    first, last = (mean_estimate(np.log(base["samples"][k])) for k in ("first_mid", "last_mid"))
+    ushape = all_verdict({"primacy": sign_verdict(first, +1, what="mean log(first/middle)"),
+                            "recency": sign_verdict(last, +1, what="mean log(last/middle)")})
+    rp = base["rp"]
+    rp_gap = Estimate(rp.value - 0.5, rp.se, rp.df)
+    rate = math.log(cesaro_collapse_rate(alpha_pure))
+    return [
+        Claim(id="chowdhury-abstract-ushape-full-decoder", paper="chowdhury2026lost", where="abstract",
+              source="abstract",
+              statement="the U-shape is already present at initialization, before any training or positional "
+                        "encoding takes effect. It is an inherent geometric property of the causal decoder "
+                        "with residual connections.",
+              measured=f"mean log(first/middle) = {first.format()}, mean log(last/middle) = {last.format()}",
+              settings=settings, verdict=ushape, section="sec-syn-switches"),
+        Claim(id="kim-abstract-recency-full-decoder", paper="kim2025recency", where="abstract",
+              source="abstract",
+              statement="stacked causal self-attention layers combined with LayerNorm induce recency bias",
+              measured=f"last-layer recency probability {rp.format()} (1/2: no bias)", settings=settings,
+              verdict=sign_verdict(rp_gap, +1, what="recency probability - 1/2"), section="sec-syn-switches"),
+        Claim(id="wu-abstract-pure-masked-collapse", paper="wu2024masks", where="abstract", source="abstract",
+              statement="pure masked attention still suffers from exponential collapse to a rank one subspace",
+              measured=f"uniform causal attention, identity values: fitted log-rate of the relative "
+                       f"collapse {cesaro_rate_fit.format()} per layer (the proposition's asymptotic rate: "
+                       f"log(1/2) = {rate:.4f})",
+              settings="the Cesàro model (uniform causal attention, identity values: not the paper's random "
+                       "networks), exact matrix powers",
+              verdict=sign_verdict(cesaro_rate_fit, -1, what="fitted log-rate"),
+              section="sec-syn-wu-cesaro"),
+    ]

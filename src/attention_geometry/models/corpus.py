@@ -44,7 +44,7 @@ from .._files import cache_root, write_json_atomic
 __all__ = [
     "STDLIB_MODULES",
     "load_corpus",
-    "describe_corpus",
+    "corpus_facts",
     "token_batches",
     "byte_batches",
 ]
@@ -161,22 +161,16 @@ def load_corpus(folder: str | None = None) -> list[str]:
     return list(_stdlib_corpus()) if folder is None else _folder_corpus(folder)
 
 
-def describe_corpus(folder: str | None = None) -> str:
-    """One sentence that says what the text is, for the book."""
+def corpus_facts(folder: str | None = None) -> dict:
+    """What the text is, in numbers: ``{"folder", "paragraphs", "characters"}`` and, for
+    the built-in corpus (``folder=None``), ``"n_modules"`` and ``"python"`` (the
+    version, ``"3.12.3"``), otherwise ``"n_files"`` (the ``.txt`` files read).
+    :func:`~attention_geometry.words.describe_corpus` words it."""
     paragraphs = load_corpus(folder)
-    n_chars = sum(len(p) for p in paragraphs)
+    facts = {"folder": folder, "paragraphs": len(paragraphs), "characters": sum(len(p) for p in paragraphs)}
     if folder is None:
-        version = ".".join(map(str, sys.version_info[:3]))
-        return (
-            f"English prose from the docstrings of {len(STDLIB_MODULES)} Python {version} "
-            f"standard-library modules (doctests and code removed): {len(paragraphs):,} "
-            f"paragraphs, {n_chars:,} characters."
-        )
-    n_files = len(sorted(Path(folder).glob("*.txt")))
-    return (
-        f"The text of the {n_files} .txt files in {folder}: {len(paragraphs):,} paragraphs, "
-        f"{n_chars:,} characters."
-    )
+        return facts | {"n_modules": len(STDLIB_MODULES), "python": ".".join(map(str, sys.version_info[:3]))}
+    return facts | {"n_files": len(sorted(Path(folder).glob("*.txt")))}
 
 
 def _check_sizes(n_samples, seq_len, seed):

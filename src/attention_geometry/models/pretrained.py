@@ -223,7 +223,7 @@ def per_head_keys(model, layer: int, normed: torch.Tensor) -> torch.Tensor:
 
 
 def model_facts(model) -> dict:
-    """Architecture facts for the book (no weights)."""
+    """Architecture facts for the book (no weights): names and numbers, no sentences."""
     cfg = model.config
     layer0 = _decoder(model).layers[0]
     d_head = getattr(cfg, "head_dim", None) or cfg.hidden_size // cfg.num_attention_heads
@@ -237,8 +237,7 @@ def model_facts(model) -> dict:
         "d_head": d_head,
         "vocabulary": cfg.vocab_size,
         "parameters": sum(p.numel() for p in model.parameters()),
-        "norm": f"{type(layer0.input_layernorm).__name__} before attention and MLP "
-                "(scaling with a learned gain, no projection)",
-        "positional_encoding": "rotary (RoPE), applied to queries and keys after k_proj/q_proj",
-        "quantisation": "weights stored as 4-bit GGUF (Q4_1), dequantised to float32",
+        "norm": type(layer0.input_layernorm).__name__,  # before attention and MLP: a learned gain, no projection
+        "positional_encoding": "RoPE",  # on queries and keys, after q_proj / k_proj
+        "quantisation": "Q4_1",  # 4-bit GGUF weights, dequantised to float32
     }

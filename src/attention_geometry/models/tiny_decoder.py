@@ -256,19 +256,6 @@ class TinyTraining:
         check_float("lr", self.lr, low=0.0, low_open=True)
         check_float("clip", self.clip, low=0.0, low_open=True)
 
-    def shortfall(self) -> str:
-        """What this training lacks of the original's (the defaults), for a claim's
-        ``shortfall``: ``""`` when it runs the original's steps, schedule, batch,
-        length and learning rate."""
-        full = TinyTraining()
-        lacks = [f"{getattr(self, n):,} of the original's {getattr(full, n):,} {what}"
-                 for n, what in [("steps", "steps"), ("seq_len", "tokens per sequence"), ("batch", "sequences per step")]
-                 if getattr(self, n) < getattr(full, n)]
-        if self.lr != full.lr or self.schedule_steps != full.schedule_steps:
-            lacks.append(f"learning rate {self.lr:g} decaying to 0 at step {self.schedule_steps:,} (the original: "
-                         f"{full.lr:g} at step {full.schedule_steps:,})")
-        return "the tiny decoders trained " + "; ".join(lacks) if lacks else ""
-
 
 def _step_seed(seed: int, step: int) -> int:
     return int.from_bytes(hashlib.sha256(f"{seed}:{step}".encode()).digest()[:8], "little") >> 1
