@@ -82,3 +82,16 @@ def test_every_numbered_equation_is_named_by_a_library_docstring():
 def test_the_unnamed_equation_finder_finds_them():
     text = "$$\nx = 1\n$$ (eq-one)\n\n$$\ny = 2\n$$ (eq-two)\n"
     assert unnamed_equations(text, "def f():\n    '''Computes ``eq-one``, not eq-two-b.'''") == ["eq-two"]
+
+
+FIGURE_IMPORT = re.compile(r"^from attention_geometry\.figures import (\w+) as (\w+)$", re.M)
+
+
+def test_each_figure_module_has_one_alias_across_the_chapters():
+    """``from attention_geometry.figures import cesaro as cesaro_fig``: one name per figure
+    module in every chapter, so that an alias never names two modules."""
+    found = [m.groups() for p in sorted(BOOK.glob("0*.md")) for m in FIGURE_IMPORT.finditer(p.read_text())]
+    assert len(found) >= 9
+    assert all(alias == f"{module}_fig" for module, alias in found), found
+    assert not re.search(r"^from attention_geometry\.figures import \w+$", "\n".join(
+        p.read_text() for p in BOOK.glob("0*.md")), re.M)
