@@ -239,17 +239,19 @@ def test_a_rule_that_cannot_tell_the_claim_from_its_negation_is_uninformative():
 
 
 def test_null_value_sign_and_bound_rules_keep_their_nominal_rates():
-    """True value on the band's edge / at 0 / on the bound, ten samples each (t intervals)."""
+    """True value on the band's edge (the interval narrow beside the band) / at 0 / on the bound,
+    ten samples each (t intervals), on 1000 data sets: the nominal rates are 2.5 % (one edge), 5 % and 5 %."""
     rng = np.random.default_rng(7)
+    runs = 5 * N_NULL  # cheap: more data sets, a tighter check
     value = sign = bound = 0
-    for _ in range(N_NULL):
+    for _ in range(runs):
         x = rng.standard_normal(10)
-        value += value_verdict(mean_estimate(0.55 + x), 0.5, atol=0.05).label == "reproduced"
+        value += value_verdict(mean_estimate(0.55 + 0.01 * x), 0.5, atol=0.05).label == "reproduced"
         sign += sign_verdict(mean_estimate(x), +1).label in DECISIVE
         bound += bound_verdict(mean_estimate(1.0 + x), 1.0, at_most=True).label in DECISIVE
-    assert value / N_NULL <= _tolerance(0.025)
-    assert sign / N_NULL <= _tolerance(0.05)
-    assert bound / N_NULL <= _tolerance(0.05)
+    assert value / runs <= _tolerance(0.025, runs)
+    assert sign / runs <= _tolerance(0.05, runs)
+    assert bound / runs <= _tolerance(0.05, runs)
 
 
 # ---------------------------------------------------------------- rule 9: ratios and proportions
