@@ -224,6 +224,9 @@ def ledger_page(rows: list[dict]) -> str:
         "",
         f"{len(rows)} claims. Per paper: " + ", ".join(f"{k} {v}" for k, v in papers.items()) + ".",
         "Per verdict: " + ", ".join(f"{k} {v}" for k, v in verdicts.items()) + ".",
+        "Per kind (the paper's claims, the book's readings and controls): "
+        + ", ".join(f"{k} {v}" for k, v in _counts([{"k": r.get("claim_kind", "paper")} for r in rows], "k").items())
+        + ".",
         "",
         "```{raw} html",
         '<div class="mathjax_process ag-ledger">',
