@@ -17,6 +17,7 @@ from attention_geometry.power import (
     detectable_effect,
     model_reference,
     projected_reliability,
+    samples_for_reliability,
     samples_to_decide,
 )
 from attention_geometry.ratios import clopper_pearson, fieller_interval
@@ -151,6 +152,8 @@ def test_spearman_brown_prophecy():
     assert projected_reliability(0.5, 10, 20) == pytest.approx(2 / 3)
     assert projected_reliability(2 / 3, 20, 10) == pytest.approx(0.5)  # and back
     assert projected_reliability(-0.1, 10, 1000) == -0.1
+    assert samples_for_reliability(0.5, 10, 2 / 3) == 20 and samples_for_reliability(0.0, 10, 0.5) == math.inf
+    assert projected_reliability(0.3, 16, int(samples_for_reliability(0.3, 16, 0.9))) >= 0.9
     ref = model_reference(Estimate(0.81, 0.02))
     assert ref.value == pytest.approx(0.9) and ref.se == pytest.approx(0.02 / 1.8)
 

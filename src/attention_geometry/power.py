@@ -14,6 +14,8 @@ verdict needs to say so (:mod:`.verdicts` words them):
 * :func:`projected_reliability` -- the Spearman--Brown prophecy: the reliability
   :math:`r` of an average of ``n_from`` replicates, projected to ``n_to``:
   :math:`k r / (1 + (k - 1) r)` with :math:`k = n_\text{to}/n_\text{from}`;
+* :func:`samples_for_reliability` -- the prophecy solved for the sample size:
+  :math:`n' = n\,r'(1-r)/(r(1-r'))` replicates reach reliability :math:`r'`;
 * :func:`model_reference` -- the correlation a *noiseless* model of the true
   profile is expected to reach with one average of reliability :math:`r`:
   :math:`\sqrt r`. (The reliability itself is the expected correlation between
@@ -28,7 +30,8 @@ import math
 from ._checks import check_float, check_int
 from .stats import Estimate
 
-__all__ = ["detectable_effect", "samples_to_decide", "projected_reliability", "model_reference"]
+__all__ = ["detectable_effect", "samples_to_decide", "projected_reliability", "samples_for_reliability",
+           "model_reference"]
 
 
 def _z(p: float) -> float:
@@ -71,6 +74,21 @@ def projected_reliability(r: float, n_from: int, n_to: int) -> float:
     if r <= 0:
         return r
     return k * r / (1 + (k - 1) * r)
+
+
+def samples_for_reliability(r: float, n: int, target: float) -> float:
+    r"""The number of replicates whose average reaches reliability ``target``, from the
+    reliability ``r`` of an average of ``n``: :func:`projected_reliability` solved for
+    ``n_to``, :math:`n\,t(1-r)/(r(1-t))`, rounded up. ``inf`` when ``r <= 0`` (no signal)
+    or ``target >= 1`` (only infinitely many replicates are noiseless)."""
+    r = check_float("r", r, low=-1.0, high=1.0)
+    n = check_int("n", n, low=1)
+    target = check_float("target", target, low=-1.0, high=1.0)
+    if r <= 0 or target >= 1:
+        return math.inf
+    if r >= 1:
+        return float(n)
+    return float(math.ceil(n * target * (1 - r) / (r * (1 - target)) - 1e-9))
 
 
 def model_reference(reliability: Estimate) -> Estimate:

@@ -76,7 +76,8 @@ from enum import StrEnum
 from typing import Any
 
 from ._checks import ArgumentTypeError, check_choice, check_float, check_int, fail
-from .power import detectable_effect, model_reference, projected_reliability, samples_to_decide
+from .power import (detectable_effect, model_reference, projected_reliability, samples_for_reliability,
+                    samples_to_decide)
 from .stats import Estimate
 
 __all__ = [
@@ -404,7 +405,7 @@ def ceiling_verdict(est: Estimate, claimed: float, ceiling: Estimate, *, tol: fl
     samples (``n``: those behind ``est``) at which the projected reference
     (:func:`~attention_geometry.power.projected_reliability`) would reach it.
 
-    ``uninformative``: with ``paper_n`` (the paper's own sample size) and ``alternative``
+    ``uninformative``: with ``n``, ``paper_n`` (the paper's own sample size) and ``alternative``
     (the correlation a plausible *other* profile -- one without the paper's mechanism
     -- reaches against the same average), the alternative projected to the paper's
     sample size, :math:`a\,\mathrm{ref}(r_	ext{paper})/\mathrm{ref}(r)`, reaches the
@@ -436,12 +437,12 @@ def ceiling_verdict(est: Estimate, claimed: float, ceiling: Estimate, *, tol: fl
     if lo >= target:
         return Verdict(Label.REPRODUCED, text)
     if hi < target:
-        r = min(ceiling.value, 1.0)
-        need = target**2 if compares == "model" else target
-        if n is not None and 0 < r < 1 and need < 1:
-            more = n * need * (1 - r) / (r * (1 - need))  # Spearman-Brown solved for the sample size
+        need = target**2 if compares == "model" else target  # the reliability whose reference is the target
+        more = (samples_for_reliability(min(ceiling.value, 1.0), check_int("n", n, low=1), need)
+                if n is not None else math.inf)
+        if math.isfinite(more):
             return Verdict(Label.NOT_DECIDED, f"{text}: below the claim, but so is the reference; the noise "
-                                              f"would allow it from about {math.ceil(more):,} samples (now {n:,})")
+                                              f"would allow it from about {more:,.0f} samples (now {n:,})")
         return Verdict(Label.NOT_DECIDED, f"{text}: below the claim, but so is the reference")
     return Verdict(Label.NOT_DECIDED, f"{text}: the interval straddles the claim")
 
