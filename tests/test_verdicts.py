@@ -72,6 +72,8 @@ def test_every_label_is_reachable_by_some_rule():
         sign_verdict(Estimate(-1, 0.1), 1).label,
         sign_verdict(Estimate(0, 0.1), 1).label,
         not_tested("x").label,
+        settle(Verdict("reproduced", "r"), None, defaults_are_paper=True, stand_in="a one-head decoder").label,
+        value_verdict(Estimate(0.5, 0.01), 0.5, atol=0.1, alternative=0.45).label,
     }
     assert reached == set(VERDICTS)
 
@@ -109,7 +111,9 @@ def test_labels_and_sources_are_enums_that_read_as_their_words():
     import json
 
     assert VERDICTS == tuple(Label) and SOURCES == tuple(Source)  # members equal their words
-    assert VERDICTS == ("reproduced", "differs", "refuted", "not decided", "not tested")
+    assert VERDICTS == ("reproduced", "reproduced in a stand-in", "differs", "refuted", "not decided",
+                        "uninformative", "not tested")
+    assert len([v for v in VERDICTS if v != "not tested"]) <= 6  # the ledger's six labels, no compound ones
     v = Verdict("not decided", "r")
     assert v.label is Label.NOT_DECIDED and v.label == "not decided" and str(v) == "not decided: r"
     assert f"{v.label}" == "not decided" and Verdict(Label.REFUTED, "r") == Verdict("refuted", "r")
@@ -148,7 +152,7 @@ def test_floor_verdict_can_return_each_label():
 def test_verdict_words_follow_the_verdict():
     words = dict(reproduced="holds", otherwise="fails", undecided="is open")
     assert [verdict_words(Verdict(label, ""), **words) for label in VERDICTS] == [
-        "holds", "fails", "fails", "is open", "is open"]
+        "holds", "holds", "fails", "fails", "is open", "is open", "is open"]
     with pytest.raises(ValueError, match="verdict.label = 'maybe' is not allowed; allowed: reproduced"):
         verdict_words(_bad_label(), **words)
 

@@ -29,6 +29,9 @@ module                    object
 :mod:`.jacobian_training` early training with the profile measured (ch. 8)
 :mod:`.synthesis`         a decoder with every component switchable (ch. 9)
 :mod:`.stats`             intervals, paired differences, control variates
+:mod:`.selection`         extremes chosen on one half, measured on the other
+:mod:`.power`             detectable effects, samples to decide, reliability
+:mod:`.ratios`            Fieller ratios, exact binomial proportions
 :mod:`.verdicts`          the rules that turn a measurement into a verdict
 :mod:`.words`             the words a sentence takes from the numbers
 :mod:`.checkpoint`        atomic checkpoints for long loops
@@ -43,8 +46,8 @@ import importlib
 #: imports; no two modules export one name: see tests/test_layers.py).
 MODULE_NAMES = ("layernorm", "layernorm_checks", "attention", "majority", "selectability", "collapse",
                 "ln_dynamics", "recency", "recency_theory", "recency_extensions", "cesaro", "decoders", "jacobians",
-                "jacobian_theory", "jacobian_stats", "jacobian_training", "synthesis", "stats", "verdicts",
-                "words", "checkpoint", "models.corpus", "models.pretrained", "models.tiny_decoder")
+                "jacobian_theory", "jacobian_stats", "jacobian_training", "synthesis", "stats", "selection", "power",
+                "ratios", "verdicts", "words", "checkpoint", "models.corpus", "models.pretrained", "models.tiny_decoder")
 _SUBMODULES = {name.rsplit(".", 1)[-1]: name for name in MODULE_NAMES} | {"models": "models"}
 
 

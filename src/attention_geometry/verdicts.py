@@ -11,13 +11,19 @@ holds them as plain strings):
 
 ``reproduced``
     the measurement agrees with the claim, beyond its uncertainty;
+``reproduced in a stand-in``
+    the same, measured in a stand-in for the paper's setup (:func:`settle`);
 ``differs``
     a claimed *value* lies outside the measurement's interval (the effect may
     exist, its size is another);
 ``refuted``
     a claimed *direction* or *property* is contradicted beyond the uncertainty;
 ``not decided``
-    the interval contains both outcomes: the evidence does not decide;
+    the interval contains both outcomes: the evidence does not decide (the
+    reason says what would: the sample size at which it would);
+``uninformative``
+    the test cannot tell the claim from its negation (an alternative that
+    does not have the paper's mechanism passes it too): agreement means nothing;
 ``not tested``
     nothing here measures the claim (the reason says why).
 
@@ -35,7 +41,13 @@ Rules:
   computation that either holds or fails (a proof-checking computation: exact
   arithmetic, an identity to rounding);
 * :func:`ceiling_verdict` -- a claimed correlation (e.g. a Spearman between a
-  measured profile and a model) read against the data's own noise ceiling;
+  measured profile and a model) read against what the data's reliability lets a
+  perfect model reach (its square root);
+* :func:`extreme_change_verdict` -- a claimed change of a profile's extreme ("deepens")
+  between two noisy profiles, each extreme chosen on one half of the replicates and
+  measured on the other (:func:`~attention_geometry.selection.split_half_extreme`);
+* :func:`proportion_verdict` -- a claim about every case, read as a proportion of at
+  least ``1 - tol`` with an exact binomial interval;
 * :func:`range_verdict` -- a claimed range (the value stays within ``[low, high]``, or outside it);
 * :func:`all_verdict` -- a claim made for every case, or of several parts: one verdict per case;
 * :func:`heterogeneity_verdict` -- a claimed *mixed* effect (helps in some cases, not in others);
@@ -47,7 +59,15 @@ Two helpers turn a verdict into what a reader sees: :func:`phrase` words it
 for the claim's source (a row resting on an AI-written *summary* agrees or
 disagrees "with the summary's reading"), and :func:`settle` combines the
 verdict at the book's default settings with the one at the paper's settings
-(a stored paper-scale run): the latter decides when it exists.
+(a stored paper-scale run): the latter decides when it exists; a reproduced
+verdict measured in a stand-in says so, and a decisive one resting on an
+assumption that is not the paper's stands as ``not decided`` unless the book
+shows the assumption does not matter.
+
+Rules with a tolerance report the smallest departure they could have seen
+(80 % power, :func:`~attention_geometry.power.detectable_effect`); rules given the
+value of the claim's negation (``alternative``) return ``uninformative`` rather
+than ``reproduced`` when that value passes too.
 """
 
 import math
@@ -55,14 +75,18 @@ from dataclasses import asdict, dataclass, field
 from enum import StrEnum
 from typing import Any
 
-from ._checks import ArgumentTypeError, check_choice, check_float, fail
+from ._checks import ArgumentTypeError, check_choice, check_float, check_int, fail
+from .power import (detectable_effect, model_reference, projected_reliability, samples_for_reliability,
+                    samples_to_decide)
 from .stats import Estimate
 
 __all__ = [
     "Label",
     "Source",
+    "ClaimKind",
     "VERDICTS",
     "SOURCES",
+    "CLAIM_KINDS",
     "Verdict",
     "Claim",
     "ClaimList",
@@ -74,6 +98,9 @@ __all__ = [
     "hypothesis_verdict",
     "property_verdict",
     "ceiling_verdict",
+    "COMPARES",
+    "extreme_change_verdict",
+    "proportion_verdict",
     "range_verdict",
     "all_verdict",
     "heterogeneity_verdict",
@@ -89,10 +116,21 @@ class Label(StrEnum):
     so records compare with strings and are written to JSON as the word."""
 
     REPRODUCED = "reproduced"
+    REPRODUCED_IN_STAND_IN = "reproduced in a stand-in"
     DIFFERS = "differs"
     REFUTED = "refuted"
     NOT_DECIDED = "not decided"
+    UNINFORMATIVE = "uninformative"
     NOT_TESTED = "not tested"
+
+
+class ClaimKind(StrEnum):
+    """What a row tests: ``paper``, a claim the paper makes; ``reading``, the book's own
+    reading of a paper or a control the paper never ran (not counted among the paper's
+    refutations)."""
+
+    PAPER = "paper"
+    READING = "reading"
 
 
 class Source(StrEnum):
@@ -112,9 +150,13 @@ class Source(StrEnum):
 VERDICTS = tuple(label.value for label in Label)
 #: The kinds of source, in order (:class:`Source`).
 SOURCES = tuple(source.value for source in Source)
+#: The kinds of claim, in order (:class:`ClaimKind`).
+CLAIM_KINDS = tuple(kind.value for kind in ClaimKind)
 
 #: The labels that decide a claim either way: a shortfall of the setup turns them undecided.
-_DECISIVE = (Label.REPRODUCED, Label.DIFFERS, Label.REFUTED)
+_DECISIVE = (Label.REPRODUCED, Label.REPRODUCED_IN_STAND_IN, Label.DIFFERS, Label.REFUTED)
+#: The labels that agree with the claim.
+_AGREES = (Label.REPRODUCED, Label.REPRODUCED_IN_STAND_IN)
 
 
 @dataclass(frozen=True)
@@ -137,15 +179,50 @@ def _interval_text(est: Estimate, level: float) -> str:
     return f"{level:.0%} interval [{lo:.3g}, {hi:.3g}]"
 
 
+def _z(level: float) -> float:
+    """The two-sided normal quantile of ``level`` (what projections to another sample size use)."""
+    from scipy.stats import norm
+
+    return float(norm.ppf(0.5 + level / 2))
+
+
+def _to_decide(est: Estimate, margin: float, n: int | None, level: float) -> str:
+    """What would decide a ``not decided``: the sample size at which the interval, centred where it
+    is, would clear the nearest edge it straddles (``margin`` away), the se scaling as 1/sqrt(n)."""
+    if margin <= 0 or est.se == 0:
+        return "no sample size decides it while the measured value sits on the edge"
+    factor = (_z(level) * est.se / margin) ** 2
+    if n is not None:
+        needed = samples_to_decide(est.se, margin, check_int("n", n, low=1), level=level)
+        return f"about {needed:,.0f} samples (now {n:,}) would decide it if the value stays at {est.value:.3g}"
+    return f"about {max(factor, 1):.3g} times as many samples would decide it if the value stays at {est.value:.3g}"
+
+
+def _could_see(est: Estimate, level: float, beyond: str) -> str:
+    """The smallest departure the measurement could have seen (80 % power), for a ``reproduced``."""
+    return f"it would have seen a departure of {detectable_effect(est.se, level=level):.2g} {beyond} (80 % power)"
+
+
+def _alternative_value(alternative) -> float | None:
+    if alternative is None:
+        return None
+    return float(alternative.value if isinstance(alternative, Estimate) else check_float("alternative", alternative))
+
+
 def value_verdict(est: Estimate, claimed: float, *, rtol: float = 0.0, atol: float = 0.0,
-                  level: float = 0.95) -> Verdict:
+                  level: float = 0.95, n: int | None = None, alternative: float | Estimate | None = None) -> Verdict:
     """A claimed value against a measured one.
 
     The claim is the band ``claimed ± tol`` with ``tol = atol + rtol * |claimed|``
     (a figure read by eye deserves a tolerance; an exact number none). The
     measurement is its ``level`` interval. Interval inside the band:
-    ``reproduced``; interval and band disjoint: ``differs``; otherwise ``not
-    decided``.
+    ``reproduced`` (the reason gives the smallest departure beyond the band it could
+    have seen); interval and band disjoint: ``differs``; otherwise ``not decided``
+    (the reason gives the sample size that would decide it: ``n``, the number of
+    samples behind ``est``, makes it absolute). ``alternative``: the value the claim's
+    negation stands for (no effect, a competing mechanism); when it lies inside the
+    band the band cannot tell the claim from its negation, and an interval inside the
+    band is ``uninformative``, not ``reproduced``.
     """
     rtol = check_float("rtol", rtol, low=0.0)
     atol = check_float("atol", atol, low=0.0)
@@ -153,18 +230,27 @@ def value_verdict(est: Estimate, claimed: float, *, rtol: float = 0.0, atol: flo
     lo, hi = est.interval(level)
     band = (claimed - tol, claimed + tol)
     where = f"{_interval_text(est, level)} against the claim {claimed:.3g} ± {tol:.2g}"
+    alt = _alternative_value(alternative)
     if band[0] <= lo and hi <= band[1]:
-        return Verdict(Label.REPRODUCED, f"{where}: inside")
+        if alt is not None and band[0] <= alt <= band[1]:
+            return Verdict(Label.UNINFORMATIVE, f"{where}: inside, but so is the alternative {alt:.3g}: "
+                                                 "the band cannot tell the claim from its negation")
+        return Verdict(Label.REPRODUCED, f"{where}: inside; {_could_see(est, level, 'beyond the band')}")
     if hi < band[0] or lo > band[1]:
         return Verdict(Label.DIFFERS, f"{where}: outside")
-    return Verdict(Label.NOT_DECIDED, f"{where}: overlapping")
+    gap = abs(est.value - claimed)
+    margin = abs(tol - gap)  # to fit inside the band (gap < tol) or to clear it (gap > tol)
+    return Verdict(Label.NOT_DECIDED, f"{where}: overlapping; {_to_decide(est, margin, n, level)}")
 
 
-def sign_verdict(est: Estimate, claimed_sign: int, *, level: float = 0.95, what: str = "the effect") -> Verdict:
+def sign_verdict(est: Estimate, claimed_sign: int, *, level: float = 0.95, what: str = "the effect",
+                 n: int | None = None) -> Verdict:
     """A claimed direction (``+1``: positive, ``-1``: negative) of an effect ``est``.
 
     ``reproduced`` when the whole ``level`` interval has the claimed sign,
-    ``refuted`` when it has the opposite sign, ``not decided`` when it contains 0.
+    ``refuted`` when it has the opposite sign, ``not decided`` when it contains 0
+    (the reason gives the sample size at which it would not: ``n``, the number of
+    samples behind ``est``, makes it absolute).
     """
     if claimed_sign not in (1, -1):
         raise fail("claimed_sign", claimed_sign, "+1 or -1")
@@ -175,26 +261,36 @@ def sign_verdict(est: Estimate, claimed_sign: int, *, level: float = 0.95, what:
         return Verdict(Label.REPRODUCED, text)
     if (hi < 0 and claimed_sign > 0) or (lo > 0 and claimed_sign < 0):
         return Verdict(Label.REFUTED, text)
-    return Verdict(Label.NOT_DECIDED, f"{text}; the interval contains 0")
+    return Verdict(Label.NOT_DECIDED, f"{text}; the interval contains 0; {_to_decide(est, abs(est.value), n, level)}")
 
 
 def bound_verdict(est: Estimate, bound: float, *, at_most: bool, level: float = 0.95,
-                  what: str = "the measurement") -> Verdict:
+                  what: str = "the measurement", n: int | None = None,
+                  alternative: float | Estimate | None = None) -> Verdict:
     """A claimed bound: ``est <= bound`` (``at_most=True``) or ``est >= bound``.
 
-    ``reproduced`` when the whole interval satisfies it, ``refuted`` when none of
-    it does, ``not decided`` otherwise.
+    ``reproduced`` when the whole interval satisfies it (the reason gives the
+    smallest excess over the bound it could have seen), ``refuted`` when none of it
+    does, ``not decided`` otherwise (with the sample size that would decide it).
+    ``alternative``: what the claim's negation would measure (a competing profile, no
+    effect); when it satisfies the bound too, the bound cannot tell the claim from its
+    negation, and ``reproduced`` becomes ``uninformative``.
     """
     lo, hi = est.interval(level)
     rel = "at most" if at_most else "at least"
     text = f"{what} = {est.format()}, {_interval_text(est, level)}; claimed {rel} {bound:.3g}"
     holds = hi <= bound if at_most else lo >= bound
     fails = lo > bound if at_most else hi < bound
+    alt = _alternative_value(alternative)
     if holds:
-        return Verdict(Label.REPRODUCED, text)
+        if alt is not None and (alt <= bound if at_most else alt >= bound):
+            return Verdict(Label.UNINFORMATIVE, f"{text}; holds, but so does the alternative {alt:.3g}: "
+                                                 "the bound cannot tell the claim from its negation")
+        return Verdict(Label.REPRODUCED, f"{text}; {_could_see(est, level, 'past the bound')}")
     if fails:
         return Verdict(Label.REFUTED, text)
-    return Verdict(Label.NOT_DECIDED, f"{text}; the interval straddles the bound")
+    return Verdict(Label.NOT_DECIDED, f"{text}; the interval straddles the bound; "
+                                      f"{_to_decide(est, abs(est.value - bound), n, level)}")
 
 
 def floor_verdict(floor: float, claimed: float, *, atol: float = 0.0, what: str = "the model") -> Verdict:
@@ -277,31 +373,134 @@ def property_verdict(holds: bool, evidence: str) -> Verdict:
     return Verdict(Label.REPRODUCED if holds else Label.REFUTED, evidence)
 
 
-def ceiling_verdict(est: Estimate, claimed: float, ceiling: Estimate, *, tol: float = 0.01,
-                    level: float = 0.95, what: str = "the correlation") -> Verdict:
-    """A claimed correlation (at least ``claimed - tol``) against a measured one, read
-    against the *noise ceiling*: the correlation between two independent
-    estimates of the same measured profile (what a perfect model could reach).
+#: What a correlation compares, for :func:`ceiling_verdict`: a noiseless ``model`` with one
+#: average (reference sqrt(r)), or two independent ``averages`` of the same size (reference r).
+COMPARES = ("model", "averages")
 
-    ``reproduced``: the whole ``level`` interval of ``est`` is at or above
-    ``claimed - tol``. ``differs``: the whole interval is below it *and* below
-    the ceiling's interval (the shortfall is the model's, not the noise's).
-    ``not decided``: anything else -- in particular a measurement below the claim
-    whose ceiling is no higher (too few samples to reach the claimed value at all).
+
+def ceiling_verdict(est: Estimate, claimed: float, ceiling: Estimate, *, tol: float = 0.01,
+                    level: float = 0.95, what: str = "the correlation", compares: str = "model",
+                    n: int | None = None, paper_n: int | None = None,
+                    alternative: Estimate | None = None) -> Verdict:
+    r"""A claimed correlation (at least ``claimed - tol``) against a measured one, read
+    against what the data's noise lets a perfect comparison reach.
+
+    ``ceiling`` is the *reliability* :math:`r` of the measured average profile: the
+    expected correlation between two independent averages of the same size, as
+    :func:`~attention_geometry.jacobian_stats.noise_ceiling_estimate` returns it (the
+    split-half Spearman stepped up to the full sample by Spearman--Brown). The
+    reference it implies depends on what ``est`` compares (``compares``):
+
+    * ``"model"`` (default): a noiseless model with one average. A model equal to the
+      true profile correlates with it at about :math:`\sqrt r`, not :math:`r` (only the
+      average carries noise): the reference is :math:`\sqrt r`
+      (:func:`~attention_geometry.power.model_reference`);
+    * ``"averages"``: two independent averages of this size (e.g. two configurations
+      measured on their own sequences): the reference is :math:`r` itself.
+
+    ``reproduced``: the whole ``level`` interval of ``est`` is at or above ``claimed -
+    tol``. ``differs``: the whole interval is below it *and* below the reference's
+    interval (the shortfall is the model's, not the noise's). ``not decided``: anything
+    else; when the reference itself is below the claim, the reason gives the number of
+    samples (``n``: those behind ``est``) at which the projected reference
+    (:func:`~attention_geometry.power.projected_reliability`) would reach it.
+
+    ``uninformative``: with ``n``, ``paper_n`` (the paper's own sample size) and ``alternative``
+    (the correlation a plausible *other* profile -- one without the paper's mechanism
+    -- reaches against the same average), the alternative projected to the paper's
+    sample size, :math:`a\,\mathrm{ref}(r_	ext{paper})/\mathrm{ref}(r)`, reaches the
+    claim too: the paper's statistic would be near-certain for either profile, so it
+    cannot discriminate. It replaces ``reproduced`` and ``not decided``, never
+    ``differs``.
     """
     tol = check_float("tol", tol, low=0.0)
+    check_choice("compares", compares, COMPARES)
+    reference = model_reference(ceiling) if compares == "model" else ceiling
     lo, hi = est.interval(level)
-    c_lo, c_hi = ceiling.interval(level)
+    c_lo, _ = reference.interval(level)
     target = claimed - tol
-    text = (f"{what} = {est.format()}, {_interval_text(est, level)}; noise ceiling {ceiling.format()}; "
-            f"claimed {claimed:.3g} (at least {target:.3g} counts)")
-    if lo >= target:
-        return Verdict(Label.REPRODUCED, text)
+    name = "sqrt(reliability)" if compares == "model" else "reliability"
+    text = (f"{what} = {est.format()}, {_interval_text(est, level)}; noise ceiling (reliability) {ceiling.format()}, "
+            f"reference {name} = {reference.format()}; claimed {claimed:.3g} (at least {target:.3g} counts)")
     if hi < target and hi < c_lo:
         return Verdict(Label.DIFFERS, f"{text}: below the claim and below what the noise allows")
+    if paper_n is not None and alternative is not None and n is not None and ceiling.value > 0:
+        r_paper = projected_reliability(min(ceiling.value, 1.0), check_int("n", n, low=1),
+                                        check_int("paper_n", paper_n, low=1))
+        ref_now = reference.value
+        ref_paper = math.sqrt(r_paper) if compares == "model" else r_paper
+        projected = alternative.value * ref_paper / ref_now if ref_now > 0 else math.nan
+        if projected >= target:
+            return Verdict(Label.UNINFORMATIVE, f"{text}; at the paper's {paper_n:,} samples the alternative "
+                                                 f"({alternative.format()} here) would reach {projected:.3g}: "
+                                                 "the claimed value cannot tell the two apart")
+    if lo >= target:
+        return Verdict(Label.REPRODUCED, text)
     if hi < target:
-        return Verdict(Label.NOT_DECIDED, f"{text}: below the claim, but so is the noise ceiling")
+        need = target**2 if compares == "model" else target  # the reliability whose reference is the target
+        more = (samples_for_reliability(min(ceiling.value, 1.0), check_int("n", n, low=1), need)
+                if n is not None else math.inf)
+        if math.isfinite(more):
+            return Verdict(Label.NOT_DECIDED, f"{text}: below the claim, but so is the reference; the noise "
+                                              f"would allow it from about {more:,.0f} samples (now {n:,})")
+        return Verdict(Label.NOT_DECIDED, f"{text}: below the claim, but so is the reference")
     return Verdict(Label.NOT_DECIDED, f"{text}: the interval straddles the claim")
+
+
+def extreme_change_verdict(first, second, claimed_sign: int = 1, *, extreme: str = "log max/min",
+                           level: float = 0.95, what: str = "the change of the log peak-to-trough",
+                           rng=None) -> Verdict:
+    """A claimed change of a profile's extreme between two independent sets of replicates
+    (``first, second: (n, L)``): ``claimed_sign = +1``, the extreme grows from ``first`` to
+    ``second`` ("deepens", for the log max/min ratio); ``-1``, it shrinks; ``0``, it
+    differs either way.
+
+    Each extreme is :func:`~attention_geometry.selection.split_half_extreme` (positions
+    chosen on one half, measured on the other), so noise alone does not make the noisier
+    profile look deeper; their difference (independent errors added in quadrature) is
+    judged by :func:`sign_verdict`, or for ``0`` is ``reproduced`` when its interval
+    excludes 0 and ``not decided`` otherwise.
+    """
+    from .selection import split_half_extreme
+    from .stats import difference_estimate
+
+    if claimed_sign not in (1, -1, 0):
+        raise fail("claimed_sign", claimed_sign, "+1 (grows), -1 (shrinks) or 0 (differs)")
+    a = split_half_extreme(first, extreme, rng=rng)
+    b = split_half_extreme(second, extreme, rng=rng)
+    d = difference_estimate(b, a)
+    d = Estimate(d.value, d.se, min(a.df, b.df))
+    text = f"{extreme}: {a.format()} then {b.format()} (split-half: chosen on one half, measured on the other)"
+    if claimed_sign:
+        v = sign_verdict(d, claimed_sign, level=level, what=what)
+        return Verdict(v.label, f"{text}; {v.reason}")
+    lo, hi = d.interval(level)
+    where = f"{text}; {what} = {d.format()}, {_interval_text(d, level)}"
+    if lo > 0 or hi < 0:
+        return Verdict(Label.REPRODUCED, f"{where}: they differ")
+    return Verdict(Label.NOT_DECIDED, f"{where}: the interval contains 0")
+
+
+def proportion_verdict(successes: int, n: int, *, at_least: float, level: float = 0.95,
+                       what: str = "the proportion") -> Verdict:
+    """A claim made of every case ("every window is full rank") read as a proportion with a
+    stated tolerance: at least ``at_least`` (``1 - tol``) of the ``n`` cases, judged by the
+    exact (Clopper--Pearson) ``level`` interval of ``successes / n``: ``reproduced`` when it
+    lies at or above ``at_least``, ``refuted`` when it lies below, ``not decided`` otherwise.
+    Not a minimum over the cases, which turns from "all" to "not all" as ``n`` grows."""
+    from .ratios import clopper_pearson
+
+    at_least = check_float("at_least", at_least, low=0.0, high=1.0, high_open=True)
+    lo, hi = clopper_pearson(successes, n, level=level)
+    text = (f"{what} = {successes:,}/{n:,} = {successes / n:.3g}, exact {level:.0%} interval "
+            f"[{lo:.3g}, {hi:.3g}]; claimed at least {at_least:.3g}")
+    if lo >= at_least:
+        return Verdict(Label.REPRODUCED, text)
+    if hi < at_least:
+        return Verdict(Label.REFUTED, text)
+    return Verdict(Label.NOT_DECIDED, f"{text}: the interval straddles it")
+
+
 def range_verdict(est: Estimate, low: float, high: float, *, claimed_inside: bool = True, level: float = 0.95,
                   what: str = "the measurement") -> Verdict:
     """A claimed range: ``low <= est <= high`` (``claimed_inside``) or ``est`` outside it.
@@ -336,7 +535,7 @@ def all_verdict(verdicts, what: str = "every case") -> Verdict:
         raise fail("verdicts", verdicts, "a non-empty collection of Verdict")
     labels = [v.label for _, v in items]
     parts = "; ".join(f"{k}: {v.label} ({v.reason})" for k, v in items)
-    if all(lab == Label.REPRODUCED for lab in labels):
+    if all(lab in _AGREES for lab in labels):
         return Verdict(Label.REPRODUCED, f"{what}: {parts}")
     if any(lab in (Label.REFUTED, Label.DIFFERS) for lab in labels):
         return Verdict(Label.REFUTED, f"{what}, not all: {parts}")
@@ -423,7 +622,17 @@ class Claim:
     verdict with a shortfall stands as ``not decided`` (:func:`settle`).
     ``stand_in``: what the measurement puts in place of the paper's setup even
     in the paper-scale run (a stand-in model, a smaller decoder swept over the
-    claimed variable), or ``""``; the verdict stands, and says so.
+    claimed variable), or ``""``; a ``reproduced`` verdict then stands as
+    ``reproduced in a stand-in``. ``claim_kind``: ``paper`` (the paper's claim)
+    or ``reading`` (the book's reading, a control the paper never ran:
+    :class:`ClaimKind`). ``assumption``: an assumption of the measurement that
+    is not the paper's (an assumed sigma, float32, a one-head stand-in for an
+    unspecified model), or ``""``; ``assumption_checked``: the evidence that it
+    does not matter, or ``""``. A decisive verdict resting on an unchecked
+    assumption stands as ``not decided`` (:func:`settle`).
+    ``differs_from``: where another row quotes the same sentence of the paper,
+    how this row's claim differs from that one (``""``: it does not; the ledger
+    then requires the two verdicts to agree).
     """
 
     id: str
@@ -439,9 +648,14 @@ class Claim:
     shortfall: str = ""
     stand_in: str = ""
     extra: dict = field(default_factory=dict)
+    claim_kind: ClaimKind = ClaimKind.PAPER
+    assumption: str = ""
+    assumption_checked: str = ""
+    differs_from: str = ""
 
     def __post_init__(self):
         object.__setattr__(self, "source", Source(check_choice("source", self.source, SOURCES)))
+        object.__setattr__(self, "claim_kind", ClaimKind(check_choice("claim_kind", self.claim_kind, CLAIM_KINDS)))
         if not self.id or any(c.isspace() for c in self.id):
             raise fail("id", self.id, "a non-empty identifier without spaces")
         if not isinstance(self.verdict, Verdict):
@@ -473,13 +687,14 @@ class ClaimList(list):
 
 def verdict_words(verdict: Verdict, *, reproduced: str, otherwise: str, undecided: str) -> str:
     """The words a sentence about ``verdict`` may use: ``reproduced`` for a
-    ``reproduced`` verdict, ``otherwise`` for ``differs`` or ``refuted``,
-    ``undecided`` for ``not decided`` or ``not tested``, so that prose glued from
+    ``reproduced`` (or ``reproduced in a stand-in``) verdict, ``otherwise`` for
+    ``differs`` or ``refuted``, ``undecided`` for ``not decided``,
+    ``uninformative`` or ``not tested``, so that prose glued from
     it changes when a rerun changes the verdict (``verdict_words(v,
     reproduced="holds", otherwise="fails", undecided="is not resolved")``)."""
     if verdict.label not in VERDICTS:
         raise fail("verdict.label", verdict.label, ", ".join(VERDICTS))
-    if verdict.label == Label.REPRODUCED:
+    if verdict.label in _AGREES:
         return reproduced
     return otherwise if verdict.label in (Label.DIFFERS, Label.REFUTED) else undecided
 
@@ -492,13 +707,15 @@ def phrase(verdict: Verdict, source: str) -> str:
         return str(verdict.label)
     return {
         Label.REPRODUCED: "agrees with the summary's reading",
+        Label.REPRODUCED_IN_STAND_IN: "agrees with the summary's reading in a stand-in",
         Label.DIFFERS: "disagrees with the summary's reading",
         Label.REFUTED: "disagrees with the summary's reading",
     }.get(verdict.label, str(verdict.label))
 
 
 def settle(at_defaults: Verdict, at_paper: Verdict | None, *, defaults_are_paper: bool = False,
-           shortfall: str = "", stand_in: str = "") -> Verdict:
+           shortfall: str = "", stand_in: str = "", assumption: str = "",
+           assumption_checked: str = "") -> Verdict:
     """The verdict that stands: at the paper's settings when measured there.
 
     ``at_paper``: the verdict of the stored paper-scale run (``None``: not run);
@@ -507,20 +724,33 @@ def settle(at_defaults: Verdict, at_paper: Verdict | None, *, defaults_are_paper
     kept, with a reason that says so. ``shortfall`` (the :class:`Claim`'s, of
     the run that measured the verdict): what that run still lacks of the
     paper's setup; a decisive verdict then becomes ``not decided``, with the
-    label it would have had in its reason. ``stand_in`` (the :class:`Claim`'s, of
-    the stored run): what that run puts in place of the paper's setup; the
-    stored verdict then stands as measured "in the paper-scale run, with ...",
-    not "at the paper's settings".
+    label it would have had in its reason. ``stand_in`` (the :class:`Claim`'s):
+    what the measurement puts in place of the paper's setup; a ``reproduced``
+    then stands as ``reproduced in a stand-in``, and a stored verdict is said to
+    be measured "in the paper-scale run, with ...", not "at the paper's
+    settings". ``assumption``: an assumption of the measurement that is not the
+    paper's (``"an assumed sigma"``); a decisive verdict then becomes ``not
+    decided`` unless ``assumption_checked`` gives the evidence that it does not
+    matter (which the reason then quotes).
     """
     if at_paper is not None:
         where = f"in the paper-scale run, with {stand_in}" if stand_in else "at the paper's settings"
         settled = Verdict(at_paper.label, f"{where}: {at_paper.reason}")
-    elif defaults_are_paper or at_defaults.label in (Label.NOT_DECIDED, Label.NOT_TESTED):
+    elif defaults_are_paper or at_defaults.label not in _DECISIVE:
         settled = at_defaults
     else:
         settled = Verdict(at_defaults.label, f"at the book's smaller settings only: {at_defaults.reason}")
+    if stand_in and settled.label == Label.REPRODUCED:
+        reason = settled.reason if at_paper is not None else f"with {stand_in}: {settled.reason}"
+        settled = Verdict(Label.REPRODUCED_IN_STAND_IN, reason)
     if shortfall and settled.label in _DECISIVE:
         return Verdict(Label.NOT_DECIDED, f"{settled.label} as measured, but {shortfall} ({settled.reason})")
+    if assumption and settled.label in _DECISIVE:
+        if not assumption_checked:
+            return Verdict(Label.NOT_DECIDED, f"{settled.label} as measured, but it rests on {assumption}, "
+                                              f"not the paper's ({settled.reason})")
+        return Verdict(settled.label, f"{settled.reason}; it rests on {assumption}, which does not matter: "
+                                      f"{assumption_checked}")
     return settled
 
 

@@ -9,6 +9,8 @@ out) and tested on each of its outcomes.
 * :func:`trend_word` -- one of three words, by where an estimate's interval lies;
 * :func:`relative_words` -- "more than" / "fewer than" / "as many as" (chapter 3);
 * :func:`share_words` -- how much of a gap a share closes (chapter 2);
+* :func:`share_of_words` -- the same from the share's numerator and denominator, refusing
+  a share word when the denominator's interval contains 0 (the share is then no number);
 * :func:`differences_in_words` -- a set-up's differences from the original's (chapter 2);
 * :func:`grid_trend` -- how a quantity on a grid changes along one coordinate (chapter 9);
 * :func:`training_shortfall` -- what a training lacks of the original's (chapter 3);
@@ -22,6 +24,7 @@ __all__ = [
     "trend_word",
     "relative_words",
     "share_words",
+    "share_of_words",
     "differences_in_words",
     "grid_trend",
     "training_shortfall",
@@ -77,6 +80,20 @@ def share_words(low: float, high: float, fair_beats_layernorm: bool | None = Non
     if low > 0.2 or high < 0.8:
         return "partly"
     return "to an undetermined extent"
+
+
+def share_of_words(part, whole, *, level: float = 0.95, fair_beats_layernorm: bool | None = None) -> str:
+    """:func:`share_words` for the share ``part / whole`` of two independent estimates, over its
+    Fieller interval (:func:`~attention_geometry.ratios.fieller_interval`). When the whole's
+    ``level`` interval contains 0 that interval is unbounded: the share is no number and
+    no share word applies; the words say so ("to an undetermined extent: the whole is not
+    distinguishable from 0")."""
+    from .ratios import fieller_interval
+
+    interval = fieller_interval(part, whole, level=level)
+    if interval is None:
+        return "to an undetermined extent: the whole is not distinguishable from 0"
+    return share_words(*interval, fair_beats_layernorm=fair_beats_layernorm)
 
 
 def differences_in_words(rows: Sequence[tuple]) -> str:

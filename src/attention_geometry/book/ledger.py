@@ -13,6 +13,10 @@ book, into
 
 A record holds: ``id``, ``paper`` (the bibliography key), ``where`` in the
 paper, ``statement`` (as the source states it), ``source`` (its kind),
+``claim_kind`` (``paper``: the paper's claim; ``reading``: the book's reading
+or a control), ``differs_from`` (how the claim differs from another row's
+quoting the same sentence; :func:`conflicting_verdicts` finds rows that
+quote one sentence with two verdicts and say nothing of the kind),
 ``settings`` (what we measured at: the defaults or the stored paper-scale
 run), ``measured`` (with its uncertainty), ``verdict`` (the one that stands,
 worded for its source), ``reason`` and the chapter section that shows it.
@@ -32,7 +36,8 @@ from .notebooks import CLAIMS_KEY, glued_data
 from .project import Project
 from .toc import book_chapters
 
-__all__ = ["LEDGER_FIELDS", "PAPERS", "book_ledger", "executed_values", "ledger_untested", "ledger_verdicts", "chapter_claims", "collect_ledger", "ledger_page",
+__all__ = ["LEDGER_FIELDS", "PAPERS", "book_ledger", "executed_values", "ledger_untested", "ledger_verdicts",
+           "chapter_claims", "collect_ledger", "ledger_page", "conflicting_verdicts", "normalised_statement",
            "write_ledger_files"]
 
 #: Bibliography key -> how the ledger names the paper.
@@ -43,8 +48,8 @@ PAPERS = {
     "chowdhury2026lost": "Chowdhury 2026",
 }
 
-LEDGER_FIELDS = ("id", "paper", "where", "source", "statement", "settings", "measured", "verdict", "reason",
-                 "chapter", "link")
+LEDGER_FIELDS = ("id", "paper", "where", "source", "claim_kind", "statement", "settings", "measured", "verdict",
+                 "reason", "differs_from", "chapter", "link")
 
 
 def chapter_claims(notebook: dict | Path) -> list[dict]:
@@ -82,6 +87,7 @@ def collect_ledger(executed: Iterable[tuple[str, str, Path]]) -> list[dict]:
                 "paper": PAPERS.get(r["paper"], r["paper"]),
                 "where": r["where"],
                 "source": r["source"],
+                "claim_kind": r.get("claim_kind", "paper"),
                 "statement": r["statement"],
                 "settings": (f"stored paper-scale run: {stored['settings']}" if stored
                              else ("the paper's settings" if r.get("at_paper_settings") else "book defaults: ")
@@ -89,10 +95,40 @@ def collect_ledger(executed: Iterable[tuple[str, str, Path]]) -> list[dict]:
                 "measured": stored["measured"] if stored else r["measured"],
                 "verdict": final["phrase"] if "phrase" in final else final["label"],
                 "reason": final["reason"],
+                "differs_from": r.get("differs_from", ""),
                 "chapter": chapter,
                 "link": f"{stem}.html#{_anchor(r.get('section', ''))}",
             })
     return rows
+
+
+def normalised_statement(text: str) -> str:
+    """A statement as compared across chapters: MyST roles and math delimiters, quotes, case,
+    punctuation and runs of white space removed (``“Spearman ρ=0.99”`` and ``spearman ρ = 0.99``
+    are one sentence)."""
+    text = re.sub(r"\{\w+(:\w+)?\}`([^`]*)`", r"\2", text)
+    text = re.sub(r"[$“”\"'‘’`*_]", "", text.lower())
+    text = re.sub(r"[^\w\s=<>+-]", " ", text)
+    text = re.sub(r"\s*([=<>])\s*", r"\1", text)
+    return " ".join(text.split())
+
+
+def conflicting_verdicts(rows: list[dict]) -> list[tuple[dict, dict]]:
+    """Pairs of ledger rows from *different* chapters that quote the same sentence of the same
+    paper (:func:`normalised_statement`) with different verdicts, neither saying how its claim
+    differs from the other's (a non-empty ``differs_from``). One claim, one verdict: the build
+    fails on any pair returned."""
+    groups: dict[tuple[str, str], list[dict]] = {}
+    for r in rows:
+        groups.setdefault((r["paper"], normalised_statement(r["statement"])), []).append(r)
+    pairs = []
+    for group in groups.values():
+        for i, a in enumerate(group):
+            for b in group[i + 1:]:
+                if (a["chapter"] != b["chapter"] and a["verdict"] != b["verdict"]
+                        and not (a.get("differs_from") or b.get("differs_from"))):
+                    pairs.append((a, b))
+    return pairs
 
 
 def write_ledger_files(rows: list[dict], folder: Path) -> tuple[Path, Path]:
@@ -188,6 +224,9 @@ def ledger_page(rows: list[dict]) -> str:
         "",
         f"{len(rows)} claims. Per paper: " + ", ".join(f"{k} {v}" for k, v in papers.items()) + ".",
         "Per verdict: " + ", ".join(f"{k} {v}" for k, v in verdicts.items()) + ".",
+        "Per kind (the paper's claims, the book's readings and controls): "
+        + ", ".join(f"{k} {v}" for k, v in _counts([{"k": r.get("claim_kind", "paper")} for r in rows], "k").items())
+        + ".",
         "",
         "```{raw} html",
         '<div class="mathjax_process ag-ledger">',
