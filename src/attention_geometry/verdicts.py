@@ -408,7 +408,7 @@ def ceiling_verdict(est: Estimate, claimed: float, ceiling: Estimate, *, tol: fl
     ``uninformative``: with ``n``, ``paper_n`` (the paper's own sample size) and ``alternative``
     (the correlation a plausible *other* profile -- one without the paper's mechanism
     -- reaches against the same average), the alternative projected to the paper's
-    sample size, :math:`a\,\mathrm{ref}(r_	ext{paper})/\mathrm{ref}(r)`, reaches the
+    sample size, :math:`a\,\mathrm{ref}(r_\text{paper})/\mathrm{ref}(r)`, reaches the
     claim too: the paper's statistic would be near-certain for either profile, so it
     cannot discriminate. It replaces ``reproduced`` and ``not decided``, never
     ``differs``.
