@@ -81,14 +81,14 @@ def test_glued_numbers_were_inserted(built_book):
     """Every key a chapter's prose references was glued by its executed notebook, and
     every {glue:text} role of the chapter was rendered into its page (no role left as
     text). A missing key is also a Sphinx warning, hence a build error."""
-    from attention_geometry.book.notebooks import glued_data
+    from attention_geometry.book.notebooks import glued_values
     from attention_geometry.book.where import referenced_keys
 
     for chapter in chapters():
         source = (ROOT / "book" / f"{chapter.stem}.md").read_text()
         keys = referenced_keys(source)
         assert keys, chapter.name
-        glued = glued_data(ROOT / "_build" / "executed" / f"{chapter.stem}.ipynb")
+        glued = glued_values(ROOT / "_build" / "executed" / f"{chapter.stem}.ipynb")  # figures too
         assert not keys - set(glued), (chapter.name, sorted(keys - set(glued)))
         page = (built_book / "book" / f"{chapter.stem}.html").read_text()
         roles = source.count("{glue:text}")
