@@ -140,7 +140,9 @@ def test_bootstrap_interval_leaves_out_nan_resamples():
 
 
 def test_bootstrap_interval_checks_its_arguments():
-    with pytest.raises(TypeError, match="rng = 0 has the wrong type"):
-        bootstrap_interval(np.mean, np.ones(5), rng=0)
+    with pytest.raises(TypeError, match="rng = '0' has the wrong type str"):
+        bootstrap_interval(np.mean, np.ones(5), rng="0")
+    assert bootstrap_interval(np.mean, np.arange(5.0), rng=4) == bootstrap_interval(
+        np.mean, np.arange(5.0), rng=np.random.default_rng(4))  # a seed: default_rng(seed)
     with pytest.raises(ValueError, match="n_boot = 5 is out of range"):
         bootstrap_interval(np.mean, np.ones(5), n_boot=5, rng=np.random.default_rng(0))

@@ -34,6 +34,17 @@ module                    object
 :mod:`.checkpoint`        atomic checkpoints for long loops
 :mod:`.models`            the tiny decoder, SmolLM2 (offline), the text corpus
 ========================  =====================================================
+
+Randomness is always an argument, never global state. A function that draws
+takes ``rng`` (numpy: a ``numpy.random.Generator`` or a seed) or ``generator``
+(torch: a ``torch.Generator`` or a seed), or a ``seed`` where it derives several
+streams from one number. Each is normalised where it enters by one helper,
+:func:`._checks.as_generator` / :func:`._checks.as_torch_generator`: a generator is
+used as it is (its stream continues), a seed ``s`` becomes
+``numpy.random.default_rng(s)`` / ``torch.Generator().manual_seed(s)``, so the same
+seed gives the same numbers bit for bit on one machine. (The one exception is
+dropout in :mod:`.models.tiny_decoder`, drawn by torch's global generator inside
+``torch.random.fork_rng``, seeded for every step.)
 """
 
 import importlib

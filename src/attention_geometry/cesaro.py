@@ -46,7 +46,7 @@ from functools import lru_cache
 import numpy as np
 from scipy.special import gammainc, gammaincc, gammaln
 
-from ._checks import check_float, check_int, described, fail
+from ._checks import as_torch_generator, check_float, check_int, described, fail
 
 __all__ = [
     "cesaro_matrix",
@@ -651,7 +651,7 @@ def scalar_model_gradients(L: int, H: int, alpha: float, seed: int) -> dict:
 
     L, H = _check_int("L", L), _check_int("H", H)
     alpha = _check_alpha(alpha)
-    g = torch.Generator().manual_seed(_check_int("seed", seed, low=0))
+    g = as_torch_generator("seed", seed)
     h = torch.randn(L, dtype=torch.float64, generator=g).requires_grad_(True)
     final_query = torch.zeros(H, L, dtype=torch.float64, requires_grad=True)  # s_{Lk} of every layer
     counts = torch.arange(1, L + 1, dtype=torch.float64)

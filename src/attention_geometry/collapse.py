@@ -51,7 +51,7 @@ from typing import Sequence
 import numpy as np
 import torch
 
-from ._checks import as_float_tensor as _tensor_checked, check_bool, check_choice, check_float, check_int, fail
+from ._checks import as_float_tensor as _tensor_checked, as_torch_generator, check_bool, check_choice, check_float, check_int, fail
 from .attention import _as_mask, masked_softmax, mask_graph
 from .checkpoint import CheckpointStore, resumable_map
 from .layernorm import normalise
@@ -141,7 +141,7 @@ def project_width(X, d: int, seed: int) -> torch.Tensor:
     d = check_int("d", d, low=1, high=d_in)
     if d == d_in:
         return X
-    g = torch.Generator().manual_seed(check_int("seed", seed, low=0))
+    g = as_torch_generator("seed", seed)
     U = orthogonal_factor(torch.randn((d_in, d_in), generator=g, dtype=torch.float64))[:, :d]
     return X @ U.to(X.dtype)
 

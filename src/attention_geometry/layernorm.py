@@ -61,7 +61,7 @@ import math
 
 import numpy as np
 
-from ._checks import ArgumentTypeError, check_choice, check_float, check_int, described, fail, shape_of
+from ._checks import ArgumentTypeError, as_generator, check_choice, check_float, check_int, described, fail, shape_of
 
 __all__ = [
     "projection_matrix",
@@ -491,11 +491,9 @@ def random_inputs(
     :math:`|\mu(x)|/\sigma(x) \approx |c|` (how much the projection removes,
     and how ill-conditioned the centring is) spans several decades; and a scale
     :math:`s = 10^{V}`, ``V`` uniform on ``log10_scale``, so that scale invariance
-    is exercised. Everything is drawn from ``rng``.
+    is exercised. Everything is drawn from ``rng`` (a generator or a seed).
     """
-    if not isinstance(rng, np.random.Generator):
-        raise fail("rng", rng, "a numpy.random.Generator (np.random.default_rng(seed))", "has the wrong type",
-                   kind=ArgumentTypeError)
+    rng = as_generator("rng", rng)
     z = rng.standard_normal((n, d))
     c = rng.choice([-1.0, 1.0], size=(n, 1)) * 10.0 ** rng.uniform(*log10_offset, size=(n, 1))
     s = 10.0 ** rng.uniform(*log10_scale, size=(n, 1))

@@ -26,7 +26,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from ._checks import check_float, check_int, fail
+from ._checks import as_generator, check_float, check_int, fail
 from .layernorm import (
     coordinate_std,
     eps_norm_deficit,
@@ -118,6 +118,7 @@ def eps_deficit_by_dim(rng: np.random.Generator, dims, n: int, eps_values) -> di
     ``kind`` in ``("unit variance", "unit norm")``; inputs drawn from ``rng``.
     """
     n = check_int("n", n, low=1)
+    rng = as_generator("rng", rng)
     out = {(eps, kind): ([], []) for eps in eps_values for kind in ("unit variance", "unit norm")}
     for d in dims:
         z = rng.standard_normal((n, int(d)))
@@ -217,5 +218,6 @@ def extreme_rows(huge: float = 1e200, tiny: float = 1e-170) -> dict[str, float]:
 
 def random_affine(rng: np.random.Generator, d: int) -> tuple[np.ndarray, np.ndarray]:
     """Random ``gamma`` (random signs, log-normal sizes) and ``beta`` (normal, sd 0.5), each ``(d,)``."""
+    rng = as_generator("rng", rng)
     gamma = rng.choice([-1.0, 1.0], d) * rng.lognormal(0.0, 0.5, d)
     return gamma, rng.normal(0.0, 0.5, d)

@@ -41,7 +41,7 @@ import numpy as np
 import torch
 from scipy.optimize import brentq
 
-from ._checks import as_float_tensor, check_float, check_int, described, fail
+from ._checks import as_float_tensor, as_torch_generator, check_float, check_int, described, fail
 from .checkpoint import CheckpointStore, resumable_map
 from .attention import causal_mask, check_mask, masked_softmax
 from .collapse import mu
@@ -229,7 +229,7 @@ def ranks_reached(W_V, n: int, n_random: int, n_steps: int, generator: torch.Gen
     W = _tensor(W_V, "W_V", torch.float64)
     d = W.shape[-1]
     X0 = torch.randn((check_int("n_random", n_random, low=1), check_int("n", n, low=1), d),
-                     generator=generator, dtype=torch.float64)
+                     generator=as_torch_generator("generator", generator), dtype=torch.float64)
     X, _ = iterate_ln(X0, W, causal_mask(n), n_steps, every=max(1, n_steps), centre=centre)
     return numerical_rank(X, rtol)
 
@@ -248,7 +248,7 @@ def check_orthogonal(W, tol: float = 1e-6, name: str = "W_V") -> np.ndarray:
 def random_orthogonal(d: int, generator: torch.Generator, dtype=torch.float64) -> torch.Tensor:
     """A Haar-random orthogonal ``(d, d)`` matrix (QR of a Gaussian matrix with the sign fix)."""
     check_int("d", d, low=1)
-    G = torch.randn((d, d), generator=generator, dtype=torch.float64)
+    G = torch.randn((d, d), generator=as_torch_generator("generator", generator), dtype=torch.float64)
     Q, R = torch.linalg.qr(G)
     Q = Q * torch.sign(torch.diagonal(R))[None, :]
     return Q.to(dtype)
@@ -262,6 +262,7 @@ def hemisphere_inputs(batch: int, n: int, d: int, generator: torch.Generator, sp
     :math:`g` of norm about ``spread * sqrt(d)``, redrawn until
     :math:`\langle x, v\rangle > 0`. Returns ``(batch, n, d)``.
     """
+    generator = as_torch_generator("generator", generator)
     v = to_unit_sphere(torch.randn((batch, 1, d), generator=generator, dtype=torch.float64))
     X = torch.empty((batch, n, d), dtype=torch.float64)
     todo = torch.ones((batch, n), dtype=torch.bool)

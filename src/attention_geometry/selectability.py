@@ -67,7 +67,7 @@ decided by the first stage that produces one:
 import numpy as np
 from scipy.optimize import linprog, nnls
 
-from ._checks import ArgumentTypeError, check_float, check_int, described, fail, shape_of
+from ._checks import ArgumentTypeError, as_generator, check_float, check_int, described, fail, shape_of
 from ._parallel import progress_bar
 
 __all__ = [
@@ -384,8 +384,7 @@ def gaussian_key_sets(n_sets: int, n: int, d: int, rng: np.random.Generator, lay
     :math:`\mathrm{LN}(k)` (no affine map, :math:`\varepsilon = 0`)."""
     for name, v, lo in [("n_sets", n_sets, 1), ("n", n, 1), ("d", d, 1 + bool(layer_norm))]:
         check_int(name, v, low=lo)
-    if not isinstance(rng, np.random.Generator):
-        raise fail("rng", rng, "a numpy.random.Generator", "has the wrong type", kind=ArgumentTypeError)
+    rng = as_generator("rng", rng)
     k = rng.standard_normal((n_sets, n, d))
     if layer_norm:
         from .layernorm import layer_norm as ln
@@ -404,6 +403,7 @@ def selectability_grid(ns, ds, n_sets: int, rng: np.random.Generator, layer_norm
     ``(len(STAGES),)`` count of how many keys each stage decided.
     """
     ns, ds = [int(v) for v in ns], [int(v) for v in ds]
+    rng = as_generator("rng", rng)
     for name, sizes in (("ns", ns), ("ds", ds)):
         if not sizes:
             raise fail(name, sizes, "a non-empty list of sizes")
@@ -455,12 +455,12 @@ def gaussian_percent(lengths, d: int, rng: np.random.Generator, *, store=None, k
 
     lengths = [check_int("length", int(n), low=1) for n in lengths]
     check_int("d", d, low=1)
-    seeds = rng.integers(0, 2**63 - 1, size=(len(lengths) + 49) // 50)
+    seeds = as_generator("rng", rng).integers(0, 2**63 - 1, size=(len(lengths) + 49) // 50)
     chunks = [(lengths[50 * i:50 * (i + 1)], int(s)) for i, s in enumerate(seeds)]
 
     def one(chunk):
         sizes, seed = chunk
-        g = np.random.default_rng(seed)
+        g = as_generator("seed", seed)
         return [percent_unselectable(g.standard_normal((n, d)))[0] for n in sizes]
 
     done = resumable_map(one, chunks, store=store, name="gaussian-percent",

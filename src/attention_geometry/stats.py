@@ -44,7 +44,7 @@ from typing import Callable
 
 import numpy as np
 
-from ._checks import ArgumentTypeError, check_float, check_int, fail
+from ._checks import as_generator, check_float, check_int, fail
 
 
 __all__ = [
@@ -247,7 +247,7 @@ def bootstrap_interval(statistic: Callable[[np.ndarray], float], samples, *, n_b
     """Percentile bootstrap interval of ``statistic(samples[idx])`` over resampled rows.
 
     ``samples: (n, ...)``; rows are resampled with replacement ``n_boot`` times
-    with ``rng`` (a ``numpy.random.Generator``) by ``scipy.stats.bootstrap``, which
+    with ``rng`` (a ``numpy.random.Generator`` or a seed) by ``scipy.stats.bootstrap``, which
     resamples the row indices (so rows of any shape, and several arrays stacked
     along a row, move together). Resamples where ``statistic`` is NaN (a ratio
     whose denominator vanishes) are left out of the quantiles.
@@ -256,8 +256,7 @@ def bootstrap_interval(statistic: Callable[[np.ndarray], float], samples, *, n_b
     n = check_int("len(samples)", len(samples), low=2)
     n_boot = check_int("n_boot", n_boot, low=10)
     level = check_float("level", level, low=0.0, high=1.0, low_open=True, high_open=True)
-    if not isinstance(rng, np.random.Generator):
-        raise fail("rng", rng, "a numpy.random.Generator", "has the wrong type", kind=ArgumentTypeError)
+    rng = as_generator("rng", rng)
     with warnings.catch_warnings():
         # scipy's own interval is NaN when any resample is (tests/test_stats.py::
         # test_bootstrap_interval_leaves_out_nan_resamples); the quantiles below skip them

@@ -7,7 +7,7 @@ import math
 import numpy as np
 import torch
 
-from .._checks import check_int
+from .._checks import as_torch_generator, check_int
 from .model import attention_norm
 from .training import MajorityRun
 
@@ -46,6 +46,7 @@ def uniform_query_check(n_keys: int, d: int, cs, generator: torch.Generator, n_q
     """
     check_int("n_keys", n_keys, low=2)
     check_int("d", d, low=2)
+    generator = as_torch_generator("generator", generator)
     x = torch.randn(n_keys, d, generator=generator, dtype=torch.float64)
     keys_ln, keys_sc = attention_norm(x, "layernorm"), attention_norm(x, "rmsnorm")
     ones = torch.ones(d, dtype=torch.float64)

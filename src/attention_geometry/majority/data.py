@@ -8,7 +8,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from .._checks import check_float, check_int, fail
+from .._checks import as_generator, check_float, check_int, fail
 
 
 def majority_counts(tokens: torch.Tensor, n_classes: int) -> torch.Tensor:
@@ -76,8 +76,7 @@ def partition_majority_data(length: int, n_classes: int, n_sequences: int, min_m
     check_int("n_sequences", n_sequences, low=1)
     check_int("min_margin", min_margin, low=1, high=length)
     check_int("per_partition", per_partition, low=1)
-    if not isinstance(rng, np.random.Generator):
-        raise fail("rng", rng, "a numpy.random.Generator", "has the wrong type")
+    rng = as_generator("rng", rng)
     classes = np.tile(np.arange(n_classes), (per_partition, 1))  # permuted() copies: one tile serves all
     perms, parts = [], []
     for part in _partitions(length, 1, min(length, n_classes), rng):
@@ -128,6 +127,7 @@ def stratified_split(labels, train_fraction: float, rng: np.random.Generator):
     check_float("train_fraction", train_fraction, low=0.0, high=1.0, low_open=True, high_open=True)
     n = len(labels)
     n_test = n - int(math.floor(train_fraction * n))
+    rng = as_generator("rng", rng)
     order = np.lexsort((rng.random(n), labels))
     pos = np.arange(n)
     is_test = (pos + 1) * n_test // n > pos * n_test // n
