@@ -35,6 +35,16 @@ module                    object
 :mod:`.models`            the tiny decoder, SmolLM2 (offline), the text corpus
 ========================  =====================================================
 
+Signatures carry types (``npt.ArrayLike`` for anything ``numpy.asarray`` takes,
+``torch.Tensor``, ``np.ndarray`` returned); shapes are in the docstrings, written
+``x: (..., d)`` or ``(n, d) -> (n,)``, with one vocabulary of axes: ``d`` the
+width of a token, ``n`` the keys or tokens of one set (``N`` in the modules of
+chapters 4 and 5, as the book writes it there; ``L`` the positions in chapters 7
+and 8), ``batch`` independent sequences (``N`` sequences of the data set in
+:mod:`.majority`), ``S`` seeds, ``C`` classes, ``H`` layers
+of a Cesàro product, ``T + 1`` the layers of a trajectory, ``k`` anything else,
+named where it is used; ``...`` any leading axes.
+
 Randomness is always an argument, never global state. A function that draws
 takes ``rng`` (numpy: a ``numpy.random.Generator`` or a seed) or ``generator``
 (torch: a ``torch.Generator`` or a seed), or a ``seed`` where it derives several

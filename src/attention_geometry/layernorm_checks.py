@@ -111,7 +111,7 @@ def eps_deficit_points(z: np.ndarray, eps_values, t_values) -> dict[str, np.ndar
     return {k: np.concatenate(v) for k, v in out.items()}
 
 
-def eps_deficit_by_dim(rng: np.random.Generator, dims, n: int, eps_values) -> dict:
+def eps_deficit_by_dim(rng: np.random.Generator | int, dims, n: int, eps_values) -> dict:
     r"""Median deficit against :math:`d`, for unit-variance rows :math:`z` and unit-norm rows.
 
     Returns ``{(eps, kind): (measured (len(dims),), closed (len(dims),))}`` with
@@ -216,7 +216,7 @@ def extreme_rows(huge: float = 1e200, tiny: float = 1e-170) -> dict[str, float]:
     }
 
 
-def random_affine(rng: np.random.Generator, d: int) -> tuple[np.ndarray, np.ndarray]:
+def random_affine(rng: np.random.Generator | int, d: int) -> tuple[np.ndarray, np.ndarray]:
     """Random ``gamma`` (random signs, log-normal sizes) and ``beta`` (normal, sd 0.5), each ``(d,)``."""
     rng = as_generator("rng", rng)
     gamma = rng.choice([-1.0, 1.0], d) * rng.lognormal(0.0, 0.5, d)

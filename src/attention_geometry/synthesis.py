@@ -105,7 +105,7 @@ class SynthConfig:
         return self
 
 
-def init_weights(d: int, n_layers: int, *, generator: torch.Generator, scale: float = 1.0,
+def init_weights(d: int, n_layers: int, *, generator: torch.Generator | int, scale: float = 1.0,
                  dtype=torch.float64) -> list[tuple[torch.Tensor, ...]]:
     """Per layer ``(W_Q, W_K, W_V, W_O)``, each ``(d, d)``, entries N(0, scale^2 / d).
 
@@ -171,7 +171,7 @@ def decoder_forward(X: torch.Tensor, weights, cfg: SynthConfig = SynthConfig()):
     return X, torch.stack(scores, dim=1), keys
 
 
-def synth_inputs(batch: int, n: int, d: int, anisotropy: float, *, generator: torch.Generator,
+def synth_inputs(batch: int, n: int, d: int, anisotropy: float, *, generator: torch.Generator | int,
                  dtype=torch.float64) -> torch.Tensor:
     r"""``(batch, n, d)``: :math:`\sqrt{a}\,u + \sqrt{1-a}\,z_i`, one shared Gaussian ``u`` per sequence
     (anisotropy ``a``, as the inputs of chapter 6)."""

@@ -3,8 +3,10 @@
 summaries of a run and the yardstick angle of a random direction."""
 
 import math
+from typing import Sequence
 
 import numpy as np
+import numpy.typing as npt
 import torch
 
 from .._checks import as_torch_generator, check_int
@@ -12,7 +14,8 @@ from .model import attention_norm
 from .training import MajorityRun
 
 
-def confound_share(with_ln, fair, original, rng: np.random.Generator, n_boot: int = 4000, level: float = 0.95):
+def confound_share(with_ln: npt.ArrayLike, fair: npt.ArrayLike, original: npt.ArrayLike, rng: np.random.Generator | int,
+                   n_boot: int = 4000, level: float = 0.95) -> tuple[float, float, float]:
     r"""The share of the gap between LayerNorm and the original code's variant that the
     fair control closes: :math:`(\bar f - \bar o) / (\bar \ell - \bar o)`, with a
     percentile bootstrap interval over seeds (the three arrays ``(S,)`` are
@@ -34,7 +37,8 @@ def confound_share(with_ln, fair, original, rng: np.random.Generator, n_boot: in
     return float(share(arrays)), lo, hi
 
 
-def uniform_query_check(n_keys: int, d: int, cs, generator: torch.Generator, n_queries: int = 100) -> dict:
+def uniform_query_check(n_keys: int, d: int, cs: Sequence[float], generator: torch.Generator | int,
+                        n_queries: int = 100) -> dict:
     """Proposition ``prop-ua-uniform`` in float64 on ``n_keys`` random inputs in ``d`` dimensions.
 
     Returns arrays over the multiples ``cs: (k,)``: ``spread_ln`` / ``spread_scaled``,

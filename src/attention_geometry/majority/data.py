@@ -5,6 +5,7 @@ majority label, the stratified split (the original's ``gen_X``, ``gen_data`` and
 import math
 
 import numpy as np
+import numpy.typing as npt
 import torch
 import torch.nn.functional as F
 
@@ -22,7 +23,7 @@ def majority_labels(tokens: torch.Tensor, n_classes: int) -> torch.Tensor:
     return majority_counts(tokens, n_classes).argmax(-1)
 
 
-def majority_margin(counts) -> torch.Tensor:
+def majority_margin(counts: torch.Tensor | npt.ArrayLike) -> torch.Tensor:
     """Majority count minus runner-up count. ``counts: (..., C)`` -> ``(...,)``."""
     top2 = torch.as_tensor(counts).topk(2, dim=-1).values
     return top2[..., 0] - top2[..., 1]
@@ -64,7 +65,8 @@ def _partitions(n: int, smallest: int, slices: int, rng: np.random.Generator):
 
 
 def partition_majority_data(length: int, n_classes: int, n_sequences: int, min_margin: int,
-                            rng: np.random.Generator, per_partition: int = 10):
+                            rng: np.random.Generator | int,
+                            per_partition: int = 10) -> tuple[torch.Tensor, torch.Tensor]:
     """The original's ``gen_X`` + ``gen_data``, as counts: ``(counts (N, C) int64, labels (N,) int64)``.
 
     Partitions of ``length`` (see the module docstring) whose largest part leads
@@ -110,7 +112,7 @@ def possible_smallest_parts(length: int, n_classes: int, min_margin: int) -> int
     return max(0, (length - min_margin) // 2)
 
 
-def counts_to_tokens(counts) -> torch.Tensor:
+def counts_to_tokens(counts: torch.Tensor | npt.ArrayLike) -> torch.Tensor:
     """Token sequences with the given counts, each class in one block (the original's
     layout; order does not matter without positions). ``(N, C)`` -> ``(N, n)``."""
     counts = torch.as_tensor(counts)
@@ -118,7 +120,8 @@ def counts_to_tokens(counts) -> torch.Tensor:
     return torch.stack([classes.repeat_interleave(c) for c in counts])
 
 
-def stratified_split(labels, train_fraction: float, rng: np.random.Generator):
+def stratified_split(labels: npt.ArrayLike, train_fraction: float,
+                     rng: np.random.Generator | int) -> tuple[np.ndarray, np.ndarray]:
     """Indices ``(train, test)`` with ``floor(train_fraction * N)`` training items
     and each label's share the same (to one item) in both parts (what
     ``train_test_split(..., stratify=y)`` does): items are ordered by label, at

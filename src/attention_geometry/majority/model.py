@@ -43,7 +43,8 @@ def _uniform(shape, bound, g):
     return (torch.rand(shape, generator=g) * 2 - 1) * bound
 
 
-def init_majority_params(n_classes: int, d: int, generators: Sequence[torch.Generator]) -> dict[str, torch.Tensor]:
+def init_majority_params(n_classes: int, d: int,
+                         generators: Sequence[torch.Generator | int]) -> dict[str, torch.Tensor]:
     """Initial parameters of ``S = len(generators)`` models, stacked on axis 0, as PyTorch
     initialises the original's modules.
 

@@ -78,7 +78,7 @@ def majority_lr(step: int, setup: MajoritySetup, steps_per_epoch: int) -> float:
     return setup.lr * max(0.0, (total - step) / total)
 
 
-def majority_dataset(seed: int, setup: MajoritySetup):
+def majority_dataset(seed: int, setup: MajoritySetup) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
     """One seed's data as :func:`train_majority` uses it: ``(train_counts (N, C),
     train_labels (N,), test_counts (M, C), test_labels (M,))``, drawn with
     ``numpy.random.default_rng(seed)`` (cached)."""

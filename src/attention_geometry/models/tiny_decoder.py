@@ -124,7 +124,7 @@ class Block(nn.Module):
 class TinyDecoder(nn.Module):
     """The tiny decoder; ``forward(ids: (batch, seq)) -> logits (batch, seq, vocab)``."""
 
-    def __init__(self, config: TinyDecoderConfig, generator: torch.Generator):
+    def __init__(self, config: TinyDecoderConfig, generator: torch.Generator | int):
         super().__init__()
         self.config = c = config
         self.embed = nn.Embedding(c.vocab, c.d)
