@@ -375,7 +375,8 @@ def test_helpers(rng):
     a = ag.random_inputs(np.random.default_rng(1), 4, 3)
     np.testing.assert_array_equal(a, ag.random_inputs(np.random.default_rng(1), 4, 3))
     with pytest.raises(TypeError, match="Generator"):
-        ag.random_inputs(1, 4, 3)
+        ag.random_inputs(1.0, 4, 3)
+    np.testing.assert_array_equal(a, ag.random_inputs(1, 4, 3))  # a seed: default_rng(seed)
     with pytest.raises(ValueError):
         ag.log_spaced_dims(5, 3, 2)
     with pytest.raises(ValueError, match=">= 0"):

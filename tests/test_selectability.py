@@ -154,7 +154,8 @@ def test_bad_tolerance_and_grid_arguments_raise():
     with pytest.raises(ValueError, match="n_sets"):
         sel.gaussian_key_sets(0, 3, 3, np.random.default_rng(0))
     with pytest.raises(ValueError, match="rng"):
-        sel.gaussian_key_sets(1, 3, 3, 0)
+        sel.gaussian_key_sets(1, 3, 3, 0.5)  # a seed is an integer (then it is default_rng(seed))
+    assert np.array_equal(sel.gaussian_key_sets(1, 3, 3, 4), sel.gaussian_key_sets(1, 3, 3, np.random.default_rng(4)))
 
 
 def test_grid_shapes_and_layernorm_zero():

@@ -37,6 +37,27 @@ module                    object
 :mod:`.checkpoint`        atomic checkpoints for long loops
 :mod:`.models`            the tiny decoder, SmolLM2 (offline), the text corpus
 ========================  =====================================================
+
+Signatures carry types (``npt.ArrayLike`` for anything ``numpy.asarray`` takes,
+``torch.Tensor``, ``np.ndarray`` returned); shapes are in the docstrings, written
+``x: (..., d)`` or ``(n, d) -> (n,)``, with one vocabulary of axes: ``d`` the
+width of a token, ``n`` the keys or tokens of one set (``N`` in the modules of
+chapters 4 and 5, as the book writes it there; ``L`` the positions in chapters 7
+and 8), ``batch`` independent sequences (``N`` sequences of the data set in
+:mod:`.majority`), ``S`` seeds, ``C`` classes, ``H`` layers
+of a Cesàro product, ``T + 1`` the layers of a trajectory, ``k`` anything else,
+named where it is used; ``...`` any leading axes.
+
+Randomness is always an argument, never global state. A function that draws
+takes ``rng`` (numpy: a ``numpy.random.Generator`` or a seed) or ``generator``
+(torch: a ``torch.Generator`` or a seed), or a ``seed`` where it derives several
+streams from one number. Each is normalised where it enters by one helper,
+:func:`._checks.as_generator` / :func:`._checks.as_torch_generator`: a generator is
+used as it is (its stream continues), a seed ``s`` becomes
+``numpy.random.default_rng(s)`` / ``torch.Generator().manual_seed(s)``, so the same
+seed gives the same numbers bit for bit on one machine. (The one exception is
+dropout in :mod:`.models.tiny_decoder`, drawn by torch's global generator inside
+``torch.random.fork_rng``, seeded for every step.)
 """
 
 import importlib

@@ -35,6 +35,8 @@ __all__ = [
     "check_bool",
     "interval",
     "as_float_tensor",
+    "as_generator",
+    "as_torch_generator",
     "torch_threads",
 ]
 
@@ -156,6 +158,45 @@ def as_float_tensor(name: str, x: Any, dtype=None, device=None):
     if not x.is_floating_point():
         raise fail(name, f"a tensor of dtype {x.dtype}", "a floating-point dtype", "has the wrong dtype")
     return x.to(dtype=dtype or x.dtype, device=device or x.device)
+
+
+def _seed(name: str, value: Any, what: str, high: int | None = None) -> int | None:
+    """``value`` as a seed if it is an integer (bools are not) in ``[0, high]``;
+    ``None`` if it is not an integer."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        return None
+    allowed = f"{what} or a seed ({_int_range(0, high)})"
+    if value < 0 or (high is not None and value > high):
+        raise fail(name, value, allowed, "is out of range")
+    return int(value)
+
+
+def as_generator(name: str, rng: Any) -> np.random.Generator:
+    """The library's one way in for numpy randomness: ``rng`` itself if it is a
+    ``numpy.random.Generator`` (its state advances: draws continue its stream), or
+    ``numpy.random.default_rng(rng)`` for a seed ``rng >= 0`` (the same stream, bit
+    for bit). ``name`` is the argument's name, for the message."""
+    if isinstance(rng, np.random.Generator):
+        return rng
+    seed = _seed(name, rng, "a numpy.random.Generator")
+    if seed is None:
+        raise fail(name, rng, "a numpy.random.Generator or a seed (an integer >= 0)",
+                   f"has the wrong type {type(rng).__name__}", kind=ArgumentTypeError)
+    return np.random.default_rng(seed)
+
+
+def as_torch_generator(name: str, generator: Any):
+    """The same for torch: ``generator`` itself if it is a ``torch.Generator``, or
+    ``torch.Generator().manual_seed(generator)`` for a seed in ``[0, 2**64 - 1]``."""
+    import torch
+
+    if isinstance(generator, torch.Generator):
+        return generator
+    seed = _seed(name, generator, "a torch.Generator", high=2**64 - 1)
+    if seed is None:
+        raise fail(name, generator, "a torch.Generator or a seed (an integer in [0, 18446744073709551615])",
+                   f"has the wrong type {type(generator).__name__}", kind=ArgumentTypeError)
+    return torch.Generator().manual_seed(seed)
 
 
 @contextmanager

@@ -43,6 +43,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 import numpy as np
+import numpy.typing as npt
 import torch
 
 from ._checks import check_choice, check_int, fail
@@ -160,7 +161,7 @@ def _as_mask(mask, name="mask") -> np.ndarray:
     return m
 
 
-def distances(mask) -> np.ndarray:
+def distances(mask: npt.ArrayLike | torch.Tensor) -> np.ndarray:
     """Shortest path lengths ``D[c, i]`` from ``c`` to ``i`` (``-1``: unreachable).
 
     ``mask: (N, N)`` bool; edges ``j -> i`` where ``mask[i, j]``. Breadth-first
@@ -197,7 +198,7 @@ class MaskGraph:
     radius: int | None  # None when not quasi-strongly connected
 
 
-def mask_graph(mask) -> MaskGraph:
+def mask_graph(mask: npt.ArrayLike | torch.Tensor) -> MaskGraph:
     """Self-loops, strong / quasi-strong connectivity, centres and radius of ``mask: (N, N)``
     (definition ``rc-def-graph``)."""
     m = _as_mask(mask)
@@ -221,8 +222,8 @@ def mask_graph(mask) -> MaskGraph:
     )
 
 
-def check_mask(mask, name: str = "mask") -> np.ndarray:
-    """Validate the collapse theorem's assumptions; return the mask as a bool array.
+def check_mask(mask: npt.ArrayLike | torch.Tensor, name: str = "mask") -> np.ndarray:
+    """Validate the collapse theorem's assumptions on ``mask: (N, N)``; return it as a bool array ``(N, N)``.
 
     Raises an ``ArgumentError`` (a ``ValueError``) for a wrong shape, a non-boolean dtype, a token without
     a self-loop, or a graph that is not quasi-strongly connected (no token
@@ -253,7 +254,7 @@ def _mask_tensor_cached(kind: str, n: int, w: int | None, device: str) -> torch.
     return torch.as_tensor(make_mask(kind, n, w), device=device)
 
 
-def mask_tensor(kind: str, n: int, w: int | None = None, device="cpu") -> torch.Tensor:
+def mask_tensor(kind: str, n: int, w: int | None = None, device: str | torch.device = "cpu") -> torch.Tensor:
     """:func:`make_mask` as a torch bool tensor ``(n, n)`` on ``device`` (cached: do not modify it)."""
     return _mask_tensor_cached(kind, int(n), None if w is None else int(w), str(device))
 
@@ -270,7 +271,8 @@ def _as_bool_tensor(mask, n: int, device) -> torch.Tensor:
     return m.to(device)
 
 
-def masked_softmax(scores: torch.Tensor, mask, *, row_max=None) -> torch.Tensor:
+def masked_softmax(scores: torch.Tensor, mask: npt.ArrayLike | torch.Tensor, *,
+                   row_max: float | torch.Tensor | None = None) -> torch.Tensor:
     r"""Row softmax of ``scores: (..., N, N)`` over the keys the mask allows; exactly 0 elsewhere.
 
     :math:`A_{ij} = e^{S_{ij}} / \sum_{k: M_{ik}} e^{S_{ik}}` for ``M[i, j]``, else 0.

@@ -42,11 +42,13 @@ import math
 from dataclasses import dataclass
 from fractions import Fraction
 from functools import lru_cache
+from typing import Sequence
 
 import numpy as np
+import numpy.typing as npt
 from scipy.special import gammainc, gammaincc, gammaln
 
-from ._checks import check_float, check_int, described, fail
+from ._checks import as_torch_generator, check_float, check_int, described, fail
 
 __all__ = [
     "cesaro_matrix",
@@ -134,7 +136,7 @@ def cesaro_matrix_exact(L: int) -> list[list[Fraction]]:
             for i in range(1, L + 1)]
 
 
-def residual_cesaro_matrix_exact(L: int, alpha) -> list[list[Fraction]]:
+def residual_cesaro_matrix_exact(L: int, alpha: float | Fraction) -> list[list[Fraction]]:
     """``N = (1 - alpha) I + alpha M`` in exact rationals (``alpha`` converted exactly)."""
     a = _check_alpha(alpha, exact=True)
     M = cesaro_matrix_exact(L)
@@ -175,7 +177,7 @@ def cesaro_power_entry_exact(i: int, j: int, H: int) -> Fraction:
     return math.comb(i - 1, j - 1) * s
 
 
-def residual_cesaro_power_entry_exact(i: int, j: int, H: int, alpha, form: str = "eigen") -> Fraction:
+def residual_cesaro_power_entry_exact(i: int, j: int, H: int, alpha: float | Fraction, form: str = "eigen") -> Fraction:
     r""":math:`(N^H)_{ij}` exactly, by one of two closed forms.
 
     ``form="eigen"``: the alternating sum with :math:`m^{-H}` replaced by
@@ -200,20 +202,20 @@ def residual_cesaro_power_entry_exact(i: int, j: int, H: int, alpha, form: str =
     raise fail("form", form, "'eigen' or 'binomial'", "is not known")
 
 
-def residual_cesaro_power_exact(L: int, H: int, alpha, form: str = "eigen") -> list[list[Fraction]]:
+def residual_cesaro_power_exact(L: int, H: int, alpha: float | Fraction, form: str = "eigen") -> list[list[Fraction]]:
     """All of ``N^H: (L, L)`` from a closed form, exactly."""
     L = _check_int("L", L)
     return [[residual_cesaro_power_entry_exact(i, j, H, alpha, form) for j in range(1, L + 1)]
             for i in range(1, L + 1)]
 
 
-def last_row_closed_form_exact(L: int, H: int, alpha, form: str = "eigen") -> list[Fraction]:
+def last_row_closed_form_exact(L: int, H: int, alpha: float | Fraction, form: str = "eigen") -> list[Fraction]:
     """The last row of ``N^H`` (length ``L``) from a closed form, exactly."""
     L = _check_int("L", L)
     return [residual_cesaro_power_entry_exact(L, j, H, alpha, form) for j in range(1, L + 1)]
 
 
-def last_row_exact(L: int, H: int, alpha) -> list[Fraction]:
+def last_row_exact(L: int, H: int, alpha: float | Fraction) -> list[Fraction]:
     r"""The last row of ``N^H`` exactly, by the recursion of :func:`last_row` in integers.
 
     With :math:`\alpha = p/q` and :math:`\ell = \mathrm{lcm}(1, \dots, L)`, after
@@ -350,7 +352,7 @@ def log_cesaro_rows(L: int, H: int) -> np.ndarray:
 # --------------------------------------------------------- continuous limit
 
 
-def rho_causal(x, H: int) -> np.ndarray:
+def rho_causal(x: npt.ArrayLike, H: int) -> np.ndarray:
     r""":math:`\rho^{(M)}_H(x) = (\ln 1/x)^{H-1}/(H-1)!` on ``x in (0, 1]``; ``x: (n,)`` (``eq-cesaro-rho``)."""
     H = _check_int("H", H)
     x = np.asarray(x, dtype=np.float64)
@@ -361,7 +363,7 @@ def rho_causal(x, H: int) -> np.ndarray:
         return np.exp((H - 1) * np.log(s) - gammaln(H)) if H > 1 else np.ones_like(x)
 
 
-def rho_residual(x, H: int, alpha: float) -> np.ndarray:
+def rho_residual(x: npt.ArrayLike, H: int, alpha: float) -> np.ndarray:
     r"""The continuous part of :math:`\rho^{(N)}_H(x)` on ``(0, 1]``, ``x: (n,)`` (``eq-cesaro-rho``):
     :math:`\sum_{r=1}^H \binom{H}{r}\alpha^r(1-\alpha)^{H-r}\rho^{(M)}_r(x)`.
     The Dirac mass :math:`(1-\alpha)^H` at ``x = 1`` is not included."""
@@ -395,7 +397,7 @@ def limit_cell_masses(L: int, H: int, alpha: float) -> np.ndarray:
     return out
 
 
-def total_variation(p, q) -> float:
+def total_variation(p: npt.ArrayLike, q: npt.ArrayLike) -> float:
     """Total-variation distance ``sum |p - q| / 2`` of two profiles ``(L,)``."""
     return 0.5 * float(np.abs(np.asarray(p) - np.asarray(q)).sum())
 
@@ -403,7 +405,7 @@ def total_variation(p, q) -> float:
 # ------------------------------------------------------ shape of a profile
 
 
-def profile_minimum(p) -> tuple[int, float]:
+def profile_minimum(p: npt.ArrayLike) -> tuple[int, float]:
     """Position ``j*`` (1-indexed) of the smallest entry of ``p: (L,)`` (the last one
     among ties) and ``x* = j*/L``."""
     p = _check_profile(p)
@@ -411,7 +413,7 @@ def profile_minimum(p) -> tuple[int, float]:
     return j, j / len(p)
 
 
-def classify_profile(p, rtol: float = 1e-12) -> str:
+def classify_profile(p: npt.ArrayLike, rtol: float = 1e-12) -> str:
     r"""The shape of a profile ``p: (L,)``, ignoring relative changes below ``rtol``:
 
     * ``"U-shape"``: over positions ``1..L-1`` the minimum ``j*`` lies below
@@ -452,7 +454,7 @@ class DeadZone:
     threshold: float
 
 
-def dead_zone(p, threshold: float = 0.1) -> DeadZone:
+def dead_zone(p: npt.ArrayLike, threshold: float = 0.1) -> DeadZone:
     """The dead-zone summary of a profile ``p: (L,)`` (see :class:`DeadZone`)."""
     p = _check_profile(p)
     check_float("threshold", threshold, low=0.0, low_open=True)
@@ -471,7 +473,7 @@ def dead_zone(p, threshold: float = 0.1) -> DeadZone:
 # ----------------------------------------------------------- studies
 
 
-def alternating_error_grid(Ls, Hs, alpha: float, exact_L_max: int = 256) -> np.ndarray:
+def alternating_error_grid(Ls: Sequence[int], Hs: Sequence[int], alpha: float, exact_L_max: int = 256) -> np.ndarray:
     """``(len(Hs), len(Ls))``: max over ``j`` of the relative error of
     :func:`last_row_alternating` (``inf`` where it overflows to ``inf``/``nan``).
 
@@ -509,7 +511,7 @@ class AlphaSweep:
     shape: tuple
 
 
-def alpha_sweep(L: int, H: int, alphas) -> AlphaSweep:
+def alpha_sweep(L: int, H: int, alphas: Sequence[float]) -> AlphaSweep:
     """Landmarks of the profile for each ``alpha`` in ``alphas`` (log space, no underflow)."""
     L, H = _check_int("L", L, low=3), _check_int("H", H)
     alphas = [_check_alpha(a) for a in alphas]
@@ -579,7 +581,7 @@ def alpha_dead_zone(L: int, H: int, factor: float = 10.0) -> float:
     return _bisect(excess, float(grid[k]), float(grid[k + 1]))
 
 
-def limit_discrepancy(L: int, H: int, alpha: float, positions) -> np.ndarray:
+def limit_discrepancy(L: int, H: int, alpha: float, positions: npt.ArrayLike) -> np.ndarray:
     r"""``(len(positions),)``: :math:`p_j / m_j`, discrete over continuous-limit cell
     mass (:func:`limit_cell_masses`) at the 1-indexed ``positions`` (1 = exact)."""
     p, m = last_row(L, H, alpha), limit_cell_masses(L, H, alpha)
@@ -623,7 +625,7 @@ def peak_to_trough_floor(L: int, H: int, n_grid: int = 100) -> tuple[float, floa
     return float(values[i]), float(grid[i])
 
 
-def tail_mass(p, fraction: float) -> float:
+def tail_mass(p: npt.ArrayLike, fraction: float) -> float:
     r"""The share of a profile ``p: (L,)`` on the positions ``L(1 - fraction) < j < L`` --
     the end of the context *without* the last token. A uniform profile gives about
     ``fraction``; a decreasing one less."""
@@ -651,7 +653,7 @@ def scalar_model_gradients(L: int, H: int, alpha: float, seed: int) -> dict:
 
     L, H = _check_int("L", L), _check_int("H", H)
     alpha = _check_alpha(alpha)
-    g = torch.Generator().manual_seed(_check_int("seed", seed, low=0))
+    g = as_torch_generator("seed", seed)
     h = torch.randn(L, dtype=torch.float64, generator=g).requires_grad_(True)
     final_query = torch.zeros(H, L, dtype=torch.float64, requires_grad=True)  # s_{Lk} of every layer
     counts = torch.arange(1, L + 1, dtype=torch.float64)

@@ -49,9 +49,10 @@ from dataclasses import dataclass, field
 from typing import Sequence
 
 import numpy as np
+import numpy.typing as npt
 import torch
 
-from ._checks import as_float_tensor as _tensor_checked, check_bool, check_choice, check_float, check_int, fail
+from ._checks import as_float_tensor as _tensor_checked, as_torch_generator, check_bool, check_choice, check_float, check_int, fail
 from .attention import _as_mask, masked_softmax, mask_graph
 from .checkpoint import CheckpointStore, resumable_map
 from .layernorm import normalise
@@ -91,7 +92,7 @@ def _tensor(x, name, dtype=None, device=None):
     return _tensor_checked(name, x, dtype, device)
 
 
-def mu(X) -> torch.Tensor:
+def mu(X: torch.Tensor | np.ndarray) -> torch.Tensor:
     r"""Collapse measure :math:`\lVert X - \mathbf 1\bar x^\top\rVert_F` (eq. ``rc-mu``). ``X: (..., N, d)`` -> ``(...)``."""
     X = _tensor(X, "X")
     if X.ndim < 2:
@@ -99,7 +100,7 @@ def mu(X) -> torch.Tensor:
     return torch.linalg.vector_norm(X - X.mean(dim=-2, keepdim=True), dim=(-2, -1))
 
 
-def spread(X) -> torch.Tensor:
+def spread(X: torch.Tensor | np.ndarray) -> torch.Tensor:
     r"""The largest distance between two tokens, :math:`\max_{i,k}\lVert x_i - x_k\rVert` (eq. ``rc-bound-run``).
 
     ``(..., N, d)`` -> ``(...)``.
@@ -110,7 +111,8 @@ def spread(X) -> torch.Tensor:
     return torch.cdist(X, X).amax(dim=(-2, -1))
 
 
-def attention_matrix(X, W_Q, W_K, mask, d_qk: float) -> torch.Tensor:
+def attention_matrix(X: torch.Tensor, W_Q: torch.Tensor, W_K: torch.Tensor, mask: npt.ArrayLike | torch.Tensor,
+                     d_qk: float) -> torch.Tensor:
     r""":math:`\mathrm{softmax}_G(X W_Q W_K^\top X^\top/\sqrt{d_{QK}})` (eq. ``rc-dynamics``).
 
     ``X: (..., N, d)``, ``W_Q, W_K: (..., d, d_head)`` (broadcast), returns ``(..., N, N)``.
@@ -120,7 +122,7 @@ def attention_matrix(X, W_Q, W_K, mask, d_qk: float) -> torch.Tensor:
     return masked_softmax(scores, mask)
 
 
-def standardise_tokens(X) -> torch.Tensor:
+def standardise_tokens(X: torch.Tensor | np.ndarray) -> torch.Tensor:
     r"""Scale each sample so its mean squared token norm is ``d``. ``X: (batch, N, d)``."""
     X = _tensor(X, "X")
     d = X.shape[-1]
@@ -128,7 +130,7 @@ def standardise_tokens(X) -> torch.Tensor:
     return X * (math.sqrt(d) / scale)[..., None]
 
 
-def project_width(X, d: int, seed: int) -> torch.Tensor:
+def project_width(X: torch.Tensor | np.ndarray, d: int, seed: int) -> torch.Tensor:
     r"""Tokens ``X: (batch, N, d_in)`` mapped to width ``d`` by a random orthonormal projection.
 
     :math:`X \mapsto X U` with :math:`U \in \mathbb R^{d_\text{in}\times d}`, orthonormal
@@ -141,7 +143,7 @@ def project_width(X, d: int, seed: int) -> torch.Tensor:
     d = check_int("d", d, low=1, high=d_in)
     if d == d_in:
         return X
-    g = torch.Generator().manual_seed(check_int("seed", seed, low=0))
+    g = as_torch_generator("seed", seed)
     U = orthogonal_factor(torch.randn((d_in, d_in), generator=g, dtype=torch.float64))[:, :d]
     return X @ U.to(X.dtype)
 
@@ -347,8 +349,9 @@ def _run_chunk_inner(X0, indices, variants, n_layers, seed, std, values, H, dtyp
     return out
 
 
-def collapse_runs(X0, variants: Sequence[Variant], n_layers: int, seed: int, *, init_std: float | None = None,
-                  values: str = "gaussian", n_heads: int = 1, dtype=torch.float32, device="cpu",
+def collapse_runs(X0: torch.Tensor | np.ndarray, variants: Sequence[Variant], n_layers: int, seed: int, *,
+                  init_std: float | None = None, values: str = "gaussian", n_heads: int = 1,
+                  dtype: torch.dtype = torch.float32, device: str | torch.device = "cpu",
                   store: CheckpointStore | None = None, chunk: int = 16) -> CollapseRuns:
     r"""Iterate random attention networks (eq. ``rc-dynamics``) from ``X0: (batch, N, d)`` for every variant.
 
@@ -382,8 +385,9 @@ def collapse_runs(X0, variants: Sequence[Variant], n_layers: int, seed: int, *, 
                         mu_attention=cat["mu_z"], spread0=cat["spread0"])
 
 
-def collapse_runs_loop(X0, variants: Sequence[Variant], n_layers: int, seed: int, *, init_std=None,
-                       values="gaussian", n_heads=1, dtype=torch.float32) -> CollapseRuns:
+def collapse_runs_loop(X0: torch.Tensor | np.ndarray, variants: Sequence[Variant], n_layers: int, seed: int, *,
+                       init_std: float | None = None, values: str = "gaussian", n_heads: int = 1,
+                       dtype: torch.dtype = torch.float32) -> CollapseRuns:
     """Reference for :func:`collapse_runs`: one input, one variant, one head at a time.
 
     A plain loop with the same weights (the same generators); the tests and the
@@ -438,8 +442,8 @@ def _loop(X0, variants, T, seed, std, values, H, dh, dtype, out):
                 out["mu_z"][t, k, b] = float(mu(Z)) if v.pure and H == 1 else np.nan
 
 
-def mu_over_depth(X0, mask, n_layers: int, seed: int, *, temperature: float = 1.0, layernorm: bool = False,
-                  skip: bool = False, **kwargs) -> dict:
+def mu_over_depth(X0: torch.Tensor | np.ndarray, mask: npt.ArrayLike | torch.Tensor, n_layers: int, seed: int, *,
+                  temperature: float = 1.0, layernorm: bool = False, skip: bool = False, **kwargs) -> dict:
     r"""One variant of :func:`collapse_runs`: ``{"mu", "norm"}``, each ``(n_layers + 1, batch)``."""
     runs = collapse_runs(X0, [Variant("run", mask, temperature, layernorm, skip)], n_layers, seed, **kwargs)
     return {"mu": runs.mu[:, 0], "norm": runs.norm[:, 0]}
@@ -448,7 +452,8 @@ def mu_over_depth(X0, mask, n_layers: int, seed: int, *, temperature: float = 1.
 # ------------------------------------------------------------ summaries of a trajectory
 
 
-def fit_rate(values, t_min: int = 0, floor: float = 1e-5, return_points: bool = False):
+def fit_rate(values: npt.ArrayLike, t_min: int = 0, floor: float = 1e-5,
+             return_points: bool = False) -> np.ndarray | tuple[np.ndarray, np.ndarray]:
     r"""Fitted exponential rate per layer of each trajectory.
 
     ``values: (T + 1, ...)`` positive (e.g. :math:`\mu(X^{(t)})`). Least squares
@@ -483,7 +488,7 @@ def fit_rate(values, t_min: int = 0, floor: float = 1e-5, return_points: bool = 
     return (rate, n.reshape(v.shape[1:])) if return_points else rate
 
 
-def collapse_depth(rel, threshold: float = 1e-4) -> tuple[np.ndarray, np.ndarray]:
+def collapse_depth(rel: npt.ArrayLike, threshold: float = 1e-4) -> tuple[np.ndarray, np.ndarray]:
     r"""The first layer at which :math:`\mu(X^{(t)})/\lVert X^{(t)}\rVert_F` falls below ``threshold``.
 
     ``rel: (T + 1, ...)``. Returns ``(depth, reached)``, each ``(...)``: where the
@@ -498,7 +503,7 @@ def collapse_depth(rel, threshold: float = 1e-4) -> tuple[np.ndarray, np.ndarray
     return depth, reached
 
 
-def collapse_summary(rel, threshold: float = 1e-4, floor: float = 1e-5) -> dict:
+def collapse_summary(rel: npt.ArrayLike, threshold: float = 1e-4, floor: float = 1e-5) -> dict:
     """The book's summaries of relative-spread trajectories ``rel: (T + 1, B)``, each ``(B,)``.
 
     ``depth`` and ``reached`` (:func:`collapse_depth` at ``threshold``), ``rate`` and
@@ -515,7 +520,7 @@ MIN_RATE_POINTS = 8
 """Fewest layers above the floor for which a fitted slope is called a *rate*."""
 
 
-def has_rate(points, min_points: int = MIN_RATE_POINTS) -> bool:
+def has_rate(points: npt.ArrayLike, min_points: int = MIN_RATE_POINTS) -> bool:
     """Whether a mask's fits (``points: (B,)``, the layers each used, from
     :func:`collapse_summary`) describe an exponential rate: the median fit uses at
     least ``min_points`` layers above the floor. A drop to the floor within fewer
@@ -528,7 +533,7 @@ def has_rate(points, min_points: int = MIN_RATE_POINTS) -> bool:
     return bool(np.median(points) >= min_points)
 
 
-def mean_log_spread(rel, floor: float = 1e-6) -> np.ndarray:
+def mean_log_spread(rel: npt.ArrayLike, floor: float = 1e-6) -> np.ndarray:
     r"""How collapsed a trajectory is on average over depth: :math:`\frac1T\sum_{t=1}^T \log_{10}\max(v_t, \text{floor})`.
 
     ``rel: (T + 1, ...)``, the relative spread :math:`\mu/\lVert X\rVert_F`. One
@@ -543,14 +548,14 @@ def mean_log_spread(rel, floor: float = 1e-6) -> np.ndarray:
         return np.log10(np.maximum(np.nan_to_num(r[1:], nan=0.0), floor)).mean(0)
 
 
-def log10_floored(values, dtype=torch.float32) -> np.ndarray:
+def log10_floored(values: npt.ArrayLike, dtype: torch.dtype = torch.float32) -> np.ndarray:
     """``log10(values)``, with values that underflowed to 0 counted as the smallest
     positive number of ``dtype`` (a lower bound of what was lost)."""
     tiny = float(torch.finfo(dtype).smallest_normal) * float(torch.finfo(dtype).eps)  # smallest subnormal
     return np.log10(np.maximum(np.nan_to_num(np.asarray(values, dtype=np.float64), nan=0.0), tiny))
 
 
-def log10_growth(values) -> np.ndarray:
+def log10_growth(values: npt.ArrayLike) -> np.ndarray:
     r"""``log10(v_T / v_0)`` of each trajectory ``values: (T + 1, ...)``, robust to overflow.
 
     A trajectory whose last values are not finite (the float32 dynamics overflowed,
@@ -562,7 +567,7 @@ def log10_growth(values) -> np.ndarray:
         return np.log10(last_finite(v) / v[0])
 
 
-def last_finite(values) -> np.ndarray:
+def last_finite(values: npt.ArrayLike) -> np.ndarray:
     """The last finite, positive value of each trajectory ``values: (T + 1, ...)``
     (where the float32 dynamics overflowed, the value before it did)."""
     v = np.asarray(values, dtype=np.float64)
@@ -571,7 +576,7 @@ def last_finite(values) -> np.ndarray:
     return np.take_along_axis(v, last[None], axis=0)[0]
 
 
-def plateau_level(values, fraction: float = 0.25, dtype=torch.float32) -> np.ndarray:
+def plateau_level(values: npt.ArrayLike, fraction: float = 0.25, dtype: torch.dtype = torch.float32) -> np.ndarray:
     """The median of :func:`log10_floored` over the last ``fraction`` of the layers, per trajectory.
 
     ``values: (T + 1, ...)``. Where a curve has stopped moving (a plateau), this
@@ -583,7 +588,7 @@ def plateau_level(values, fraction: float = 0.25, dtype=torch.float32) -> np.nda
     return np.median(log10_floored(v[start:], dtype), axis=0)
 
 
-def initial_rate(rel, k: int = 1) -> np.ndarray:
+def initial_rate(rel: npt.ArrayLike, k: int = 1) -> np.ndarray:
     r"""The initial collapse rate :math:`-\tfrac1k \log\big(v_k / v_0\big)` of each trajectory, ``rel: (T+1, ...)``."""
     r = np.asarray(rel, dtype=np.float64)
     k = check_int("k", k, low=1, high=r.shape[0] - 1)
@@ -591,7 +596,7 @@ def initial_rate(rel, k: int = 1) -> np.ndarray:
         return -np.log(r[k] / r[0]) / k
 
 
-def theorem_bound(eps, radius: int, spread0, n: int) -> np.ndarray:
+def theorem_bound(eps: npt.ArrayLike, radius: int, spread0: npt.ArrayLike, n: int) -> np.ndarray:
     r"""The collapse theorem's bound (eq. ``rc-bound``) with the run's own :math:`\varepsilon` (eq. ``rc-bound-run``).
 
     ``eps: (T, ...)`` the smallest attention weight on the mask at each layer;
@@ -618,7 +623,7 @@ def theorem_bound(eps, radius: int, spread0, n: int) -> np.ndarray:
     return math.sqrt(n) * np.asarray(spread0, dtype=np.float64) * np.exp(log_fac)
 
 
-def precision_floor(dtype) -> float:
+def precision_floor(dtype: torch.dtype) -> float:
     r"""The relative spread :math:`\mu/\lVert X\rVert_F` that rounding alone leaves in identical tokens.
 
     Rounding each entry to ``dtype`` leaves a relative error of the order of the

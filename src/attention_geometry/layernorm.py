@@ -58,10 +58,19 @@ Edge cases (decided here, never a silent NaN):
 """
 
 import math
+from typing import TYPE_CHECKING
 
 import numpy as np
+import numpy.typing as npt
 
-from ._checks import ArgumentTypeError, check_choice, check_float, check_int, described, fail, shape_of
+if TYPE_CHECKING:
+    import torch
+
+from ._checks import ArgumentTypeError, as_generator, check_choice, check_float, check_int, described, fail, shape_of
+
+#: An argument that is numpy (anything ``numpy.asarray`` takes) or a torch tensor; the
+#: functions return the same kind (torch is imported only when a tensor comes in).
+ArrayOrTensor = npt.ArrayLike | "torch.Tensor"
 
 __all__ = [
     "projection_matrix",
@@ -261,7 +270,7 @@ def hyperplane_basis(d: int) -> np.ndarray:
     return basis
 
 
-def project_to_hyperplane(x):
+def project_to_hyperplane(x: ArrayOrTensor) -> ArrayOrTensor:
     r"""The projection :math:`P x = x - \mu(x) \mathbf 1` of each row: ``(..., d) -> (..., d)`` (``eq-projection``).
 
     Linear, so computed as :math:`m\, P(x/m)` with ``m`` the row's largest absolute
@@ -281,7 +290,7 @@ centre = project_to_hyperplane
 """Alias of :func:`project_to_hyperplane`: subtract each row's mean."""
 
 
-def coordinate_std(x):
+def coordinate_std(x: ArrayOrTensor) -> ArrayOrTensor:
     r"""The biased standard deviation of each row's coordinates: ``(..., d) -> (...)``.
 
     :math:`\sigma(x) = \lVert P x\rVert / \sqrt d`, so that
@@ -298,7 +307,7 @@ def coordinate_std(x):
     return _finish(np.asarray(out), a.dtype, wrap, "sigma(x)")
 
 
-def scale_to_sphere(x):
+def scale_to_sphere(x: ArrayOrTensor) -> ArrayOrTensor:
     r"""Scale each row onto the sphere of radius :math:`\sqrt d`: ``(..., d) -> (..., d)``; on :math:`H`
     its image is the sphere ``eq-image-sphere`` that LayerNorm maps onto.
 
@@ -315,7 +324,8 @@ def scale_to_sphere(x):
     return _finish(_normalise(u, m, 0.0, work), a.dtype, wrap, "S(x)")
 
 
-def layer_norm(x, eps: float = 0.0, gamma=None, beta=None):
+def layer_norm(x: ArrayOrTensor, eps: float = 0.0, gamma: ArrayOrTensor | None = None,
+               beta: ArrayOrTensor | None = None) -> ArrayOrTensor:
     r"""LayerNorm of each row, as ``torch.nn.functional.layer_norm`` computes it (``eq-layernorm``;
     with ``eps > 0``, ``eq-ln-eps``).
 
@@ -348,7 +358,7 @@ def layer_norm(x, eps: float = 0.0, gamma=None, beta=None):
     return _finish(out, a.dtype, wrap, "LayerNorm(x)")
 
 
-def rms_norm(x, eps: float = 0.0, gamma=None):
+def rms_norm(x: ArrayOrTensor, eps: float = 0.0, gamma: ArrayOrTensor | None = None) -> ArrayOrTensor:
     r"""RMSNorm of each row: scaling without projection. ``(..., d) -> (..., d)``.
 
     .. math:: \gamma \odot \frac{x}{\sqrt{\lVert x\rVert^2/d + \varepsilon}} ,
@@ -373,7 +383,7 @@ def rms_norm(x, eps: float = 0.0, gamma=None):
     return _finish(out, a.dtype, wrap, "RMSNorm(x)")
 
 
-def eps_norm_deficit(x, eps: float):
+def eps_norm_deficit(x: ArrayOrTensor, eps: float) -> ArrayOrTensor:
     r"""Closed-form relative norm deficit of LayerNorm with ``eps`` (``eq-d-mideficit``): ``(..., d) -> (...)``.
 
     .. math:: \delta = 1 - \frac{\lVert \mathrm{LN}_\varepsilon(x)\rVert}{\sqrt d}
@@ -407,7 +417,7 @@ def eps_norm_deficit(x, eps: float):
     return wrap(np.asarray(delta[..., 0], dtype=np.float64))
 
 
-def deficit_from_ratio(t):
+def deficit_from_ratio(t: npt.ArrayLike) -> np.ndarray:
     r"""The relative norm deficit as a function of :math:`t = \varepsilon/\sigma^2 \ge 0`.
 
     :math:`\delta(t) = 1 - 1/\sqrt{1+t} = t / (\sqrt{1+t}\,(1+\sqrt{1+t}))`, the
@@ -424,7 +434,7 @@ def deficit_from_ratio(t):
     return t / (root * (1.0 + root))
 
 
-def uniform_query(gamma=None, d: int | None = None) -> np.ndarray:
+def uniform_query(gamma: ArrayOrTensor | None = None, d: int | None = None) -> np.ndarray:
     r"""A query that scores every LayerNorm output equally: ``(d,)``, float64.
 
     Without affine parameters it is :math:`\mathbf 1` (give ``d``): every output
@@ -454,7 +464,7 @@ def uniform_query(gamma=None, d: int | None = None) -> np.ndarray:
     return 1.0 / g
 
 
-def selection_margin(queries, keys) -> np.ndarray:
+def selection_margin(queries: ArrayOrTensor, keys: ArrayOrTensor) -> np.ndarray:
     r"""How strictly each key wins its own query: ``(n, d), (n, d) -> (n,)``.
 
     Entry ``k`` is :math:`\langle q_k, k_k\rangle - \max_{j \ne k} \langle q_k, k_j\rangle`;
@@ -478,7 +488,7 @@ def selection_margin(queries, keys) -> np.ndarray:
 
 
 def random_inputs(
-    rng: np.random.Generator,
+    rng: np.random.Generator | int,
     n: int,
     d: int,
     log10_offset: tuple[float, float] = (-2.0, 3.0),
@@ -491,11 +501,9 @@ def random_inputs(
     :math:`|\mu(x)|/\sigma(x) \approx |c|` (how much the projection removes,
     and how ill-conditioned the centring is) spans several decades; and a scale
     :math:`s = 10^{V}`, ``V`` uniform on ``log10_scale``, so that scale invariance
-    is exercised. Everything is drawn from ``rng``.
+    is exercised. Everything is drawn from ``rng`` (a generator or a seed).
     """
-    if not isinstance(rng, np.random.Generator):
-        raise fail("rng", rng, "a numpy.random.Generator (np.random.default_rng(seed))", "has the wrong type",
-                   kind=ArgumentTypeError)
+    rng = as_generator("rng", rng)
     z = rng.standard_normal((n, d))
     c = rng.choice([-1.0, 1.0], size=(n, 1)) * 10.0 ** rng.uniform(*log10_offset, size=(n, 1))
     s = 10.0 ** rng.uniform(*log10_scale, size=(n, 1))
@@ -527,7 +535,8 @@ def log_spaced_dims(d_min: int, d_max: int, n: int) -> np.ndarray:
 NORMS = ("layernorm", "rmsnorm", "projection", "none")
 
 
-def normalise(x, kind: str = "layernorm", *, eps: float = 0.0, radius: float | None = None):
+def normalise(x: "torch.Tensor", kind: str = "layernorm", *, eps: float = 0.0,
+              radius: float | None = None) -> "torch.Tensor":
     r"""The normalisation ``kind`` of each row of a torch tensor ``x: (..., d)``; differentiable.
 
     * ``"layernorm"``: :math:`r\,P x / \sqrt{\lVert P x\rVert^2 + d\,\varepsilon}`, i.e.

@@ -26,7 +26,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from ._checks import check_float, check_int, fail
+from ._checks import as_generator, check_float, check_int, fail
 from .layernorm import (
     coordinate_std,
     eps_norm_deficit,
@@ -111,13 +111,14 @@ def eps_deficit_points(z: np.ndarray, eps_values, t_values) -> dict[str, np.ndar
     return {k: np.concatenate(v) for k, v in out.items()}
 
 
-def eps_deficit_by_dim(rng: np.random.Generator, dims, n: int, eps_values) -> dict:
+def eps_deficit_by_dim(rng: np.random.Generator | int, dims, n: int, eps_values) -> dict:
     r"""Median deficit against :math:`d`, for unit-variance rows :math:`z` and unit-norm rows.
 
     Returns ``{(eps, kind): (measured (len(dims),), closed (len(dims),))}`` with
     ``kind`` in ``("unit variance", "unit norm")``; inputs drawn from ``rng``.
     """
     n = check_int("n", n, low=1)
+    rng = as_generator("rng", rng)
     out = {(eps, kind): ([], []) for eps in eps_values for kind in ("unit variance", "unit norm")}
     for d in dims:
         z = rng.standard_normal((n, int(d)))
@@ -215,7 +216,8 @@ def extreme_rows(huge: float = 1e200, tiny: float = 1e-170) -> dict[str, float]:
     }
 
 
-def random_affine(rng: np.random.Generator, d: int) -> tuple[np.ndarray, np.ndarray]:
+def random_affine(rng: np.random.Generator | int, d: int) -> tuple[np.ndarray, np.ndarray]:
     """Random ``gamma`` (random signs, log-normal sizes) and ``beta`` (normal, sd 0.5), each ``(d,)``."""
+    rng = as_generator("rng", rng)
     gamma = rng.choice([-1.0, 1.0], d) * rng.lognormal(0.0, 0.5, d)
     return gamma, rng.normal(0.0, 0.5, d)

@@ -36,12 +36,14 @@ Numerical rank (:func:`numerical_rank`): the number of singular values above
 import hashlib
 import itertools
 import math
+from typing import Callable, Sequence
 
 import numpy as np
+import numpy.typing as npt
 import torch
 from scipy.optimize import brentq
 
-from ._checks import as_float_tensor, check_float, check_int, described, fail
+from ._checks import as_float_tensor, as_torch_generator, check_float, check_int, described, fail
 from .checkpoint import CheckpointStore, resumable_map
 from .attention import causal_mask, check_mask, masked_softmax
 from .collapse import mu
@@ -95,7 +97,8 @@ def _normalise_rows(Y, centre: bool):
     return to_unit_sphere(Y)
 
 
-def ln_step(X, W_V, mask, W_QK=None, centre: bool = False) -> torch.Tensor:
+def ln_step(X: torch.Tensor | np.ndarray, W_V: torch.Tensor | np.ndarray, mask: npt.ArrayLike | torch.Tensor,
+            W_QK: torch.Tensor | np.ndarray | None = None, centre: bool = False) -> torch.Tensor:
     """One layer :math:`D A X W_V` (eq. ``le-dynamics``). ``X: (batch, N, d)``, ``W_V, W_QK: (d, d)``
     or ``(batch, d, d)``. ``centre=True``: LayerNorm's centring before the normalisation."""
     X = _tensor(X, "X")
@@ -114,7 +117,9 @@ def ln_step(X, W_V, mask, W_QK=None, centre: bool = False) -> torch.Tensor:
     return _normalise_rows(A @ X @ W_V, centre)
 
 
-def iterate_ln(X0, W_V, mask, n_steps: int, W_QK=None, every: int = 1, centre: bool = False):
+def iterate_ln(X0: torch.Tensor | np.ndarray, W_V: torch.Tensor | np.ndarray | Callable[[int], torch.Tensor | np.ndarray],
+               mask: npt.ArrayLike | torch.Tensor, n_steps: int, W_QK: torch.Tensor | np.ndarray | None = None, every: int = 1,
+               centre: bool = False) -> tuple[torch.Tensor, np.ndarray]:
     """Iterate :func:`ln_step`; returns ``(X_final, mu_traj)`` with ``mu_traj: (n_steps // every + 1, batch)``.
 
     ``W_V`` may also be a callable ``t -> (d, d)`` (a different value matrix per layer).
@@ -132,7 +137,7 @@ def iterate_ln(X0, W_V, mask, n_steps: int, W_QK=None, every: int = 1, centre: b
     return X, torch.stack(mus).cpu().numpy()
 
 
-def gnomonic(X, v) -> torch.Tensor:
+def gnomonic(X: torch.Tensor | np.ndarray, v: torch.Tensor | np.ndarray) -> torch.Tensor:
     r"""The chart :math:`x \mapsto x / \langle x, v\rangle` of the open hemisphere around ``v``.
 
     ``X: (..., N, d)`` with every :math:`\langle x_i, v\rangle > 0`, ``v: (d,)``. It maps
@@ -153,7 +158,7 @@ def _heights(X, v):
     return (X * v.unsqueeze(-2)).sum(-1)
 
 
-def gnomonic_weights(A, X, v) -> torch.Tensor:
+def gnomonic_weights(A: torch.Tensor, X: torch.Tensor | np.ndarray, v: torch.Tensor | np.ndarray) -> torch.Tensor:
     r"""The row-stochastic matrix :math:`B_{ij} = A_{ij} h_j / \sum_k A_{ik} h_k`, :math:`h_j = \langle x_j, v\rangle`.
 
     Eq. ``le-gnomonic``: for a step :math:`x_i' = \sum_j A_{ij} x_j / \lVert\cdot\rVert` (the
@@ -165,7 +170,8 @@ def gnomonic_weights(A, X, v) -> torch.Tensor:
     return B / B.sum(-1, keepdim=True)
 
 
-def check_proof_a(X0, W_V, mask, n_steps: int, W_QK, v) -> dict:
+def check_proof_a(X0: torch.Tensor | np.ndarray, W_V: torch.Tensor | np.ndarray, mask: npt.ArrayLike | torch.Tensor, n_steps: int,
+                  W_QK: torch.Tensor | np.ndarray | None, v: torch.Tensor | np.ndarray) -> dict:
     r"""The two steps of proof (a), checked along a run of :func:`ln_step` with an orthogonal ``W_V``.
 
     With the rotations undone, :math:`Z^{(t)} = X^{(t)} (W_V^\top)^t`, the proof needs
@@ -200,7 +206,7 @@ def check_proof_a(X0, W_V, mask, n_steps: int, W_QK, v) -> dict:
             "spread": torch.stack(spreads).numpy()}
 
 
-def centred_lift(W) -> tuple[np.ndarray, np.ndarray]:
+def centred_lift(W: npt.ArrayLike) -> tuple[np.ndarray, np.ndarray]:
     r"""Carry a value matrix of dimension :math:`k` into centred LayerNorm in dimension :math:`k + 1`.
 
     ``W: (k, k)`` -> ``(W_lift, U)`` with ``U: (k, k+1)`` orthonormal rows spanning
@@ -219,8 +225,8 @@ def centred_lift(W) -> tuple[np.ndarray, np.ndarray]:
     return U.T @ W @ U, U
 
 
-def ranks_reached(W_V, n: int, n_random: int, n_steps: int, generator: torch.Generator, *,
-                  centre: bool = False, rtol: float = 1e-6) -> np.ndarray:
+def ranks_reached(W_V: torch.Tensor | np.ndarray, n: int, n_random: int, n_steps: int,
+                  generator: torch.Generator | int, *, centre: bool = False, rtol: float = 1e-6) -> np.ndarray:
     """Numerical ranks reached from ``n_random`` uniform random inputs on the sphere.
 
     Causal mask, uniform attention, ``n_steps`` layers of :func:`ln_step` with ``W_V: (d, d)``.
@@ -229,12 +235,12 @@ def ranks_reached(W_V, n: int, n_random: int, n_steps: int, generator: torch.Gen
     W = _tensor(W_V, "W_V", torch.float64)
     d = W.shape[-1]
     X0 = torch.randn((check_int("n_random", n_random, low=1), check_int("n", n, low=1), d),
-                     generator=generator, dtype=torch.float64)
+                     generator=as_torch_generator("generator", generator), dtype=torch.float64)
     X, _ = iterate_ln(X0, W, causal_mask(n), n_steps, every=max(1, n_steps), centre=centre)
     return numerical_rank(X, rtol)
 
 
-def check_orthogonal(W, tol: float = 1e-6, name: str = "W_V") -> np.ndarray:
+def check_orthogonal(W: torch.Tensor | np.ndarray, tol: float = 1e-6, name: str = "W_V") -> np.ndarray:
     """Raise ``ValueError`` unless ``W: (d, d)`` satisfies ``max|W W^T - I| <= tol``."""
     W = np.asarray(W.detach().cpu() if hasattr(W, "detach") else W, dtype=np.float64)
     if W.ndim != 2 or W.shape[0] != W.shape[1]:
@@ -245,23 +251,25 @@ def check_orthogonal(W, tol: float = 1e-6, name: str = "W_V") -> np.ndarray:
     return W
 
 
-def random_orthogonal(d: int, generator: torch.Generator, dtype=torch.float64) -> torch.Tensor:
+def random_orthogonal(d: int, generator: torch.Generator | int, dtype: torch.dtype = torch.float64) -> torch.Tensor:
     """A Haar-random orthogonal ``(d, d)`` matrix (QR of a Gaussian matrix with the sign fix)."""
     check_int("d", d, low=1)
-    G = torch.randn((d, d), generator=generator, dtype=torch.float64)
+    G = torch.randn((d, d), generator=as_torch_generator("generator", generator), dtype=torch.float64)
     Q, R = torch.linalg.qr(G)
     Q = Q * torch.sign(torch.diagonal(R))[None, :]
     return Q.to(dtype)
 
 
-def hemisphere_inputs(batch: int, n: int, d: int, generator: torch.Generator, spread: float = 1.0,
-                      dtype=torch.float64, return_pole: bool = False):
+def hemisphere_inputs(batch: int, n: int, d: int, generator: torch.Generator | int, spread: float = 1.0,
+                      dtype: torch.dtype = torch.float64,
+                      return_pole: bool = False) -> torch.Tensor | tuple[torch.Tensor, torch.Tensor]:
     r"""Unit tokens in the open hemisphere :math:`\{x : \langle x, v\rangle > 0\}` of a random pole ``v``.
 
     Tokens are :math:`(v + \text{spread}\cdot g)/\lVert\cdot\rVert` with Gaussian
     :math:`g` of norm about ``spread * sqrt(d)``, redrawn until
     :math:`\langle x, v\rangle > 0`. Returns ``(batch, n, d)``.
     """
+    generator = as_torch_generator("generator", generator)
     v = to_unit_sphere(torch.randn((batch, 1, d), generator=generator, dtype=torch.float64))
     X = torch.empty((batch, n, d), dtype=torch.float64)
     todo = torch.ones((batch, n), dtype=torch.bool)
@@ -299,7 +307,7 @@ def _wrap(a):
     return (a + np.pi) % (2 * np.pi) - np.pi
 
 
-def token2_residual(theta2, W_V=None) -> np.ndarray:
+def token2_residual(theta2: npt.ArrayLike, W_V: npt.ArrayLike | None = None) -> np.ndarray:
     r"""One step of token 2 on the circle with token 1 fixed at :math:`e_1`: :math:`\mathrm{wrap}(g(\theta_2) - \theta_2)`.
 
     ``theta2: (...)``; zeros are token 2's equilibria (for the counterexample's ``W_V``).
@@ -310,7 +318,7 @@ def token2_residual(theta2, W_V=None) -> np.ndarray:
     return _wrap(_angle_map(both, W)[..., 1] - th)
 
 
-def classify_2x2(theta, tol: float = 1e-6) -> np.ndarray:
+def classify_2x2(theta: npt.ArrayLike, tol: float = 1e-6) -> np.ndarray:
     r"""Where a pair of angles ``theta: (..., 2)`` ended: 0 collapsed (:math:`x_2 = x_1`),
     1 antipodal (:math:`x_2 = -x_1`), 2 rank 2 (:math:`|\det[x_1; x_2]| >` ``tol``)."""
     th = np.asarray(theta, dtype=np.float64)
@@ -319,7 +327,7 @@ def classify_2x2(theta, tol: float = 1e-6) -> np.ndarray:
     return np.where(np.abs(det) > tol, 2, np.where(dot > 0, 0, 1))
 
 
-def equilibria_2x2(W_V=None, n_grid: int = 4000) -> np.ndarray:
+def equilibria_2x2(W_V: npt.ArrayLike | None = None, n_grid: int = 4000) -> np.ndarray:
     r"""All equilibria :math:`(\theta_1, \theta_2)` of the causal N = 2, d = 2 LN dynamics, ``(k, 2)``.
 
     Token 1: unit left eigenvectors of ``W_V`` with a positive eigenvalue. Token 2:
@@ -355,7 +363,7 @@ def equilibria_2x2(W_V=None, n_grid: int = 4000) -> np.ndarray:
     return np.array(out)
 
 
-def jacobian_2x2(theta, W_V=None, h: float = 1e-6) -> np.ndarray:
+def jacobian_2x2(theta: npt.ArrayLike, W_V: npt.ArrayLike | None = None, h: float = 1e-6) -> np.ndarray:
     """Jacobian ``(2, 2)`` of the angle map at ``theta: (2,)`` by central differences."""
     W = counterexample_wv() if W_V is None else np.asarray(W_V, dtype=np.float64)
     theta = np.asarray(theta, dtype=np.float64)
@@ -367,7 +375,8 @@ def jacobian_2x2(theta, W_V=None, h: float = 1e-6) -> np.ndarray:
     return J
 
 
-def basins_2x2(W_V=None, n_grid: int = 200, n_steps: int = 300):
+def basins_2x2(W_V: npt.ArrayLike | None = None, n_grid: int = 200,
+               n_steps: int = 300) -> tuple[np.ndarray, np.ndarray]:
     r"""Where each initial :math:`(\theta_1, \theta_2)` on a grid ends.
 
     Returns ``(grid: (n_grid,), final: (n_grid, n_grid, 2))``, ``final[i, j]`` the
@@ -446,7 +455,7 @@ def rank_k_equilibria(W_V: np.ndarray, n: int, k: int) -> np.ndarray:
     return np.array(out)
 
 
-def numerical_rank(X, rtol: float = 1e-6) -> np.ndarray:
+def numerical_rank(X: torch.Tensor | np.ndarray, rtol: float = 1e-6) -> np.ndarray:
     """Number of singular values above ``rtol * sigma_max``. ``X: (..., N, d)`` -> ``(...)``."""
     X = _tensor(X, "X")
     check_float("rtol", rtol, low=0.0, high=1.0, low_open=True, high_open=True)
@@ -454,7 +463,7 @@ def numerical_rank(X, rtol: float = 1e-6) -> np.ndarray:
     return (s > rtol * s[..., :1]).sum(-1).cpu().numpy()
 
 
-def token_geometry(X, rtol: float = 1e-4) -> dict:
+def token_geometry(X: torch.Tensor | np.ndarray, rtol: float = 1e-4) -> dict:
     r"""Per-sample token geometry of ``X: (batch, N, d)``, each as a ``(batch,)`` array.
 
     ``full_rank``: numerical rank of the row-normalised tokens (tolerance
@@ -482,8 +491,8 @@ def token_geometry(X, rtol: float = 1e-4) -> dict:
     }
 
 
-def layer_geometry(hidden_states, input_ids: torch.Tensor, *, chunk: int = 16, rtol: float = 1e-4,
-                   store: CheckpointStore | None = None, key: dict | None = None) -> dict:
+def layer_geometry(hidden_states: Callable[[torch.Tensor], Sequence[torch.Tensor]], input_ids: torch.Tensor, *,
+                   chunk: int = 16, rtol: float = 1e-4, store: CheckpointStore | None = None, key: dict | None = None) -> dict:
     """:func:`token_geometry` of every layer of a model, over many samples, ``chunk`` at a time.
 
     ``hidden_states``: a callable ``ids (b, seq) -> [ (b, seq, d) per layer ]`` (e.g. a

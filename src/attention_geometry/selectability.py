@@ -63,12 +63,17 @@ decided by the first stage that produces one:
 :func:`unselectable_mask_lp` is the plain reference: stage 3 for every key.
 """
 
+from typing import TYPE_CHECKING, Sequence
 
 import numpy as np
+import numpy.typing as npt
 from scipy.optimize import linprog, nnls
 
-from ._checks import ArgumentTypeError, check_float, check_int, described, fail, shape_of
+from ._checks import ArgumentTypeError, as_generator, check_float, check_int, described, fail, shape_of
 from ._parallel import progress_bar
+
+if TYPE_CHECKING:
+    from .checkpoint import CheckpointStore
 
 __all__ = [
     "SELECTABILITY_TOL",
@@ -123,7 +128,7 @@ def _as_keys(keys, ndim: int, name: str = "keys") -> np.ndarray:
     return a
 
 
-def normalise_keys(keys, return_origin: bool = False):
+def normalise_keys(keys: npt.ArrayLike, return_origin: bool = False) -> np.ndarray | tuple[np.ndarray, np.ndarray]:
     r"""Centre each set and divide by its largest centred entry: ``(..., n, d) -> (..., n, d)``.
 
     Scores :math:`q\cdot k_j` change by a positive factor and a constant shared
@@ -144,7 +149,7 @@ def normalise_keys(keys, return_origin: bool = False):
 # Stage 3 (and the reference): the LP for the l1 margin.
 
 
-def l1_margin_lp(keys, i: int) -> float:
+def l1_margin_lp(keys: npt.ArrayLike, i: int) -> float:
     r"""The margin :math:`m_i` of key ``i`` (the book's eq. ``eq-sel-margin``) by one LP. ``keys: (n, d)`` already
     normalised (see :func:`normalise_keys`); returns a float :math:`\ge 0`.
 
@@ -171,7 +176,7 @@ def l1_margin_lp(keys, i: int) -> float:
     return max(float(res.fun), 0.0)
 
 
-def unselectable_mask_lp(keys, tol: float = SELECTABILITY_TOL) -> np.ndarray:
+def unselectable_mask_lp(keys: npt.ArrayLike, tol: float = SELECTABILITY_TOL) -> np.ndarray:
     """Reference test: one LP per key. ``keys: (n, d)`` -> ``(n,)`` bool."""
     tol = _check_tol(tol)
     k = normalise_keys(_as_keys(keys, 2))
@@ -315,8 +320,9 @@ def _decide_rest(k, todo, vertices, tol, stop_at_first):
 # Public API.
 
 
-def classify_keys(key_sets, tol: float = SELECTABILITY_TOL, n_gilbert: int = 12,
-                  stop_at_first: bool = False, hint_queries=None):
+def classify_keys(key_sets: npt.ArrayLike, tol: float = SELECTABILITY_TOL, n_gilbert: int = 12,
+                  stop_at_first: bool = False,
+                  hint_queries: npt.ArrayLike | None = None) -> tuple[np.ndarray, np.ndarray]:
     """Decide every key of every set. ``key_sets: (S, n, d)`` ->
     ``(unselectable (S, n) bool, stage (S, n) int8)``, ``stage`` indexing
     :data:`STAGES` (which stage decided the key; -1 for keys left undecided
@@ -356,19 +362,20 @@ def classify_keys(key_sets, tol: float = SELECTABILITY_TOL, n_gilbert: int = 12,
     return unsel, stage
 
 
-def unselectable_mask(keys, tol: float = SELECTABILITY_TOL) -> np.ndarray:
+def unselectable_mask(keys: npt.ArrayLike, tol: float = SELECTABILITY_TOL) -> np.ndarray:
     """``keys: (n, d)`` -> ``(n,)`` bool, True where the key is unselectable: no query
     satisfies eq. ``eq-sel-strict`` (definition ``sel-def-selectable``), i.e. the key
     lies in the hull of the others (theorem ``sel-thm-hull``), decided robustly."""
     return classify_keys(_as_keys(keys, 2)[None], tol)[0][0]
 
 
-def any_unselectable(keys, tol: float = SELECTABILITY_TOL) -> bool:
+def any_unselectable(keys: npt.ArrayLike, tol: float = SELECTABILITY_TOL) -> bool:
     """Whether some key of ``keys: (n, d)`` is unselectable; stops at the first one."""
     return bool(classify_keys(_as_keys(keys, 2)[None], tol, stop_at_first=True)[0].any())
 
 
-def percent_unselectable(key_sets, hint_queries=None, tol: float = SELECTABILITY_TOL):
+def percent_unselectable(key_sets: npt.ArrayLike, hint_queries: npt.ArrayLike | None = None,
+                         tol: float = SELECTABILITY_TOL) -> tuple[float, np.ndarray]:
     """Percentage of unselectable keys over sets ``key_sets: (..., n, d)`` (any
     leading axes: batch, heads), and the ``(len(STAGES),)`` count of keys each
     stage decided. ``hint_queries``: as in :func:`classify_keys`, same shape."""
@@ -378,14 +385,14 @@ def percent_unselectable(key_sets, hint_queries=None, tol: float = SELECTABILITY
     return 100.0 * float(unsel.mean()), np.bincount(stage.ravel(), minlength=len(STAGES))[: len(STAGES)]
 
 
-def gaussian_key_sets(n_sets: int, n: int, d: int, rng: np.random.Generator, layer_norm: bool = False):
+def gaussian_key_sets(n_sets: int, n: int, d: int, rng: np.random.Generator | int,
+                      layer_norm: bool = False) -> np.ndarray:
     r"""``n_sets`` sets of ``n`` keys with i.i.d. :math:`\mathcal N(0, 1)`
     entries: ``(n_sets, n, d)``; with ``layer_norm`` each key is replaced by
     :math:`\mathrm{LN}(k)` (no affine map, :math:`\varepsilon = 0`)."""
     for name, v, lo in [("n_sets", n_sets, 1), ("n", n, 1), ("d", d, 1 + bool(layer_norm))]:
         check_int(name, v, low=lo)
-    if not isinstance(rng, np.random.Generator):
-        raise fail("rng", rng, "a numpy.random.Generator", "has the wrong type", kind=ArgumentTypeError)
+    rng = as_generator("rng", rng)
     k = rng.standard_normal((n_sets, n, d))
     if layer_norm:
         from .layernorm import layer_norm as ln
@@ -394,8 +401,9 @@ def gaussian_key_sets(n_sets: int, n: int, d: int, rng: np.random.Generator, lay
     return k
 
 
-def selectability_grid(ns, ds, n_sets: int, rng: np.random.Generator, layer_norm: bool = False,
-                       tol: float = SELECTABILITY_TOL, progress: bool = False):
+def selectability_grid(ns: Sequence[int], ds: Sequence[int], n_sets: int, rng: np.random.Generator | int,
+                       layer_norm: bool = False, tol: float = SELECTABILITY_TOL,
+                       progress: bool = False) -> dict[str, np.ndarray]:
     """The heat-map data over key counts ``ns`` and dimensions ``ds``.
 
     Returns a dict of ``(len(ns), len(ds))`` arrays: ``any`` (fraction of the
@@ -404,6 +412,7 @@ def selectability_grid(ns, ds, n_sets: int, rng: np.random.Generator, layer_norm
     ``(len(STAGES),)`` count of how many keys each stage decided.
     """
     ns, ds = [int(v) for v in ns], [int(v) for v in ds]
+    rng = as_generator("rng", rng)
     for name, sizes in (("ns", ns), ("ds", ds)):
         if not sizes:
             raise fail(name, sizes, "a non-empty list of sizes")
@@ -422,7 +431,7 @@ def selectability_grid(ns, ds, n_sets: int, rng: np.random.Generator, layer_norm
     return {"any": out_any, "mean": out_mean, "stages": stages}
 
 
-def multihead_example():
+def multihead_example() -> dict[str, np.ndarray]:
     r"""Five LayerNorm outputs in :math:`d = 4`, all selectable, whose keys under
     a rank-2 :math:`W_K` are not.
 
@@ -445,7 +454,8 @@ def multihead_example():
 # Baselines, contours and the chapter's comparisons.
 
 
-def gaussian_percent(lengths, d: int, rng: np.random.Generator, *, store=None, key=None) -> np.ndarray:
+def gaussian_percent(lengths: Sequence[int], d: int, rng: np.random.Generator | int, *,
+                     store: "CheckpointStore | None" = None, key: dict | None = None) -> np.ndarray:
     """The % of unselectable keys in Gaussian sets of the given sizes: one set of
     ``lengths[i]`` keys with i.i.d. N(0, 1) entries in ``d`` dimensions per entry,
     ``(len(lengths),)``. Selectability is invariant under invertible affine maps,
@@ -455,12 +465,12 @@ def gaussian_percent(lengths, d: int, rng: np.random.Generator, *, store=None, k
 
     lengths = [check_int("length", int(n), low=1) for n in lengths]
     check_int("d", d, low=1)
-    seeds = rng.integers(0, 2**63 - 1, size=(len(lengths) + 49) // 50)
+    seeds = as_generator("rng", rng).integers(0, 2**63 - 1, size=(len(lengths) + 49) // 50)
     chunks = [(lengths[50 * i:50 * (i + 1)], int(s)) for i, s in enumerate(seeds)]
 
     def one(chunk):
         sizes, seed = chunk
-        g = np.random.default_rng(seed)
+        g = as_generator("seed", seed)
         return [percent_unselectable(g.standard_normal((n, d)))[0] for n in sizes]
 
     done = resumable_map(one, chunks, store=store, name="gaussian-percent",
@@ -487,7 +497,8 @@ def _crossing(ns, values, level=0.5):
     return float(ns[j - 1] + (level - v0) / (v1 - v0) * (ns[j] - ns[j - 1]))
 
 
-def half_contour(ns, fraction, n_sets: int, level: float = 0.95):
+def half_contour(ns: Sequence[int], fraction: npt.ArrayLike, n_sets: int,
+                 level: float = 0.95) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The 50 % contour of a heat map: for each column (dimension ``d``), the number
     of keys ``n*`` at which the fraction of sets with an unselectable key first
     reaches 1/2, by linear interpolation over ``ns: (a,)``; ``fraction: (a, b)``.

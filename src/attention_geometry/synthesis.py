@@ -50,7 +50,7 @@ from functools import lru_cache
 import numpy as np
 import torch
 
-from ._checks import check_bool, check_choice, check_float, check_int, fail
+from ._checks import as_generator, as_torch_generator, check_bool, check_choice, check_float, check_int, fail
 from .attention import make_mask, masked_softmax
 from .collapse import mu
 from .layernorm import NORMS, normalise
@@ -105,7 +105,7 @@ class SynthConfig:
         return self
 
 
-def init_weights(d: int, n_layers: int, *, generator: torch.Generator, scale: float = 1.0,
+def init_weights(d: int, n_layers: int, *, generator: torch.Generator | int, scale: float = 1.0,
                  dtype=torch.float64) -> list[tuple[torch.Tensor, ...]]:
     """Per layer ``(W_Q, W_K, W_V, W_O)``, each ``(d, d)``, entries N(0, scale^2 / d).
 
@@ -116,6 +116,7 @@ def init_weights(d: int, n_layers: int, *, generator: torch.Generator, scale: fl
     check_int("n_layers", n_layers, low=1)
     check_float("scale", scale, low=0.0, low_open=True)
     std = scale / math.sqrt(d)
+    generator = as_torch_generator("generator", generator)
     return [tuple(torch.randn(d, d, generator=generator, dtype=dtype) * std for _ in range(4))
             for _ in range(n_layers)]
 
@@ -170,13 +171,14 @@ def decoder_forward(X: torch.Tensor, weights, cfg: SynthConfig = SynthConfig()):
     return X, torch.stack(scores, dim=1), keys
 
 
-def synth_inputs(batch: int, n: int, d: int, anisotropy: float, *, generator: torch.Generator,
+def synth_inputs(batch: int, n: int, d: int, anisotropy: float, *, generator: torch.Generator | int,
                  dtype=torch.float64) -> torch.Tensor:
     r"""``(batch, n, d)``: :math:`\sqrt{a}\,u + \sqrt{1-a}\,z_i`, one shared Gaussian ``u`` per sequence
     (anisotropy ``a``, as the inputs of chapter 6)."""
     check_int("batch", batch, low=1)
     check_int("n", n, low=3)
     a = check_float("anisotropy", anisotropy, low=0.0, high=1.0, high_open=True)
+    generator = as_torch_generator("generator", generator)
     u = torch.randn(batch, 1, d, generator=generator, dtype=dtype)
     z = torch.randn(batch, n, d, generator=generator, dtype=dtype)
     return math.sqrt(a) * u + math.sqrt(1 - a) * z
@@ -251,9 +253,9 @@ def measure(cfg: SynthConfig, *, d: int = 32, n: int = 64, batch: int = 64, jac_
     cfg.check()
     check_int("jac_batch", jac_batch, low=2)
     check_int("batch", batch, low=max(2, jac_batch))
-    g = torch.Generator().manual_seed(seed)
-    weights = init_weights(d, max(cfg.n_layers, max_layers or 0), generator=g, scale=scale)
-    X0 = synth_inputs(batch, n, d, anisotropy, generator=torch.Generator().manual_seed(seed + 1))
+    seed = check_int("seed", seed, low=0)
+    weights = init_weights(d, max(cfg.n_layers, max_layers or 0), generator=seed, scale=scale)
+    X0 = synth_inputs(batch, n, d, anisotropy, generator=seed + 1)
     with torch.no_grad():
         H, S, keys = decoder_forward(X0, weights, cfg)
     last = S[:, -1]  # (batch, head, n, n)
@@ -368,7 +370,7 @@ def cesaro_relative_collapse(L: int, alpha: float, depths, d: int = 16, seed: in
     ``X: (L, d)`` Gaussian (seeded). Decays like :math:`(1-\alpha/2)^H` (:func:`cesaro_collapse_rate`)."""
     from .cesaro import residual_cesaro_matrix
 
-    X = np.random.default_rng(seed).standard_normal((check_int("L", L, low=2), check_int("d", d, low=1)))
+    X = as_generator("seed", seed).standard_normal((check_int("L", L, low=2), check_int("d", d, low=1)))
     Nmat = residual_cesaro_matrix(L, alpha)
     out, Y, done = [], X, 0
     for H in sorted(int(h) for h in depths):
@@ -385,13 +387,14 @@ def uniformity_over_scale(norms, scales, *, d: int = 32, n: int = 64, batch: int
     Returns ``(entropy, score_sd)``: ``{norm: [Estimate per scale]}`` -- the last layer's mean
     attention entropy over its maximum (1: uniform) and the first layer's score standard deviation,
     over ``batch`` sequences (no Jacobians)."""
-    X0 = synth_inputs(batch, n, d, 0.5, generator=torch.Generator().manual_seed(seed + 1))
+    seed = check_int("seed", seed, low=0)
+    X0 = synth_inputs(batch, n, d, 0.5, generator=seed + 1)
     ent, sd = {}, {}
     for norm in norms:
         cfg = SynthConfig(norm=norm, n_layers=n_layers, n_heads=n_heads).check()
         ent[norm], sd[norm] = [], []
         for scale in scales:
-            weights = init_weights(d, n_layers, generator=torch.Generator().manual_seed(seed), scale=scale)
+            weights = init_weights(d, n_layers, generator=seed, scale=scale)
             with torch.no_grad():
                 _, S, _ = decoder_forward(X0, weights, cfg)
             last, first = S[:, -1], S[:, 0]

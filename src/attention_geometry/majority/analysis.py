@@ -3,16 +3,19 @@
 summaries of a run and the yardstick angle of a random direction."""
 
 import math
+from typing import Sequence
 
 import numpy as np
+import numpy.typing as npt
 import torch
 
-from .._checks import check_int
+from .._checks import as_torch_generator, check_int
 from .model import attention_norm
 from .training import MajorityRun
 
 
-def confound_share(with_ln, fair, original, rng: np.random.Generator, n_boot: int = 4000, level: float = 0.95):
+def confound_share(with_ln: npt.ArrayLike, fair: npt.ArrayLike, original: npt.ArrayLike, rng: np.random.Generator | int,
+                   n_boot: int = 4000, level: float = 0.95) -> tuple[float, float, float]:
     r"""The share of the gap between LayerNorm and the original code's variant that the
     fair control closes: :math:`(\bar f - \bar o) / (\bar \ell - \bar o)`, with a
     percentile bootstrap interval over seeds (the three arrays ``(S,)`` are
@@ -34,7 +37,8 @@ def confound_share(with_ln, fair, original, rng: np.random.Generator, n_boot: in
     return float(share(arrays)), lo, hi
 
 
-def uniform_query_check(n_keys: int, d: int, cs, generator: torch.Generator, n_queries: int = 100) -> dict:
+def uniform_query_check(n_keys: int, d: int, cs: Sequence[float], generator: torch.Generator | int,
+                        n_queries: int = 100) -> dict:
     """Proposition ``prop-ua-uniform`` in float64 on ``n_keys`` random inputs in ``d`` dimensions.
 
     Returns arrays over the multiples ``cs: (k,)``: ``spread_ln`` / ``spread_scaled``,
@@ -46,6 +50,7 @@ def uniform_query_check(n_keys: int, d: int, cs, generator: torch.Generator, n_q
     """
     check_int("n_keys", n_keys, low=2)
     check_int("d", d, low=2)
+    generator = as_torch_generator("generator", generator)
     x = torch.randn(n_keys, d, generator=generator, dtype=torch.float64)
     keys_ln, keys_sc = attention_norm(x, "layernorm"), attention_norm(x, "rmsnorm")
     ones = torch.ones(d, dtype=torch.float64)

@@ -5,10 +5,11 @@ majority label, the stratified split (the original's ``gen_X``, ``gen_data`` and
 import math
 
 import numpy as np
+import numpy.typing as npt
 import torch
 import torch.nn.functional as F
 
-from .._checks import check_float, check_int, fail
+from .._checks import as_generator, check_float, check_int, fail
 
 
 def majority_counts(tokens: torch.Tensor, n_classes: int) -> torch.Tensor:
@@ -22,7 +23,7 @@ def majority_labels(tokens: torch.Tensor, n_classes: int) -> torch.Tensor:
     return majority_counts(tokens, n_classes).argmax(-1)
 
 
-def majority_margin(counts) -> torch.Tensor:
+def majority_margin(counts: torch.Tensor | npt.ArrayLike) -> torch.Tensor:
     """Majority count minus runner-up count. ``counts: (..., C)`` -> ``(...,)``."""
     top2 = torch.as_tensor(counts).topk(2, dim=-1).values
     return top2[..., 0] - top2[..., 1]
@@ -64,7 +65,8 @@ def _partitions(n: int, smallest: int, slices: int, rng: np.random.Generator):
 
 
 def partition_majority_data(length: int, n_classes: int, n_sequences: int, min_margin: int,
-                            rng: np.random.Generator, per_partition: int = 10):
+                            rng: np.random.Generator | int,
+                            per_partition: int = 10) -> tuple[torch.Tensor, torch.Tensor]:
     """The original's ``gen_X`` + ``gen_data``, as counts: ``(counts (N, C) int64, labels (N,) int64)``.
 
     Partitions of ``length`` (see the module docstring) whose largest part leads
@@ -76,8 +78,7 @@ def partition_majority_data(length: int, n_classes: int, n_sequences: int, min_m
     check_int("n_sequences", n_sequences, low=1)
     check_int("min_margin", min_margin, low=1, high=length)
     check_int("per_partition", per_partition, low=1)
-    if not isinstance(rng, np.random.Generator):
-        raise fail("rng", rng, "a numpy.random.Generator", "has the wrong type")
+    rng = as_generator("rng", rng)
     classes = np.tile(np.arange(n_classes), (per_partition, 1))  # permuted() copies: one tile serves all
     perms, parts = [], []
     for part in _partitions(length, 1, min(length, n_classes), rng):
@@ -111,7 +112,7 @@ def possible_smallest_parts(length: int, n_classes: int, min_margin: int) -> int
     return max(0, (length - min_margin) // 2)
 
 
-def counts_to_tokens(counts) -> torch.Tensor:
+def counts_to_tokens(counts: torch.Tensor | npt.ArrayLike) -> torch.Tensor:
     """Token sequences with the given counts, each class in one block (the original's
     layout; order does not matter without positions). ``(N, C)`` -> ``(N, n)``."""
     counts = torch.as_tensor(counts)
@@ -119,7 +120,8 @@ def counts_to_tokens(counts) -> torch.Tensor:
     return torch.stack([classes.repeat_interleave(c) for c in counts])
 
 
-def stratified_split(labels, train_fraction: float, rng: np.random.Generator):
+def stratified_split(labels: npt.ArrayLike, train_fraction: float,
+                     rng: np.random.Generator | int) -> tuple[np.ndarray, np.ndarray]:
     """Indices ``(train, test)`` with ``floor(train_fraction * N)`` training items
     and each label's share the same (to one item) in both parts (what
     ``train_test_split(..., stratify=y)`` does): items are ordered by label, at
@@ -128,6 +130,7 @@ def stratified_split(labels, train_fraction: float, rng: np.random.Generator):
     check_float("train_fraction", train_fraction, low=0.0, high=1.0, low_open=True, high_open=True)
     n = len(labels)
     n_test = n - int(math.floor(train_fraction * n))
+    rng = as_generator("rng", rng)
     order = np.lexsort((rng.random(n), labels))
     pos = np.arange(n)
     is_test = (pos + 1) * n_test // n > pos * n_test // n

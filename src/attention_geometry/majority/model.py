@@ -10,7 +10,7 @@ from typing import NamedTuple, Sequence
 import torch
 import torch.nn.functional as F
 
-from .._checks import check_choice, check_int, fail, shape_of
+from .._checks import as_torch_generator, check_choice, check_int, fail, shape_of
 from ..layernorm import normalise
 
 NORM_VARIANTS = ("layernorm", "rmsnorm", "original_code")
@@ -43,7 +43,8 @@ def _uniform(shape, bound, g):
     return (torch.rand(shape, generator=g) * 2 - 1) * bound
 
 
-def init_majority_params(n_classes: int, d: int, generators: Sequence[torch.Generator]) -> dict[str, torch.Tensor]:
+def init_majority_params(n_classes: int, d: int,
+                         generators: Sequence[torch.Generator | int]) -> dict[str, torch.Tensor]:
     """Initial parameters of ``S = len(generators)`` models, stacked on axis 0, as PyTorch
     initialises the original's modules.
 
@@ -58,7 +59,7 @@ def init_majority_params(n_classes: int, d: int, generators: Sequence[torch.Gene
     if len(generators) == 0:
         raise fail("generators", generators, "at least one torch.Generator", "is empty")
     per_seed = []
-    for g in generators:
+    for g in (as_torch_generator("generators[i]", g) for g in generators):
         p = {"E": torch.randn(n_classes, d, generator=g)}
         in_proj = _uniform((3 * d, d), math.sqrt(6.0 / (4 * d)), g)
         p["W_Q"], p["W_K"], p["W_V"] = in_proj.chunk(3)

@@ -10,7 +10,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from .._checks import check_int, fail, shape_of, torch_threads
+from .._checks import as_generator, as_torch_generator, check_int, fail, shape_of, torch_threads
 from .._parallel import map_processes, progress_bar
 from ..checkpoint import CheckpointStore
 from .data import partition_majority_data, stratified_split
@@ -78,7 +78,7 @@ def majority_lr(step: int, setup: MajoritySetup, steps_per_epoch: int) -> float:
     return setup.lr * max(0.0, (total - step) / total)
 
 
-def majority_dataset(seed: int, setup: MajoritySetup):
+def majority_dataset(seed: int, setup: MajoritySetup) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
     """One seed's data as :func:`train_majority` uses it: ``(train_counts (N, C),
     train_labels (N,), test_counts (M, C), test_labels (M,))``, drawn with
     ``numpy.random.default_rng(seed)`` (cached)."""
@@ -90,7 +90,7 @@ def _seed_data(seed, length, n_classes, n_sequences, min_margin, train_fraction)
     """One seed's data: counts and labels of the training and the test set (numpy RNG of the seed).
 
     Cached: the three norm variants train on the same data."""
-    rng = np.random.default_rng(seed)
+    rng = as_generator("seed", seed)
     counts, labels = partition_majority_data(length, n_classes, n_sequences, min_margin, rng)
     train, test = stratified_split(labels.numpy(), train_fraction, rng)
     return counts[train], labels[train], counts[test], labels[test]
@@ -190,7 +190,7 @@ class _Trainer:
         self.per_epoch = math.ceil(self.n_train / min(setup.batch, self.n_train))
 
     def _fresh(self):
-        gens = [torch.Generator().manual_seed(s) for s in self.seeds]
+        gens = [as_torch_generator("seed", s) for s in self.seeds]
         self.params = init_majority_params(self.setup.n_classes, self.setup.d, gens)
         self.gens, self.step, self.perm, self.frozen = gens, 0, None, torch.zeros(len(self.seeds), dtype=torch.bool)
         self.record = {k: [] for k in ("steps", "lr", *_CURVES)}

@@ -38,7 +38,7 @@ from typing import Sequence
 
 import torch
 
-from .._checks import check_int, fail
+from .._checks import as_torch_generator, check_int, fail
 from .._files import cache_root, write_json_atomic
 
 __all__ = [
@@ -182,7 +182,7 @@ def _windows(stream: torch.Tensor, n_samples: int, seq_len: int, seed: int, unit
     if stream.numel() < seq_len:
         raise fail("seq_len", seq_len, f"at most the corpus length, {stream.numel()} {unit} (use a larger corpus "
                    "or shorter windows)", "is longer than the corpus")
-    g = torch.Generator().manual_seed(seed)
+    g = as_torch_generator("seed", seed)
     starts = torch.randint(stream.numel() - seq_len + 1, (n_samples,), generator=g)
     return stream[starts[:, None] + torch.arange(seq_len)]
 

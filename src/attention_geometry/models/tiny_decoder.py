@@ -46,7 +46,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from .._checks import check_choice, check_float, check_int, fail, shape_of, torch_threads
+from .._checks import as_torch_generator, check_choice, check_float, check_int, fail, shape_of, torch_threads
 from .._parallel import progress_bar
 from ..checkpoint import CheckpointStore
 from ..layernorm import normalise
@@ -124,13 +124,14 @@ class Block(nn.Module):
 class TinyDecoder(nn.Module):
     """The tiny decoder; ``forward(ids: (batch, seq)) -> logits (batch, seq, vocab)``."""
 
-    def __init__(self, config: TinyDecoderConfig, generator: torch.Generator):
+    def __init__(self, config: TinyDecoderConfig, generator: torch.Generator | int):
         super().__init__()
         self.config = c = config
         self.embed = nn.Embedding(c.vocab, c.d)
         self.pos = nn.Embedding(c.max_len, c.d)
         self.blocks = nn.ModuleList(Block(c) for _ in range(c.n_layers))
         self.ln_f = AffineNorm(c.d, c.eps)
+        generator = as_torch_generator("generator", generator)
         with torch.no_grad():  # GPT-2's initialisation, from the generator (no global RNG)
             for name, p in self.named_parameters():
                 if "ln_" in name:
@@ -228,7 +229,7 @@ def byte_windows(texts, n_windows: int, min_len: int, max_len: int, seed: int) -
     stream = _stream(texts)
     if len(stream) < max_len:
         raise fail("max_len", max_len, f"at most the text's {len(stream)} bytes")
-    g = torch.Generator().manual_seed(seed)
+    g = as_torch_generator("seed", seed)
     lengths = torch.randint(min_len, max_len + 1, (n_windows,), generator=g)
     return [stream[s:s + n] for n in lengths.tolist()
             for s in [int(torch.randint(len(stream) - n + 1, (1,), generator=g))]]
@@ -286,7 +287,7 @@ def train_tiny_decoder(config: TinyDecoderConfig, texts, training: TinyTraining,
 
 
 def _train(config, stream, training, seed, store, key, progress):
-    model = TinyDecoder(config, torch.Generator().manual_seed(seed))
+    model = TinyDecoder(config, seed)
     opt = torch.optim.AdamW(model.parameters(), lr=training.lr, weight_decay=0.0)
     losses, step = [], 0
     saved = store.load("tiny_decoder", key)
