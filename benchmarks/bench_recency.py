@@ -36,7 +36,7 @@ import numpy as np
 import torch
 
 from _timing import timed  # noqa: E402 (benchmarks/ is on sys.path when run as a script)
-from attention_geometry import recency as rec
+from attention_geometry.recency import simulation as rec
 
 N, n, d, LAYERS, SEED = 100_000, 10, 64, 4, 0
 ROWS = [("no LN", "none", 0.0, 0.0), ("LN", "layernorm", 0.0, 0.0),

@@ -7,11 +7,9 @@ import numpy as np
 import pytest
 import torch
 
-from attention_geometry import recency as rec
-from attention_geometry import recency_extensions as ext
-from attention_geometry import recency_theory as th
 from attention_geometry.checkpoint import CheckpointStore
 from attention_geometry.models.tiny_decoder import TinyDecoderConfig
+from attention_geometry.recency import extensions as ext, simulation as rec, theory as th
 
 
 def test_the_default_spec_is_the_papers_layer_and_heads_split_coordinates():

@@ -8,8 +8,7 @@ import numpy as np
 import pytest
 import torch
 
-from attention_geometry import recency as rec
-from attention_geometry import recency_theory as th
+from attention_geometry.recency import simulation as rec, theory as th
 
 
 @pytest.fixture(scope="module")

@@ -3,7 +3,7 @@ r"""Closed forms for the recency chapter: the paper's, and the corrected ones.
 All closed forms use the large-:math:`d` approximation of Kim et al. (2025): every
 inner product of normalised tokens is replaced by its limit (law of large
 numbers), *including inside the softmax*. For inputs of anisotropy :math:`\alpha`
-(:mod:`attention_geometry.recency`) the first-layer scores become
+(:mod:`attention_geometry.recency.simulation`) the first-layer scores become
 :math:`S^{(1)}_{ii} = \sqrt d` and :math:`S^{(1)}_{ij} = \sqrt d\,\alpha`, so with
 
 .. math::
@@ -63,9 +63,9 @@ import numpy as np
 import torch
 from scipy import integrate, special
 
-from ._checks import check_choice, fail
-from .recency import check_model, gram_layer
-from .stats import Estimate, ratio_estimate
+from .._checks import check_choice, fail
+from ..stats import Estimate, ratio_estimate
+from .simulation import check_model, gram_layer
 
 __all__ = [
     "WEIGHTS",
@@ -305,7 +305,7 @@ def limit_gram(n, alpha):
 
 def mean_field_scores(d, n, alpha=0.0, gamma=0.0, norm="layernorm", n_layers=2):
     r"""``(layer, n, n)``: every layer's scores under the large-:math:`d` approximation, by running
-    :func:`~attention_geometry.recency.gram_layer` in float64 on :func:`limit_gram`."""
+    :func:`~attention_geometry.recency.simulation.gram_layer` in float64 on :func:`limit_gram`."""
     d, n, alpha, gamma, norm, n_layers = check_model(d, n, alpha, gamma, norm, n_layers)
     K = torch.as_tensor(limit_gram(n, alpha), dtype=torch.float64)[None]
     out = []
@@ -326,7 +326,7 @@ def layer1_score_sd(alpha):
 
 def factor_row(stats, layer=2, controls="all"):
     r"""One width of the missing-factor study, from a simulation ``stats``
-    (:class:`~attention_geometry.recency.RecencyStats`, LayerNorm): the last query's
+    (:class:`~attention_geometry.recency.simulation.RecencyStats`, LayerNorm): the last query's
     contrast at ``layer`` (control-variate :class:`~attention_geometry.stats.Estimate`),
     the paper's and the adjusted closed forms, Monte Carlo over each, and the limit."""
     est = stats.contrast_estimate(layer, controls)

@@ -14,7 +14,7 @@ noise, independent between sequences, is part of that spread).
   Spearman-Brown formula (:func:`noise_ceiling_estimate`);
 * the paper's model :math:`g\,(N^H)_{L,j}` fitted in log space
   (:func:`fit_cesaro`, ``eq-jac-cesaro-fit``), and the derived expectation of
-  :mod:`attention_geometry.jacobian_theory` fitted with a gain and, optionally,
+  :mod:`attention_geometry.jacobians.theory` fitted with a gain and, optionally,
   per-layer gains that fall with depth (:func:`fit_derived`, ``eq-jac-expected``); both label a fit
   that lands on a bound of its search *degenerate*
   (:func:`attention_geometry.stats.fitted_parameter`);
@@ -38,10 +38,10 @@ import numpy as np
 from scipy import optimize
 from scipy.special import logsumexp
 
-from ._checks import check_float, check_int, fail
-from .cesaro import classify_profile, log_cesaro_rows, log_last_row, profile_minimum
-from .jacobian_theory import elementary_symmetric, layer_gains
-from .stats import Estimate, FittedParameter, fitted_parameter, paired_difference, spearman
+from .._checks import check_float, check_int, fail
+from ..cesaro import classify_profile, log_cesaro_rows, log_last_row, profile_minimum
+from ..stats import Estimate, FittedParameter, fitted_parameter, paired_difference, spearman
+from .theory import elementary_symmetric, layer_gains
 
 __all__ = [
     "ProfileSample",

@@ -28,8 +28,8 @@ import types
 import numpy as np
 import torch
 
-from ._checks import check_bool, check_choice, check_float, check_int, described, fail, shape_of
-from .attention import mask_tensor
+from .._checks import check_bool, check_choice, check_float, check_int, described, fail, shape_of
+from ..attention import mask_tensor
 
 __all__ = [
     "ARCHITECTURES",

@@ -39,7 +39,7 @@ Conventions. Axis names: ``batch`` (independent sequences), ``n`` (tokens;
 query :math:`i`, keys :math:`j, k`), ``d`` (features), ``layer``. Indices in the
 docstrings are 1-based like the book's; arrays are 0-based. Simulation runs in
 float32 (the statistics are accumulated in float64, from centred chunks);
-closed forms are in :mod:`attention_geometry.recency_theory`.
+closed forms are in :mod:`attention_geometry.recency.theory`.
 """
 
 import math
@@ -49,12 +49,12 @@ from itertools import combinations
 import numpy as np
 import torch
 
-from ._checks import check_choice, check_float, check_int, fail, torch_threads
-from .checkpoint import CheckpointStore
-from .attention import causal_softmax, mask_tensor, masked_softmax
-from .layernorm import NORMS as _ALL_NORMS
-from .layernorm import normalise
-from .stats import control_variate_moments
+from .._checks import check_choice, check_float, check_int, fail, torch_threads
+from ..attention import causal_softmax, mask_tensor, masked_softmax
+from ..checkpoint import CheckpointStore
+from ..layernorm import NORMS as _ALL_NORMS
+from ..layernorm import normalise
+from ..stats import control_variate_moments
 
 __all__ = [
     "check_model",

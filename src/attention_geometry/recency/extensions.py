@@ -1,6 +1,6 @@
 r"""Beyond Kim et al.'s model: does LayerNorm's recency survive a real layer? (chapter 6)
 
-The paper's layer (:func:`attention_geometry.recency.decoder_layer`) has no
+The paper's layer (:func:`attention_geometry.recency.simulation.decoder_layer`) has no
 parameters. Its Limitations name what a real layer adds; :class:`LayerSpec`
 adds them one at a time:
 
@@ -37,14 +37,14 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from ._checks import check_float, check_int, fail, torch_threads
-from ._parallel import map_processes
-from .attention import causal_softmax
-from .checkpoint import CheckpointStore, resumable_map
-from .layernorm import normalise
-from .models.tiny_decoder import TinyDecoder, TinyDecoderConfig
-from .recency import check_model, inputs, recency_fraction, triples
-from .stats import Estimate, mean_estimate, wald_test
+from .._checks import check_float, check_int, fail, torch_threads
+from .._parallel import map_processes
+from ..attention import causal_softmax
+from ..checkpoint import CheckpointStore, resumable_map
+from ..layernorm import normalise
+from ..models.tiny_decoder import TinyDecoder, TinyDecoderConfig
+from ..stats import Estimate, mean_estimate, wald_test
+from .simulation import check_model, inputs, recency_fraction, triples
 
 __all__ = [
     "LayerSpec",
@@ -129,7 +129,7 @@ def extended_layer(X, w, spec: LayerSpec, *, norm="layernorm", gamma=1.0):
     :math:`S^h = Q^hK^{h\top}/\sqrt{d/H}` with :math:`Q = YW_Q, K = YW_K` (or :math:`Y`),
     :math:`O = \mathrm{concat}_h(A^hY^h) + \gamma X`; with ``spec.ffn``,
     :math:`X_{next} = O + \mathrm{GELU}(\mathrm{norm}(O)W_1)W_2`, else :math:`O`. With the default
-    ``spec`` and ``gamma`` it is :func:`~attention_geometry.recency.decoder_layer`.
+    ``spec`` and ``gamma`` it is :func:`~attention_geometry.recency.simulation.decoder_layer`.
     """
     b_, n, d = X.shape
     H = spec.n_heads
@@ -190,7 +190,7 @@ def simulate_extended(spec: LayerSpec, d, n, alpha, *, gamma=1.0, norm="layernor
 
 
 def same_lag_probes(n, lag=1):
-    r"""Probes for :func:`~attention_geometry.recency.simulate_recency`: for queries
+    r"""Probes for :func:`~attention_geometry.recency.simulation.simulate_recency`: for queries
     :math:`i = lag+1, \dots, n-1`, the difference :math:`S_{i,i-lag} - S_{n,n-lag}` (all zero in
     mean if the scores are a function of :math:`i - j`). ``{name: (n, n) weights}``."""
     n = check_int("n", n, low=3)
@@ -206,7 +206,7 @@ def same_lag_probes(n, lag=1):
 def relativity_test(stats, layer, lag=1):
     r"""Wald test that every query's mean score at distance ``lag`` is the same (eq. ``eq-rec-relative``):
     ``(chi2, df, p)`` from the probes :func:`same_lag_probes` recorded by ``stats``
-    (a :class:`~attention_geometry.recency.RecencyStats` run with them)."""
+    (a :class:`~attention_geometry.recency.simulation.RecencyStats` run with them)."""
     names = [f"{name}@{layer}" for name in same_lag_probes(stats.n, lag)]
     mean, cov = stats.probe_moments(names)
     return wald_test(mean, cov, stats.n_samples)
@@ -286,7 +286,7 @@ def attention_scores(model: TinyDecoder, ids):
 
 def nope_recency(model: TinyDecoder, ids):
     """Per layer, the recency probability of the model's scores on ``ids: (batch, seq)``
-    (per sequence the head average of :func:`~attention_geometry.recency.recency_fraction`),
+    (per sequence the head average of :func:`~attention_geometry.recency.simulation.recency_fraction`),
     as an Estimate over the sequences."""
     S = attention_scores(model, ids)
     b, L, H, s, _ = S.shape
@@ -302,7 +302,7 @@ def nope_experiment(texts, *, d=32, n_layers=4, n_heads=4, seq_len=32, n_steps=3
     evaluation: ``n_eval`` other random windows of ``seq_len`` bytes (seed ``seed + 1``).
     Returns ``{"losses", "before", "after", "config"}`` (``before``/``after``: per layer an
     Estimate of the recency probability, :func:`nope_recency`)."""
-    from .models.corpus import byte_batches
+    from ..models.corpus import byte_batches
 
     config = TinyDecoderConfig(d=d, n_layers=n_layers, n_heads=n_heads, max_len=seq_len + 1)
     data = byte_batches(texts, 20_000, seq_len + 1, seed)

@@ -44,8 +44,8 @@ import numpy as np
 import torch
 from scipy.special import logsumexp
 
-from ._checks import check_float, check_int, fail
-from .cesaro import cesaro_matrix, log_cesaro_rows
+from .._checks import check_float, check_int, fail
+from ..cesaro import cesaro_matrix, log_cesaro_rows
 
 __all__ = [
     "elementary_symmetric",

@@ -27,9 +27,9 @@ For a decoder with input embeddings :math:`h^{(0)} \in \mathbb R^{L\times d}`
   positions; :func:`pathway_profiles` splits the Jacobian into its value and
   score pathways (``eq-jac-pathways``).
 
-The models come from :mod:`attention_geometry.decoders`; the statistics of a
-sample of profiles are in :mod:`attention_geometry.jacobian_stats`, the
-derived expectation in :mod:`attention_geometry.jacobian_theory`.
+The models come from :mod:`attention_geometry.jacobians.decoders`; the statistics of a
+sample of profiles are in :mod:`attention_geometry.jacobians.stats`, the
+derived expectation in :mod:`attention_geometry.jacobians.theory`.
 
 Shapes: ``L`` positions, ``d`` width, ``k`` probes; an input ``h0: (1, L, d)``.
 """
@@ -41,8 +41,8 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from ._checks import check_choice, check_int, described, fail, shape_of
-from .checkpoint import CheckpointStore, resumable_map
+from .._checks import check_choice, check_int, described, fail, shape_of
+from ..checkpoint import CheckpointStore, resumable_map
 from .decoders import _check_h0, _check_inputs, _check_int, _generator, positions_off, value_only_attention
 
 __all__ = [

@@ -6,9 +6,9 @@ cosine-decayed to :math:`5\cdot10^{-5}`, weight decay 0.1, gradient clipping at
 1, batch size 1, next-token cross-entropy on random windows of a training
 pool; the profile measured on held-out sequences before each update).
 :func:`train_and_profile` does the same for any decoder built by
-:func:`attention_geometry.decoders.build_decoder`, with the output head tied to
+:func:`attention_geometry.jacobians.decoders.build_decoder`, with the output head tied to
 the input embeddings (as Qwen2-0.5B's), and measures the profile at the steps
-asked for with :func:`attention_geometry.jacobians.sequence_profiles`.
+asked for with :func:`attention_geometry.jacobians.profiles.sequence_profiles`.
 
 The whole training state (weights, optimiser, schedule, random state, losses,
 profiles so far) is checkpointed in a
@@ -21,9 +21,9 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from ._checks import check_float, check_int, fail
-from .checkpoint import CheckpointStore
-from .jacobians import sequence_profiles
+from .._checks import check_float, check_int, fail
+from ..checkpoint import CheckpointStore
+from .profiles import sequence_profiles
 
 __all__ = ["lm_loss", "TrainingRecord", "train_and_profile"]
 
