@@ -62,7 +62,7 @@ def test_same_lag_probes_and_the_relativity_test():
     # the closed form is not a function of i - j at alpha = 0.5 ...
     S = th.layer2_scores(64, 10, 0.5)
     assert np.ptp([S[i, i - 1] for i in range(1, 10)]) > 0.05
-    st = rec.simulate_recency(64, 10, 0.5, n_layers=2, n_samples=20_000, seed=2,
+    st = rec.simulate_recency(rec.RecencyModel(64, 10, 0.5, n_layers=2), n_samples=20_000, seed=2,
                               probes=ext.same_lag_probes(10, 1))
     _, df, p2 = ext.relativity_test(st, layer=2)
     assert df == 8 and p2 < 1e-10  # ... nor is the simulation at layer 2

@@ -11,7 +11,7 @@ per view of it (every public name re-exported here, and flat from
 =====================  ==========================================================
 module                 what
 =====================  ==========================================================
-:mod:`.simulation`     the model, its layer in token and in
+:mod:`.simulation`     the model (:class:`RecencyModel`), its layer in token and in
                        Gram space, the recency fraction, the Monte Carlo
                        (:func:`simulate_recency`)
 :mod:`.theory`         the closed forms in the large-:math:`d` limit, the paper's

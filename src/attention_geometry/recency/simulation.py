@@ -49,7 +49,7 @@ from itertools import combinations
 import numpy as np
 import torch
 
-from .._checks import check_choice, check_float, check_int, fail, torch_threads
+from .._checks import ArgumentTypeError, check_choice, check_float, check_int, fail, torch_threads
 from ..attention import causal_softmax, mask_tensor, masked_softmax
 from ..checkpoint import CheckpointStore
 from ..layernorm import NORMS as _ALL_NORMS
@@ -70,6 +70,7 @@ __all__ = [
     "CONTROLS",
     "layer1_controls",
     "control_names",
+    "RecencyModel",
     "RecencyStats",
     "simulate_recency",
     "ARXIV_FIGURE_1",
@@ -311,6 +312,29 @@ def control_names(alpha, norm="layernorm"):
 
 
 @dataclass(frozen=True)
+class RecencyModel:
+    r"""What :func:`simulate_recency` simulates: the inputs and the decoder, not how it runs.
+
+    ``n`` tokens of width ``d`` with anisotropy ``alpha`` (:func:`inputs`) go through
+    ``n_layers`` layers :math:`f(X) = AY + \gamma X`, :math:`Y = \mathrm{norm}(X)`
+    (:func:`decoder_layer`). Validated and normalised on construction (:func:`check_model`:
+    ``d >= 2``, ``n >= 3``, ``alpha`` in [0, 1), ``gamma >= 0``, ``norm`` in :data:`NORMS`).
+    """
+
+    d: int  # width; LayerNorm of a single feature is undefined
+    n: int  # tokens per sequence; the recency probability needs a query and two earlier keys
+    alpha: float  # anisotropy; 0 gives isotropic tokens, the setting of the paper's Theorem 1
+    gamma: float = 0.0  # residual weight; 0 is the paper's decoder, without a residual
+    norm: str = "layernorm"  # the book's subject; "rmsnorm" the paper's approximation, "none" its control
+    n_layers: int = 4  # the paper simulates four layers
+
+    def __post_init__(self):
+        for name, value in zip(("d", "n", "alpha", "gamma", "norm", "n_layers"), check_model(
+                self.d, self.n, self.alpha, self.gamma, self.norm, self.n_layers)):
+            object.__setattr__(self, name, value)
+
+
+@dataclass(frozen=True)
 class RecencyStats:
     """Monte Carlo statistics of the scores, one entry per layer.
 
@@ -346,6 +370,11 @@ class RecencyStats:
     z_mean: np.ndarray | None = None
     z_cov: np.ndarray | None = None
     pilot: np.ndarray | None = None
+
+    @property
+    def model(self) -> RecencyModel:
+        """The :class:`RecencyModel` these statistics were simulated for."""
+        return RecencyModel(self.d, self.n, self.alpha, self.gamma, self.norm, n_layers=len(self.rp))
 
     def contrast(self, layer, i, weights):
         r"""Mean and standard error of :math:`\sum_j w_j S^{(\ell)}_{ij}` for query ``i`` (1-based
@@ -524,7 +553,8 @@ class _Accumulator:
         self.pilot, self.chunks = state["pilot"], state["chunks"]
 
 
-def _run_chunk(acc, index, d, n, alpha, gamma, norm, n_layers, b, method, device, dtype, seed, tri):
+def _run_chunk(acc, index, model, b, method, device, dtype, seed, tri):
+    d, n, alpha, gamma, norm = model.d, model.n, model.alpha, model.gamma, model.norm
     gen = _chunk_generator(seed, index, method, device)
     if method == "gram":
         state = input_gram(b, n, d, alpha, norm=norm, rng=gen, dtype=dtype, device=device)
@@ -533,7 +563,7 @@ def _run_chunk(acc, index, d, n, alpha, gamma, norm, n_layers, b, method, device
         state = inputs(b, n, d, alpha, generator=gen, dtype=dtype, device=device)
         K0 = gram_of(state, norm)
     S_layers, fracs, X = [], [], None
-    for layer in range(n_layers):
+    for layer in range(model.n_layers):
         if method == "gram":
             state, S, A = gram_layer(state, d=d, norm=norm, gamma=gamma)
         else:
@@ -546,12 +576,7 @@ def _run_chunk(acc, index, d, n, alpha, gamma, norm, n_layers, b, method, device
 
 
 def simulate_recency(
-    d,
-    n,
-    alpha,
-    gamma=0.0,
-    norm="layernorm",
-    n_layers=4,
+    model: RecencyModel,
     n_samples=100_000,
     seed=0,
     *,
@@ -567,14 +592,19 @@ def simulate_recency(
     recency_probability=True,
     controls=True,
 ):
-    """Monte Carlo of the scores :math:`S^{(1)}, \\dots, S^{(L)}` over ``n_samples`` sequences.
+    """Monte Carlo of the scores :math:`S^{(1)}, \\dots, S^{(L)}` of ``model`` over ``n_samples`` sequences.
+
+    ``model``: a :class:`RecencyModel`, the inputs and the decoder. The other
+    arguments say how to run it (sequences, seed, method, device, precision, chunks,
+    threads, checkpoints, progress) and what to record (probes, the recency
+    probability, the controls).
 
     ``method="gram"`` runs :func:`gram_layer` on :func:`input_gram` draws (cost
     independent of ``d``); ``method="tokens"`` runs :func:`decoder_layer` on
     :func:`inputs` draws (memory ``chunk_size * n * d``). Sequences are processed
     ``chunk_size`` at a time; chunk ``c`` draws from its own generator seeded by
-    ``(seed, c)``, so results are bit-reproducible for the same arguments on the
-    same machine, and a run resumes from a checkpoint with the same numbers.
+    ``(seed, c)``, so results are bit-reproducible for the same model and arguments
+    on the same machine, and a run resumes from a checkpoint with the same numbers.
 
     ``probes``: extra linear functionals ``{name: weights (n, n)}`` recorded per
     sequence at every layer beside ``"contrast"`` (the last query's nearest minus
@@ -590,7 +620,10 @@ def simulate_recency(
     first-layer controls (probe estimates are then plain means). Returns
     :class:`RecencyStats`.
     """
-    d, n, alpha, gamma, norm, n_layers = check_model(d, n, alpha, gamma, norm, n_layers)
+    if not isinstance(model, RecencyModel):
+        raise fail("model", model, "a RecencyModel(d, n, alpha, gamma, norm, n_layers)",
+                   f"has the wrong type {type(model).__name__}", kind=ArgumentTypeError)
+    d, n, alpha, gamma, norm, n_layers = model.d, model.n, model.alpha, model.gamma, model.norm, model.n_layers
     n_samples = check_int("n_samples", n_samples, low=2)  # a standard error needs two
     check_choice("method", method, ("gram", "tokens"))
     chunk_size = check_int("chunk_size", chunk_size, low=2)
@@ -617,16 +650,15 @@ def simulate_recency(
     with torch_threads(threads if device.type == "cpu" else None), torch.no_grad():
         for c in range(acc.chunks, n_chunks):
             b = min(chunk_size, n_samples - c * chunk_size)
-            _run_chunk(acc, c, d, n, alpha, gamma, norm, n_layers, b, method, device, dtype, seed,
-                       tri if recency_probability else None)
+            _run_chunk(acc, c, model, b, method, device, dtype, seed, tri if recency_probability else None)
             if (c + 1) % checkpoint_every == 0 and c + 1 < n_chunks:
                 store.save("recency-simulation", key, acc.state())
             if progress is not None:
                 progress(c + 1, n_chunks)
-    return _finish(acc, d, n, alpha, gamma, norm, n_samples, seed, list(names), n_layers, controls)
+    return _finish(acc, model, seed, list(names), controls)
 
 
-def _finish(acc, d, n, alpha, gamma, norm, n_samples, seed, names, n_layers, controls):
+def _finish(acc, model, seed, names, controls):
     count = acc.scores[0].count
     mean = torch.stack([m.mean for m in acc.scores]).cpu().numpy()
     cov = torch.stack([m.m2 for m in acc.scores]).cpu().numpy() / (count - 1)
@@ -634,9 +666,9 @@ def _finish(acc, d, n, alpha, gamma, norm, n_samples, seed, names, n_layers, con
     rp = np.array([float(m.mean) for m in acc.rp])
     rp_var = np.array([float(m.m2) for m in acc.rp]) / (count - 1)
     return RecencyStats(
-        d=d, n=n, alpha=alpha, gamma=gamma, norm=norm, n_samples=count, seed=seed,
+        d=model.d, n=model.n, alpha=model.alpha, gamma=model.gamma, norm=model.norm, n_samples=count, seed=seed,
         scores=mean, scores_se=np.sqrt(var / count), row_cov=cov, rp=rp, rp_se=np.sqrt(rp_var / count),
-        probe_names=tuple(f"{name}@{layer}" for layer in range(1, n_layers + 1) for name in names),
+        probe_names=tuple(f"{name}@{layer}" for layer in range(1, model.n_layers + 1) for name in names),
         control_names=tuple(controls), z_mean=acc.z.mean.cpu().numpy(),
         z_cov=acc.z.m2.cpu().numpy() / (count - 1),
         pilot=None if acc.pilot is None else acc.pilot.cpu().numpy(),
