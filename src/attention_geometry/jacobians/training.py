@@ -16,6 +16,7 @@ profiles so far) is checkpointed in a
 measurement, so a killed run resumes where it stopped.
 """
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -28,7 +29,7 @@ from .profiles import sequence_profiles
 __all__ = ["lm_loss", "TrainingRecord", "train_and_profile"]
 
 
-def lm_loss(model, ids: torch.Tensor) -> torch.Tensor:
+def lm_loss(model: torch.nn.Module, ids: torch.Tensor) -> torch.Tensor:
     """Next-token cross-entropy of a base decoder with its output head tied to the input
     embeddings (logits :math:`h E^\\top`); ``ids: (batch, L)``."""
     h = model(input_ids=ids, use_cache=False).last_hidden_state
@@ -47,10 +48,10 @@ class TrainingRecord:
     losses: np.ndarray
 
 
-def train_and_profile(model, train_ids: torch.Tensor, eval_ids: torch.Tensor, *, steps: int, eval_steps,
-                      k: int, seed: int, lr: float = 5e-4, lr_final: float = 5e-5, weight_decay: float = 0.1,
-                      clip: float = 1.0, store: CheckpointStore | None = None, key: dict | None = None
-                      ) -> TrainingRecord:
+def train_and_profile(model: torch.nn.Module, train_ids: torch.Tensor, eval_ids: torch.Tensor, *, steps: int,
+                      eval_steps: Sequence[int], k: int, seed: int, lr: float = 5e-4, lr_final: float = 5e-5,
+                      weight_decay: float = 0.1, clip: float = 1.0, store: CheckpointStore | None = None,
+                      key: dict | None = None) -> TrainingRecord:
     """Train ``model`` (in place) for ``steps`` AdamW updates on windows drawn from
     ``train_ids: (pool, L)`` (batch 1, uniform, seeded by ``seed``) and measure the
     profile of ``eval_ids: (n, L)`` with ``k`` probes at each step in ``eval_steps``
