@@ -36,7 +36,7 @@ import numpy as np
 import torch
 
 from _timing import timed  # noqa: E402 (benchmarks/ is on sys.path when run as a script)
-from attention_geometry import recency as rec
+from attention_geometry.recency import simulation as rec
 
 N, n, d, LAYERS, SEED = 100_000, 10, 64, 4, 0
 ROWS = [("no LN", "none", 0.0, 0.0), ("LN", "layernorm", 0.0, 0.0),
@@ -77,9 +77,10 @@ def reference(norm, alpha, gamma, chunk=25_000):
 
 def control_variates(n_samples, dtype):
     """Rows (name, seconds, standard error) for the plain mean and the control-variate means."""
-    kw = dict(n_layers=2, n_samples=n_samples, seed=SEED, dtype=dtype, recency_probability=False)
-    t_plain, plain = timed(lambda: rec.simulate_recency(d, n, 0.0, controls=False, **kw), repeat=2)
-    t_cv, cv = timed(lambda: rec.simulate_recency(d, n, 0.0, **kw), repeat=2)
+    model = rec.RecencyModel(d, n, 0.0, n_layers=2)
+    kw = dict(n_samples=n_samples, seed=SEED, dtype=dtype, recency_probability=False)
+    t_plain, plain = timed(lambda: rec.simulate_recency(model, controls=False, **kw), repeat=2)
+    t_cv, cv = timed(lambda: rec.simulate_recency(model, **kw), repeat=2)
     return [("plain mean (no controls recorded)", t_plain, plain.contrast_estimate(2, None)),
             ("control variate c_1 (score)", t_cv, cv.contrast_estimate(2, ("score",))),
             ("control variates c_1..c_4", t_cv, cv.contrast_estimate(2, "all"))]
@@ -105,9 +106,9 @@ def main():
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
     t_ref, ref = timed(lambda: [reference(norm, a, g) for _, norm, a, g in ROWS])
-    t_gram, gram = timed(lambda: [rec.simulate_recency(d, n, a, g, norm, LAYERS, N, SEED)
+    t_gram, gram = timed(lambda: [rec.simulate_recency(rec.RecencyModel(d, n, a, g, norm, LAYERS), N, SEED)
                                   for _, norm, a, g in ROWS], repeat=3)
-    t_tok, _ = timed(lambda: [rec.simulate_recency(d, n, a, g, norm, LAYERS, N, SEED, method="tokens")
+    t_tok, _ = timed(lambda: [rec.simulate_recency(rec.RecencyModel(d, n, a, g, norm, LAYERS), N, SEED, method="tokens")
                               for _, norm, a, g in ROWS])
     size = f"4 x {N:,} x {n} x {d}, {LAYERS} layers"
     print(f"recency simulation, {size}; reference on {args.threads} thread(s), library on 1")

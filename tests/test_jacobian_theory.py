@@ -10,7 +10,7 @@ import pytest
 import torch
 
 import attention_geometry as ag
-from attention_geometry import jacobian_theory as T
+from attention_geometry.jacobians import theory as T
 
 
 @pytest.mark.parametrize("L, H, d, gain, heads", [(6, 4, 8, 0.5, 1), (5, 3, 6, 2.0, 1), (7, 5, 8, 0.2, 4),

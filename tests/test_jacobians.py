@@ -5,7 +5,7 @@ import pytest
 import torch
 
 import attention_geometry as ag
-from attention_geometry import jacobians as jb
+from attention_geometry.jacobians import profiles as jb
 
 L, D = 6, 8
 

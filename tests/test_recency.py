@@ -8,8 +8,7 @@ import numpy as np
 import pytest
 import torch
 
-from attention_geometry import recency as rec
-from attention_geometry import recency_theory as th
+from attention_geometry.recency import simulation as rec, theory as th
 
 getcontext().prec = 80
 
@@ -177,27 +176,27 @@ def test_wishart_draws_have_the_inputs_law(norm):
 
 
 def test_layer1_diagonal_is_sqrt_d_and_off_diagonal_means_are_uniform():
-    st = rec.simulate_recency(64, 8, 0.0, n_layers=2, n_samples=20_000, seed=0)
+    st = rec.simulate_recency(rec.RecencyModel(64, 8, 0.0, n_layers=2), n_samples=20_000, seed=0)
     assert np.allclose(np.diag(st.scores[0]), 8.0, atol=1e-5)
     assert np.allclose(np.diag(st.scores[1]), 8.0, atol=1e-5)
     off = st.scores[0][np.tril_indices(8, -1)]
     se = st.scores_se[0][np.tril_indices(8, -1)]
     assert np.all(np.abs(off) < 5 * se)  # mean 0 at alpha = 0, every pair alike
-    st = rec.simulate_recency(64, 8, 0.5, n_layers=1, n_samples=20_000, seed=0)
+    st = rec.simulate_recency(rec.RecencyModel(64, 8, 0.5, n_layers=1), n_samples=20_000, seed=0)
     off = st.scores[0][np.tril_indices(8, -1)]
     # E S_ij = sqrt(d) alpha to leading order; uniform across pairs within the standard error
     assert abs(off.mean() - 4.0) < 0.05 and np.ptp(off) < 8 * st.scores_se[0][1, 0]
 
 
 def test_no_ln_layer2_matches_corrected_proposition1():
-    st = rec.simulate_recency(64, 10, 0.0, norm="none", n_layers=2, n_samples=20_000, seed=4)
+    st = rec.simulate_recency(rec.RecencyModel(64, 10, 0.0, norm="none", n_layers=2), n_samples=20_000, seed=4)
     cf = th.no_ln_layer2_scores(64, 10)
     lower = np.tril_indices(10, -1)
     assert np.allclose(st.scores[1][lower], cf[lower], rtol=0.02)
 
 
 def test_layer2_closed_form_close_to_monte_carlo_at_alpha_half():
-    st = rec.simulate_recency(64, 10, 0.5, 1.0, n_layers=2, n_samples=20_000, seed=5)
+    st = rec.simulate_recency(rec.RecencyModel(64, 10, 0.5, 1.0, n_layers=2), n_samples=20_000, seed=5)
     cf = th.layer2_scores(64, 10, 0.5, 1.0)
     paper = th.layer2_scores(64, 10, 0.5, 1.0, "normalised")
     lower = np.tril_indices(10, -1)
@@ -207,13 +206,13 @@ def test_layer2_closed_form_close_to_monte_carlo_at_alpha_half():
 
 @pytest.mark.parametrize("alpha, norm", [(0.0, "layernorm"), (0.6, "layernorm"), (0.3, "none")])
 def test_recency_probability_is_one_half_at_layer_1(alpha, norm):
-    st = rec.simulate_recency(32, 6, alpha, 1.0, norm, n_layers=1, n_samples=20_000, seed=7)
+    st = rec.simulate_recency(rec.RecencyModel(32, 6, alpha, 1.0, norm, n_layers=1), n_samples=20_000, seed=7)
     assert abs(st.rp[0] - 0.5) < 4 * st.rp_se[0]
     assert 0 < st.rp_se[0] < 0.01
 
 
 def test_recency_probability_rises_with_anisotropy():
-    st = rec.simulate_recency(64, 10, 0.5, n_layers=3, n_samples=5_000, seed=1)
+    st = rec.simulate_recency(rec.RecencyModel(64, 10, 0.5, n_layers=3), n_samples=5_000, seed=1)
     assert st.rp[1] > 0.5 + 10 * st.rp_se[1] and st.rp[2] > st.rp[1]
 
 
@@ -226,7 +225,7 @@ def test_recency_fraction_counts_triples_and_ties():
 
 
 def test_contrast_and_ratio_standard_errors():
-    st = rec.simulate_recency(64, 6, 0.5, n_layers=2, n_samples=4_000, seed=2)
+    st = rec.simulate_recency(rec.RecencyModel(64, 6, 0.5, n_layers=2), n_samples=4_000, seed=2)
     w = np.zeros(6)
     w[0] = 1.0
     m, se = st.contrast(2, 6, w)
@@ -236,11 +235,12 @@ def test_contrast_and_ratio_standard_errors():
 
 
 def test_fixed_seed_is_bit_reproducible_and_chunking_is_bounded():
-    kw = dict(d=1024, n=10, alpha=0.3, gamma=1.0, n_layers=3, n_samples=3_000, seed=11, chunk_size=700)
-    a, b = rec.simulate_recency(**kw), rec.simulate_recency(**kw)
+    model = rec.RecencyModel(d=1024, n=10, alpha=0.3, gamma=1.0, n_layers=3)
+    kw = dict(n_samples=3_000, seed=11, chunk_size=700)
+    a, b = rec.simulate_recency(model, **kw), rec.simulate_recency(model, **kw)
     assert np.array_equal(a.scores, b.scores) and np.array_equal(a.rp, b.rp)
-    assert not np.array_equal(a.scores, rec.simulate_recency(**{**kw, "seed": 12}).scores)
-    t = rec.simulate_recency(**{**kw, "method": "tokens", "n_samples": 600, "chunk_size": 128})
+    assert not np.array_equal(a.scores, rec.simulate_recency(model, **{**kw, "seed": 12}).scores)
+    t = rec.simulate_recency(model, **{**kw, "method": "tokens", "n_samples": 600, "chunk_size": 128})
     assert t.n_samples == 600 and np.allclose(np.diag(t.scores[0]), 32.0, atol=1e-4)
 
 
@@ -263,11 +263,22 @@ def test_fixed_seed_is_bit_reproducible_and_chunking_is_bounded():
     ],
 )
 def test_bad_arguments_name_the_argument_value_and_range(kwargs, fragment):
-    args = dict(d=16, n=5, alpha=0.0, n_samples=10)
-    args.update(kwargs)
+    model, run = dict(d=16, n=5, alpha=0.0), dict(n_samples=10)
+    (run if "n_samples" in kwargs else model).update(kwargs)
     with pytest.raises(ValueError) as err:
-        rec.simulate_recency(**args)
+        rec.simulate_recency(rec.RecencyModel(**model), **run)
     assert fragment in str(err.value) and "allowed:" in str(err.value)
+
+
+def test_the_model_is_validated_once_normalised_and_kept_with_its_statistics():
+    model = rec.RecencyModel(np.int64(16), 5, 0, gamma=1, n_layers=2)
+    assert (model.d, model.alpha, model.gamma) == (16, 0.0, 1.0) and isinstance(model.alpha, float)
+    with pytest.raises(AttributeError):
+        model.d = 32  # frozen: a model is a value
+    st = rec.simulate_recency(model, n_samples=10, seed=0)
+    assert st.model == model
+    with pytest.raises(TypeError, match=r"model = 16 has the wrong type int; allowed: a RecencyModel"):
+        rec.simulate_recency(16, 5, 0.0)  # the model's numbers go into a RecencyModel
 
 
 def test_closed_forms_validate_too():
@@ -318,7 +329,7 @@ def test_first_layer_controls_have_mean_zero(alpha):
 
 
 def test_control_variate_contrast_agrees_with_the_plain_mean_and_is_far_sharper():
-    st = rec.simulate_recency(64, 10, 0.0, n_layers=2, n_samples=30_000, seed=3, dtype=torch.float64)
+    st = rec.simulate_recency(rec.RecencyModel(64, 10, 0.0, n_layers=2), n_samples=30_000, seed=3, dtype=torch.float64)
     plain, cv = st.contrast_estimate(2, None), st.contrast_estimate(2, "all")
     m, se = st.recency_contrast(2)
     assert plain.value == pytest.approx(m) and plain.se == pytest.approx(se, rel=1e-6)
@@ -383,7 +394,7 @@ def test_contrast_factor_tends_to_its_limit():
 def test_adjusted_closed_form_converges_to_monte_carlo_and_the_paper_does_not(alpha, dims, dtype):
     gaps = []
     for d in dims:
-        st = rec.simulate_recency(d, 10, alpha, n_layers=2, n_samples=30_000, seed=8, dtype=dtype)
+        st = rec.simulate_recency(rec.RecencyModel(d, 10, alpha, n_layers=2), n_samples=30_000, seed=8, dtype=dtype)
         est = st.contrast_estimate(2)
         adjusted, paper = th.layer2_contrast(d, 10, alpha, weights="mean"), th.layer2_contrast(d, 10, alpha)
         gaps.append((abs(est.value / adjusted - 1), est.se / adjusted))
@@ -397,9 +408,9 @@ def test_adjusted_closed_form_converges_to_monte_carlo_and_the_paper_does_not(al
 def test_simulation_resumes_from_its_checkpoint_with_the_same_numbers(tmp_path):
     from attention_geometry.checkpoint import CheckpointStore
 
-    kw = dict(d=32, n=6, alpha=0.3, gamma=1.0, n_layers=2, n_samples=5000, seed=4, chunk_size=500,
-              checkpoint_every=2)
-    whole = rec.simulate_recency(**kw)
+    model = rec.RecencyModel(d=32, n=6, alpha=0.3, gamma=1.0, n_layers=2)
+    kw = dict(n_samples=5000, seed=4, chunk_size=500, checkpoint_every=2)
+    whole = rec.simulate_recency(model, **kw)
 
     class Stop(Exception):
         pass
@@ -410,10 +421,10 @@ def test_simulation_resumes_from_its_checkpoint_with_the_same_numbers(tmp_path):
 
     store = CheckpointStore(tmp_path)
     with pytest.raises(Stop):
-        rec.simulate_recency(**kw, store=store, progress=stop_after_five)
+        rec.simulate_recency(model, **kw, store=store, progress=stop_after_five)
     assert list(tmp_path.glob("recency-simulation-*.pt"))
     seen = []
-    again = rec.simulate_recency(**kw, store=store, progress=lambda done, total: seen.append(done))
+    again = rec.simulate_recency(model, **kw, store=store, progress=lambda done, total: seen.append(done))
     assert seen[0] == 5  # chunks 1-4 came from the checkpoint
     assert np.array_equal(whole.scores, again.scores) and np.array_equal(whole.z_cov, again.z_cov)
     assert np.array_equal(whole.rp, again.rp)

@@ -7,11 +7,9 @@ import numpy as np
 import pytest
 import torch
 
-from attention_geometry import recency as rec
-from attention_geometry import recency_extensions as ext
-from attention_geometry import recency_theory as th
 from attention_geometry.checkpoint import CheckpointStore
 from attention_geometry.models.tiny_decoder import TinyDecoderConfig
+from attention_geometry.recency import extensions as ext, simulation as rec, theory as th
 
 
 def test_the_default_spec_is_the_papers_layer_and_heads_split_coordinates():
@@ -64,7 +62,7 @@ def test_same_lag_probes_and_the_relativity_test():
     # the closed form is not a function of i - j at alpha = 0.5 ...
     S = th.layer2_scores(64, 10, 0.5)
     assert np.ptp([S[i, i - 1] for i in range(1, 10)]) > 0.05
-    st = rec.simulate_recency(64, 10, 0.5, n_layers=2, n_samples=20_000, seed=2,
+    st = rec.simulate_recency(rec.RecencyModel(64, 10, 0.5, n_layers=2), n_samples=20_000, seed=2,
                               probes=ext.same_lag_probes(10, 1))
     _, df, p2 = ext.relativity_test(st, layer=2)
     assert df == 8 and p2 < 1e-10  # ... nor is the simulation at layer 2

@@ -8,14 +8,13 @@ import numpy as np
 import pytest
 import torch
 
-from attention_geometry import recency as rec
-from attention_geometry import recency_theory as th
+from attention_geometry.recency import simulation as rec, theory as th
 
 
 @pytest.fixture(scope="module")
 def iso64():
-    return rec.simulate_recency(64, 10, 0.0, n_layers=2, n_samples=2**15, seed=3, dtype=torch.float64,
-                                recency_probability=False)
+    return rec.simulate_recency(rec.RecencyModel(64, 10, 0.0, n_layers=2), n_samples=2**15, seed=3,
+                                dtype=torch.float64, recency_probability=False)
 
 
 def test_factor_row_divides_the_measured_contrast_by_each_closed_form(iso64):
@@ -38,8 +37,8 @@ def test_monte_carlo_is_off_the_papers_form_by_a_factor_and_near_the_adjusted_on
 
 
 def test_rise_row_is_contrast_over_level_and_errors_are_relative_to_it():
-    st = rec.simulate_recency(16, 10, 0.4, 1.0, n_layers=2, n_samples=2**14, seed=5, dtype=torch.float64,
-                              recency_probability=False)
+    st = rec.simulate_recency(rec.RecencyModel(16, 10, 0.4, 1.0, n_layers=2), n_samples=2**14, seed=5,
+                              dtype=torch.float64, recency_probability=False)
     row = th.rise_row(st)
     n = st.n
     level = st.scores[1, n - 1, 0]

@@ -3,7 +3,7 @@
 One module per mathematical object; every module's public names (its
 ``__all__``) are re-exported here, flat (``ag.layer_norm``, ``ag.last_row``).
 This layer uses numpy, torch and scipy only (``transformers`` for the real
-decoders in :mod:`.decoders`, :mod:`.jacobians` and :mod:`.models`). Figures live in
+decoders in :mod:`.jacobians` and :mod:`.models`). Figures live in
 :mod:`attention_geometry.figures` and the book tooling in
 :mod:`attention_geometry.book`; both are imported explicitly, and the
 mathematics imports neither.
@@ -18,15 +18,12 @@ module                    object
 :mod:`.selectability`     unselectable keys: convex-hull test, heat maps (ch. 3)
 :mod:`.collapse`          rank collapse over depth, the measure mu (ch. 4)
 :mod:`.ln_dynamics`       LayerNorm dynamics on the sphere, equilibria (ch. 5)
-:mod:`.recency`           the recency simulation, token and Gram space (ch. 6)
-:mod:`.recency_theory`    its closed forms (ch. 6)
-:mod:`.recency_extensions` real-layer additions, relativity, a NoPE decoder (ch. 6)
+:mod:`.recency`           recency from LayerNorm, a subpackage (ch. 6): the simulation,
+                          its closed forms, real-layer additions and a NoPE decoder
 :mod:`.cesaro`            the Cesàro calculus of causal averaging (ch. 7)
-:mod:`.decoders`          random-init decoders from configurations, their surgery (ch. 8)
-:mod:`.jacobians`         Jacobian profiles: exact, estimated, over sequences (ch. 8)
-:mod:`.jacobian_theory`   their derived expectation, the value pathway (ch. 8)
-:mod:`.jacobian_stats`    profiles as samples: bands, fits, ceilings, tests (ch. 8)
-:mod:`.jacobian_training` early training with the profile measured (ch. 8)
+:mod:`.jacobians`         Jacobian profiles of decoders, a subpackage (ch. 8): the
+                          random-init decoders, the profiles, their derived expectation,
+                          their statistics, early training
 :mod:`.synthesis`         a decoder with every component switchable (ch. 9)
 :mod:`.stats`             intervals, paired differences, control variates
 :mod:`.selection`         extremes chosen on one half, measured on the other
@@ -66,9 +63,8 @@ import importlib
 #: order their names are bound (a later module's name would win, as with star
 #: imports; no two modules export one name: see tests/test_layers.py).
 MODULE_NAMES = ("layernorm", "layernorm_checks", "attention", "majority", "selectability", "collapse",
-                "ln_dynamics", "recency", "recency_theory", "recency_extensions", "cesaro", "decoders", "jacobians",
-                "jacobian_theory", "jacobian_stats", "jacobian_training", "synthesis", "stats", "selection", "power",
-                "ratios", "verdicts", "words", "checkpoint", "models.corpus", "models.pretrained", "models.tiny_decoder")
+                "ln_dynamics", "recency", "cesaro", "jacobians", "synthesis", "stats", "selection", "power", "ratios",
+                "verdicts", "words", "checkpoint", "models.corpus", "models.pretrained", "models.tiny_decoder")
 _SUBMODULES = {name.rsplit(".", 1)[-1]: name for name in MODULE_NAMES} | {"models": "models"}
 
 

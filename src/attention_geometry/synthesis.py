@@ -19,7 +19,7 @@ error over sequences (:func:`measure`):
 
 * ``rp``: Kim et al.'s score-level **recency probability** of the last layer,
   the fraction of triples :math:`i > k > j` with :math:`S_{ik} > S_{ij}`
-  (:func:`~attention_geometry.recency.recency_fraction`), averaged over heads;
+  (:func:`~attention_geometry.recency.simulation.recency_fraction`), averaged over heads;
   ``rp_visible`` restricts it to triples whose two keys the mask lets the query see;
 * ``mu_rel``: Wu et al.'s **rank collapse**, relative: :math:`\mu(X_L)/\lVert X_L\rVert_F`;
 * ``unselectable``: Brody et al.'s **unselectable keys**: the fraction of the
@@ -54,7 +54,7 @@ from ._checks import as_generator, as_torch_generator, check_bool, check_choice,
 from .attention import make_mask, masked_softmax
 from .collapse import mu
 from .layernorm import NORMS, normalise
-from .recency import recency_fraction, triples
+from .recency.simulation import recency_fraction, triples
 from .stats import Estimate, difference_estimate, mean_estimate
 
 __all__ = [

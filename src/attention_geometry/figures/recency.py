@@ -1,8 +1,8 @@
 """Figures of the recency chapter (chapter 6): one function per figure.
 
-Every function takes arrays computed by :mod:`attention_geometry.recency`,
-:mod:`attention_geometry.recency_theory` and
-:mod:`attention_geometry.recency_extensions` in the chapter and returns a
+Every function takes arrays computed by :mod:`attention_geometry.recency.simulation`,
+:mod:`attention_geometry.recency.theory` and
+:mod:`attention_geometry.recency.extensions` in the chapter and returns a
 ``matplotlib.figure.Figure`` (:func:`~attention_geometry.figures.theme.new_figure`)
 without showing it, on the book's shared theme. Score matrices are
 ``(layer, n, n)`` with query ``i`` down and key ``j`` across, 1-based in labels.

@@ -6,9 +6,9 @@ cosine-decayed to :math:`5\cdot10^{-5}`, weight decay 0.1, gradient clipping at
 1, batch size 1, next-token cross-entropy on random windows of a training
 pool; the profile measured on held-out sequences before each update).
 :func:`train_and_profile` does the same for any decoder built by
-:func:`attention_geometry.decoders.build_decoder`, with the output head tied to
+:func:`attention_geometry.jacobians.decoders.build_decoder`, with the output head tied to
 the input embeddings (as Qwen2-0.5B's), and measures the profile at the steps
-asked for with :func:`attention_geometry.jacobians.sequence_profiles`.
+asked for with :func:`attention_geometry.jacobians.profiles.sequence_profiles`.
 
 The whole training state (weights, optimiser, schedule, random state, losses,
 profiles so far) is checkpointed in a
@@ -16,19 +16,20 @@ profiles so far) is checkpointed in a
 measurement, so a killed run resumes where it stopped.
 """
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
 import torch
 
-from ._checks import check_float, check_int, fail
-from .checkpoint import CheckpointStore
-from .jacobians import sequence_profiles
+from .._checks import check_float, check_int, fail
+from ..checkpoint import CheckpointStore
+from .profiles import sequence_profiles
 
 __all__ = ["lm_loss", "TrainingRecord", "train_and_profile"]
 
 
-def lm_loss(model, ids: torch.Tensor) -> torch.Tensor:
+def lm_loss(model: torch.nn.Module, ids: torch.Tensor) -> torch.Tensor:
     """Next-token cross-entropy of a base decoder with its output head tied to the input
     embeddings (logits :math:`h E^\\top`); ``ids: (batch, L)``."""
     h = model(input_ids=ids, use_cache=False).last_hidden_state
@@ -47,10 +48,10 @@ class TrainingRecord:
     losses: np.ndarray
 
 
-def train_and_profile(model, train_ids: torch.Tensor, eval_ids: torch.Tensor, *, steps: int, eval_steps,
-                      k: int, seed: int, lr: float = 5e-4, lr_final: float = 5e-5, weight_decay: float = 0.1,
-                      clip: float = 1.0, store: CheckpointStore | None = None, key: dict | None = None
-                      ) -> TrainingRecord:
+def train_and_profile(model: torch.nn.Module, train_ids: torch.Tensor, eval_ids: torch.Tensor, *, steps: int,
+                      eval_steps: Sequence[int], k: int, seed: int, lr: float = 5e-4, lr_final: float = 5e-5,
+                      weight_decay: float = 0.1, clip: float = 1.0, store: CheckpointStore | None = None,
+                      key: dict | None = None) -> TrainingRecord:
     """Train ``model`` (in place) for ``steps`` AdamW updates on windows drawn from
     ``train_ids: (pool, L)`` (batch 1, uniform, seeded by ``seed``) and measure the
     profile of ``eval_ids: (n, L)`` with ``k`` probes at each step in ``eval_steps``

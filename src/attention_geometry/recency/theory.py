@@ -3,7 +3,7 @@ r"""Closed forms for the recency chapter: the paper's, and the corrected ones.
 All closed forms use the large-:math:`d` approximation of Kim et al. (2025): every
 inner product of normalised tokens is replaced by its limit (law of large
 numbers), *including inside the softmax*. For inputs of anisotropy :math:`\alpha`
-(:mod:`attention_geometry.recency`) the first-layer scores become
+(:mod:`attention_geometry.recency.simulation`) the first-layer scores become
 :math:`S^{(1)}_{ii} = \sqrt d` and :math:`S^{(1)}_{ij} = \sqrt d\,\alpha`, so with
 
 .. math::
@@ -58,14 +58,15 @@ axis 1, NaN above the diagonal (future keys).
 """
 
 import math
+from collections.abc import Sequence
 
 import numpy as np
 import torch
 from scipy import integrate, special
 
-from ._checks import check_choice, fail
-from .recency import check_model, gram_layer
-from .stats import Estimate, ratio_estimate
+from .._checks import check_choice, fail
+from ..stats import Estimate, ratio_estimate
+from .simulation import RecencyStats, check_model, gram_layer
 
 __all__ = [
     "WEIGHTS",
@@ -100,7 +101,7 @@ def _masked(S):
     return S
 
 
-def residual_weight(d, alpha, gamma, residual="input"):
+def residual_weight(d: int, alpha: float, gamma: float, residual: str = "input") -> float:
     r"""Weight :math:`r` of the residual on :math:`y_i`: :math:`\gamma/\sqrt{d(1-\alpha)}` for the
     model's residual (``residual="input"``, adds :math:`\gamma x_i^{(0)}`), :math:`\gamma` for the
     paper's Eq. 33-41 (``residual="normalised"``, adds :math:`\gamma y_i`)."""
@@ -117,7 +118,7 @@ def residual_weight(d, alpha, gamma, residual="input"):
 WEIGHTS = ("limit", "mean")
 
 
-def cosine_log_density(r, d, alpha, centred=True):
+def cosine_log_density(r: np.ndarray, d: int, alpha: float, centred: bool = True) -> np.ndarray:
     r"""Log-density of the cosine :math:`S^{(1)}_{ij}/\sqrt d` of two input tokens (eq. ``eq-rec-cosine-law``).
 
     Per coordinate of an orthonormal basis (of :math:`\mathbf 1^\perp` for LayerNorm,
@@ -145,7 +146,7 @@ def cosine_log_density(r, d, alpha, centred=True):
             + np.log(special.hyp2f1(0.5, 0.5, nu + 0.5, (1 + alpha * r) / 2)))
 
 
-def mean_first_layer_weight(d, alpha, centred=True):
+def mean_first_layer_weight(d: int, alpha: float, centred: bool = True) -> float:
     r""":math:`m_1(d,\alpha) = E\,e^{S^{(1)}_{ij} - \sqrt d\alpha}`, exact at finite :math:`d` (def. ``def-rec-mean-weight``).
 
     The mean first-layer weight over the paper's :math:`e^{\sqrt d\alpha}`: the integral of
@@ -165,13 +166,13 @@ def mean_first_layer_weight(d, alpha, centred=True):
     return float(value)
 
 
-def contrast_factor(d, n, alpha=0.0, gamma=0.0):
+def contrast_factor(d: int, n: int, alpha: float = 0.0, gamma: float = 0.0) -> float:
     r"""The adjusted closed-form contrast over the paper's: ``layer2_contrast(weights="mean") /
     layer2_contrast(weights="limit")``, at finite :math:`d` (tends to :func:`contrast_factor_limit`)."""
     return layer2_contrast(d, n, alpha, gamma, weights="mean") / layer2_contrast(d, n, alpha, gamma)
 
 
-def contrast_factor_limit(alpha):
+def contrast_factor_limit(alpha: float) -> float:
     r"""The limit of (mean second-layer contrast) / (paper's closed form) as :math:`d \to \infty`
     (eq. ``eq-rec-factor-limit``): :math:`e^{(1-\alpha^2)^2/2}` for :math:`0 < \alpha < 1` (first
     order in the off-diagonal weight) and :math:`e` for :math:`\alpha = 0` (a product of two
@@ -198,7 +199,8 @@ def _parts(d, n, alpha, r, weights="limit"):
     return rho, delta, P, N
 
 
-def layer2_scores(d, n, alpha=0.0, gamma=0.0, residual="input", weights="limit"):
+def layer2_scores(d: int, n: int, alpha: float = 0.0, gamma: float = 0.0, residual: str = "input",
+                  weights: str = "limit") -> np.ndarray:
     r"""``(n, n)``: the large-:math:`d` closed form of :math:`S^{(2)}` with LayerNorm (eq. ``eq-rec-corrected``).
 
     ``residual="input"`` is this book's corrected form (the residual adds the
@@ -216,7 +218,8 @@ def layer2_scores(d, n, alpha=0.0, gamma=0.0, residual="input", weights="limit")
     return _masked(S)
 
 
-def layer2_log_profile(d, n, alpha=0.0, gamma=0.0, residual="input", weights="limit"):
+def layer2_log_profile(d: int, n: int, alpha: float = 0.0, gamma: float = 0.0, residual: str = "input",
+                       weights: str = "limit") -> np.ndarray:
     r"""``(n,)``: :math:`\log S^{(2)}_{ij} - \log S^{(2)}_{i1} = \log h(j) - \log h(1)` for keys
     :math:`j = 1..n` (any query :math:`i > j`), computed without cancellation:
     :math:`N_j - N_1 = -(1-\alpha)(j-1)\rho\,[1/\delta_j + 1 + 2r - \rho/\delta_j]/\delta_j`."""
@@ -228,14 +231,15 @@ def layer2_log_profile(d, n, alpha=0.0, gamma=0.0, residual="input", weights="li
     return -0.5 * np.log1p(dN / N[0])
 
 
-def layer2_contrast(d, n, alpha=0.0, gamma=0.0, residual="input", weights="limit"):
+def layer2_contrast(d: int, n: int, alpha: float = 0.0, gamma: float = 0.0, residual: str = "input",
+                    weights: str = "limit") -> float:
     r"""Recency contrast of the last query, :math:`S^{(2)}_{n,n-1} - S^{(2)}_{n,1}`, without cancellation
     (``weights`` as in :func:`layer2_scores`)."""
     S = layer2_scores(d, n, alpha, gamma, residual, weights)
     return float(S[n - 1, 0] * np.expm1(layer2_log_profile(d, n, alpha, gamma, residual, weights)[n - 2]))
 
 
-def theorem1_scores(d, n):
+def theorem1_scores(d: int, n: int) -> np.ndarray:
     r"""``(n, n)``: the paper's Eq. 5 (eq. ``eq-rec-thm1``), :math:`S^{(2)}_{ij} = \sqrt d(a+j-1)/\sqrt{(a^2+i-1)(a^2+j-1)}`,
     :math:`S_{ii} = \sqrt d` (evaluated in the stable form :math:`a \to` ratios)."""
     d, n, *_ = check_model(d, n, 0.0)
@@ -248,7 +252,7 @@ def theorem1_scores(d, n):
     return _masked(S)
 
 
-def paper_h(j, d, alpha, gamma):
+def paper_h(j: np.ndarray, d: int, alpha: float, gamma: float) -> np.ndarray:
     r"""The paper's Eq. 41 as printed, for keys ``j`` (array, 1-based):
 
     :math:`h(j) = D_j/\bigl(\sqrt d\sqrt{D_j^2(\gamma^2 + 2\alpha\gamma + \alpha) + D_j(1-\alpha)(2\gamma a + b) + (1-\alpha)(a^2 - ab)}\bigr)`,
@@ -262,7 +266,7 @@ def paper_h(j, d, alpha, gamma):
     return delta / (math.sqrt(d) * np.sqrt(inner))
 
 
-def corrected_h(j, d, alpha, gamma):
+def corrected_h(j: np.ndarray, d: int, alpha: float, gamma: float) -> np.ndarray:
     r""":math:`h(j) = 1/\lVert x^{(1)}_j\rVert` in the paper's normalisation, :math:`1/\sqrt{d N_j}`, with the
     residual the model adds (:math:`r = \gamma/\sqrt{d(1-\alpha)}`); keys ``j`` 1-based."""
     d, _, alpha, gamma, *_ = check_model(d, 3, alpha, gamma)
@@ -274,7 +278,7 @@ def corrected_h(j, d, alpha, gamma):
     return 1.0 / np.sqrt(d * ((1.0 - alpha) * q + alpha * (1.0 + r) ** 2))
 
 
-def no_ln_layer2_scores(d, n):
+def no_ln_layer2_scores(d: int, n: int) -> np.ndarray:
     r"""``(n, n)``: Proposition 1 corrected (eq. ``eq-rec-noln``; :math:`\alpha = \gamma = 0`, no normalisation).
 
     :math:`S^{(1)}_{ii} \to 1/\sqrt d`, :math:`S^{(1)}_{ij} \to 0`; with :math:`a' = e^{1/\sqrt d}`,
@@ -289,23 +293,24 @@ def no_ln_layer2_scores(d, n):
     return _masked(S)
 
 
-def paper_no_ln_layer2_scores(d, n):
+def paper_no_ln_layer2_scores(d: int, n: int) -> np.ndarray:
     r"""``(n,)``: the paper's Eq. 19, :math:`S^{(2)}_{ij} = 1/(e^{\sqrt d} + i - 1)` for each query ``i``."""
     d, n, *_ = check_model(d, n, 0.0)
     e = math.exp(-math.sqrt(d))
     return e / (1.0 + (_idx(n) - 1.0) * e)
 
 
-def limit_gram(n, alpha):
+def limit_gram(n: int, alpha: float) -> np.ndarray:
     r"""``(n, n)``: the large-:math:`d` limit of the inputs' Gram matrix, :math:`\langle x_i, x_j\rangle \to
     \delta_{ij} + \alpha/(1-\alpha)` (the centring of LayerNorm changes it by :math:`O(1/d)`)."""
     _, n, alpha, *_ = check_model(2, n, alpha)
     return np.eye(n) + alpha / (1.0 - alpha)
 
 
-def mean_field_scores(d, n, alpha=0.0, gamma=0.0, norm="layernorm", n_layers=2):
+def mean_field_scores(d: int, n: int, alpha: float = 0.0, gamma: float = 0.0, norm: str = "layernorm",
+                      n_layers: int = 2) -> np.ndarray:
     r"""``(layer, n, n)``: every layer's scores under the large-:math:`d` approximation, by running
-    :func:`~attention_geometry.recency.gram_layer` in float64 on :func:`limit_gram`."""
+    :func:`~attention_geometry.recency.simulation.gram_layer` in float64 on :func:`limit_gram`."""
     d, n, alpha, gamma, norm, n_layers = check_model(d, n, alpha, gamma, norm, n_layers)
     K = torch.as_tensor(limit_gram(n, alpha), dtype=torch.float64)[None]
     out = []
@@ -315,7 +320,7 @@ def mean_field_scores(d, n, alpha=0.0, gamma=0.0, norm="layernorm", n_layers=2):
     return np.stack(out)
 
 
-def layer1_score_sd(alpha):
+def layer1_score_sd(alpha: float) -> float:
     r"""Standard deviation of an off-diagonal first-layer score :math:`S^{(1)}_{ij}` to leading order in
     :math:`1/d`: :math:`1 - \alpha^2` (delta method on the cosine of two inputs). The closed forms replace
     :math:`e^{S^{(1)}_{ij}}` by :math:`e^{\sqrt d\alpha}`; its mean is larger by about
@@ -324,9 +329,9 @@ def layer1_score_sd(alpha):
     return 1.0 - alpha**2
 
 
-def factor_row(stats, layer=2, controls="all"):
+def factor_row(stats: RecencyStats, layer: int = 2, controls: str | Sequence[str] | None = "all") -> dict:
     r"""One width of the missing-factor study, from a simulation ``stats``
-    (:class:`~attention_geometry.recency.RecencyStats`, LayerNorm): the last query's
+    (:class:`~attention_geometry.recency.simulation.RecencyStats`, LayerNorm): the last query's
     contrast at ``layer`` (control-variate :class:`~attention_geometry.stats.Estimate`),
     the paper's and the adjusted closed forms, Monte Carlo over each, and the limit."""
     est = stats.contrast_estimate(layer, controls)
@@ -338,7 +343,7 @@ def factor_row(stats, layer=2, controls="all"):
             "adjusted_over_paper": adjusted / paper, "limit": contrast_factor_limit(stats.alpha)}
 
 
-def rise_row(stats):
+def rise_row(stats: RecencyStats) -> dict:
     r"""The rise :math:`h(n-1)/h(1) - 1 = (S^{(2)}_{n,n-1} - S^{(2)}_{n,1})/S^{(2)}_{n,1}` of the last query:
     Monte Carlo (control-variate contrast over the mean level, delta method treating the two
     as independent) against this book's, the paper's (Eq. 41) and the adjusted closed forms,

@@ -27,22 +27,23 @@ For a decoder with input embeddings :math:`h^{(0)} \in \mathbb R^{L\times d}`
   positions; :func:`pathway_profiles` splits the Jacobian into its value and
   score pathways (``eq-jac-pathways``).
 
-The models come from :mod:`attention_geometry.decoders`; the statistics of a
-sample of profiles are in :mod:`attention_geometry.jacobian_stats`, the
-derived expectation in :mod:`attention_geometry.jacobian_theory`.
+The models come from :mod:`attention_geometry.jacobians.decoders`; the statistics of a
+sample of profiles are in :mod:`attention_geometry.jacobians.stats`, the
+derived expectation in :mod:`attention_geometry.jacobians.theory`.
 
 Shapes: ``L`` positions, ``d`` width, ``k`` probes; an input ``h0: (1, L, d)``.
 """
 
 import contextlib
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
 import torch
 
-from ._checks import check_choice, check_int, described, fail, shape_of
-from .checkpoint import CheckpointStore, resumable_map
+from .._checks import check_choice, check_int, described, fail, shape_of
+from ..checkpoint import CheckpointStore, resumable_map
 from .decoders import _check_h0, _check_inputs, _check_int, _generator, positions_off, value_only_attention
 
 __all__ = [
@@ -62,7 +63,7 @@ __all__ = [
 # ---------------------------------------------------------------- probes
 
 
-def draw_probes(d: int, k: int, kind: str, seed) -> torch.Tensor:
+def draw_probes(d: int, k: int, kind: str, seed: int | torch.Generator) -> torch.Tensor:
     r"""``(k, d)`` probes with :math:`\mathbb E[u u^\top] = I` (float64, CPU).
 
     ``kind="gaussian"``: iid N(0, 1) entries. ``kind="orthogonal"``: the rows are
@@ -92,7 +93,7 @@ def _last_state(model, h0):
     return model(inputs_embeds=h0, use_cache=False).last_hidden_state[:, -1, :]
 
 
-def probe_norms(model, h0: torch.Tensor, probes: torch.Tensor, batch_size: int = 1) -> torch.Tensor:
+def probe_norms(model: torch.nn.Module, h0: torch.Tensor, probes: torch.Tensor, batch_size: int = 1) -> torch.Tensor:
     r"""``(k, L)``: :math:`\lVert u_i^\top J_j\rVert^2` for each probe ``u_i`` (rows of
     ``probes: (k, d)``) and position ``j``; one vector-Jacobian product per probe.
 
@@ -127,14 +128,14 @@ def probe_norms(model, h0: torch.Tensor, probes: torch.Tensor, batch_size: int =
     return out
 
 
-def exact_profile(model, h0: torch.Tensor, batch_size: int = 1) -> np.ndarray:
+def exact_profile(model: torch.nn.Module, h0: torch.Tensor, batch_size: int = 1) -> np.ndarray:
     r"""``(L,)``: :math:`\rho(j) = \lVert J_j\rVert_F` exactly, by ``d`` backward passes."""
     d = h0.shape[-1]
     vals = probe_norms(model, h0, draw_probes(d, d, "exact", 0), batch_size)
     return np.sqrt(vals.mean(0).numpy())
 
 
-def jacobian_blocks(model, h0: torch.Tensor) -> torch.Tensor:
+def jacobian_blocks(model: torch.nn.Module, h0: torch.Tensor) -> torch.Tensor:
     r"""``(L, d, d)``: every block :math:`J_j` (output index first), by ``d`` backward
     passes; for small models (memory ``L d^2``)."""
     h0 = _check_h0(model, h0)
@@ -174,8 +175,8 @@ class ProfileEstimate:
         return self.per_probe.std(0, ddof=1) / math.sqrt(self.k)
 
 
-def estimate_profile(model, h0: torch.Tensor, k: int, kind: str = "gaussian", seed=0,
-                     batch_size: int = 1) -> ProfileEstimate:
+def estimate_profile(model: torch.nn.Module, h0: torch.Tensor, k: int, kind: str = "gaussian",
+                     seed: int | torch.Generator = 0, batch_size: int = 1) -> ProfileEstimate:
     r"""Unbiased estimate of :math:`\rho(j)^2` for all ``j`` from ``k`` probes
     (``kind`` ``"gaussian"`` or ``"orthogonal"``; orthogonal with ``k = d`` is exact).
     ``seed``: int or ``torch.Generator`` for the probes."""
@@ -209,9 +210,9 @@ def estimator_variance(J: torch.Tensor, k: int, kind: str) -> np.ndarray:
 
 
 
-def sequence_profiles(model, inputs: torch.Tensor, k: int, *, seed: int, kind: str = "orthogonal",
+def sequence_profiles(model: torch.nn.Module, inputs: torch.Tensor, k: int, *, seed: int, kind: str = "orthogonal",
                       batch_size: int = 1, store: CheckpointStore | None = None, name: str = "profiles",
-                      key: dict | None = None, progress=None) -> np.ndarray:
+                      key: dict | None = None, progress: Callable[[int, int], None] | None = None) -> np.ndarray:
     r"""``(n, k, L)``: :math:`\lVert u_{s,i}^\top J^{(s)}_j\rVert^2` for each of the ``n``
     sequences ``inputs: (n, L, d)`` and ``k`` probes per sequence; their mean over
     the probes is an unbiased estimate of sequence ``s``'s :math:`\rho(j)^2`.
@@ -253,8 +254,9 @@ def sequence_profiles(model, inputs: torch.Tensor, k: int, *, seed: int, kind: s
     return np.concatenate(parts, axis=0)
 
 
-def positional_pair(model, inputs: torch.Tensor, k: int, *, seed: int, batch_size: int = 1,
-                    store: CheckpointStore | None = None, key: dict | None = None, progress=None):
+def positional_pair(model: torch.nn.Module, inputs: torch.Tensor, k: int, *, seed: int, batch_size: int = 1,
+                    store: CheckpointStore | None = None, key: dict | None = None,
+                    progress: Callable[[int, int], None] | None = None) -> tuple[np.ndarray, np.ndarray]:
     """``(with, without)``: :func:`sequence_profiles` averaged over the probes, ``(n, L)``
     each, of ``model`` with its positional information and without it
     (:func:`positions_off`): same weights, same inputs, independent probes (seeds
@@ -266,7 +268,8 @@ def positional_pair(model, inputs: torch.Tensor, k: int, *, seed: int, batch_siz
     return with_pos.mean(1), without.mean(1)
 
 
-def pathway_profiles(model, inputs: torch.Tensor, k: int, *, seed: int, kind: str = "orthogonal") -> dict:
+def pathway_profiles(model: torch.nn.Module, inputs: torch.Tensor, k: int, *, seed: int,
+                     kind: str = "orthogonal") -> dict:
     r"""Per sequence and probe, the full Jacobian and its two pathways (``eq-jac-pathways``):
     ``{"full", "value", "score"}``, each ``(n, k, L)``, with
     :math:`\lVert u^\top J_j\rVert^2` for the full Jacobian, for the value pathway

@@ -14,7 +14,7 @@ noise, independent between sequences, is part of that spread).
   Spearman-Brown formula (:func:`noise_ceiling_estimate`);
 * the paper's model :math:`g\,(N^H)_{L,j}` fitted in log space
   (:func:`fit_cesaro`, ``eq-jac-cesaro-fit``), and the derived expectation of
-  :mod:`attention_geometry.jacobian_theory` fitted with a gain and, optionally,
+  :mod:`attention_geometry.jacobians.theory` fitted with a gain and, optionally,
   per-layer gains that fall with depth (:func:`fit_derived`, ``eq-jac-expected``); both label a fit
   that lands on a bound of its search *degenerate*
   (:func:`attention_geometry.stats.fitted_parameter`);
@@ -31,6 +31,7 @@ Shapes: ``n`` sequences, ``L`` positions (``j = 1..L`` at index ``j - 1``).
 """
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -38,10 +39,10 @@ import numpy as np
 from scipy import optimize
 from scipy.special import logsumexp
 
-from ._checks import check_float, check_int, fail
-from .cesaro import classify_profile, log_cesaro_rows, log_last_row, profile_minimum
-from .jacobian_theory import elementary_symmetric, layer_gains
-from .stats import Estimate, FittedParameter, fitted_parameter, paired_difference, spearman
+from .._checks import check_float, check_int, fail
+from ..cesaro import classify_profile, log_cesaro_rows, log_last_row, profile_minimum
+from ..stats import Estimate, FittedParameter, fitted_parameter, paired_difference, spearman
+from .theory import elementary_symmetric, layer_gains
 
 __all__ = [
     "ProfileSample",
@@ -210,7 +211,7 @@ class CesaroFit:
         return self.alpha.degenerate
 
 
-def fit_cesaro(rho, H: int, alpha_interval=None) -> CesaroFit:
+def fit_cesaro(rho: np.ndarray, H: int, alpha_interval: tuple[float, float] | None = None) -> CesaroFit:
     """Fit ``(alpha, g)`` of :math:`g (N^H)_{L,j}` to ``rho: (L,)`` by least squares in log space.
 
     For fixed ``alpha`` the best ``ln g`` is the mean residual; ``alpha`` is the
@@ -315,7 +316,7 @@ def fit_derived(rho2, H: int, *, per_layer: bool = False, start=None, intervals=
 # ------------------------------------------------------- distances, summaries
 
 
-def normalised_positions_wasserstein(a, b) -> float:
+def normalised_positions_wasserstein(a: np.ndarray, b: np.ndarray) -> float:
     r"""Wasserstein-1 distance between two profiles ``(L,)`` read as distributions on the
     positions :math:`x_j = j/L`: weights :math:`a_j/\sum a`, :math:`b_j/\sum b`;
     :math:`W = \frac1L\sum_j |F_a(j) - F_b(j)|` with the cumulative sums ``F`` (in
@@ -327,7 +328,7 @@ def normalised_positions_wasserstein(a, b) -> float:
     return float(np.abs(Fa - Fb).sum() / a.size)
 
 
-def profile_relative_error(estimate_rho2, exact_rho2) -> np.ndarray:
+def profile_relative_error(estimate_rho2: np.ndarray, exact_rho2: np.ndarray) -> np.ndarray:
     r"""Per position, the relative error of an estimated profile :math:`\hat\rho =
     \sqrt{\hat\rho^2}` against the exact :math:`\rho`: :math:`|\hat\rho_j/\rho_j - 1|`
     (arrays of one shape; rows may be sequences). The estimator's benchmark and the
@@ -342,7 +343,7 @@ def profile_relative_error(estimate_rho2, exact_rho2) -> np.ndarray:
     return np.abs(np.sqrt(est / exact) - 1)
 
 
-def log10_peak_to_trough(rho) -> float:
+def log10_peak_to_trough(rho: np.ndarray) -> float:
     """:math:`\\log_{10}(\\max\\rho / \\min\\rho)` of a profile ``(L,)``."""
     rho = _check_rho(rho)
     return float(np.log10(rho.max() / rho.min()))
@@ -361,7 +362,7 @@ class ProfileSummary:
     j_min: int
 
 
-def summarise_profile(rho, H: int) -> ProfileSummary:
+def summarise_profile(rho: np.ndarray, H: int) -> ProfileSummary:
     """Fit the paper's model; then Spearman and W1 between ``rho`` and the fit, the
     log10 peak-to-trough ratios of both, the shape
     (:func:`~attention_geometry.cesaro.classify_profile`, ``rtol = 0.05``) and the
@@ -375,7 +376,7 @@ def summarise_profile(rho, H: int) -> ProfileSummary:
                           shape=classify_profile(rho, rtol=0.05), j_min=profile_minimum(rho)[0])
 
 
-def ends_over_middle(rho) -> tuple[float, float]:
+def ends_over_middle(rho: np.ndarray) -> tuple[float, float]:
     """``(rho_1 / m, rho_L / m)`` with ``m`` the median of ``rho: (L,)`` over the middle
     half of the positions, ``L/4 < j <= 3L/4``."""
     rho = _check_rho(rho)
@@ -419,7 +420,7 @@ def late_minimum_test(sample: ProfileSample) -> LateMinimum:
                        rise=Estimate(diff.value / scale, diff.se / scale, diff.df))
 
 
-def boundary_contrast(rho2, boundaries, *, width: int = 8) -> np.ndarray:
+def boundary_contrast(rho2: np.ndarray, boundaries: Sequence[int], *, width: int = 8) -> np.ndarray:
     r"""``(n,)``: per sequence, the mean over ``boundaries`` (0-based first positions of
     new chunks) of :math:`\ln \hat\rho^2(b) - \ln \operatorname{median}\hat\rho^2` over the
     ``width`` positions on each side (``b`` itself excluded). About 0 without a spike."""
@@ -438,7 +439,7 @@ def boundary_contrast(rho2, boundaries, *, width: int = 8) -> np.ndarray:
     return np.mean(out, axis=0)
 
 
-def folded_profile(rho2, chunk_len: int, first: int = 1) -> np.ndarray:
+def folded_profile(rho2: np.ndarray, chunk_len: int, first: int = 1) -> np.ndarray:
     """``(n, chunk_len)``: each sequence's :math:`\\hat\\rho^2` averaged over the chunks
     ``first, first + 1, ...`` (whole chunks only), by offset within the chunk."""
     rho2 = np.asarray(rho2, dtype=np.float64)
@@ -450,7 +451,7 @@ def folded_profile(rho2, chunk_len: int, first: int = 1) -> np.ndarray:
     return x[:, first:].mean(1)
 
 
-def anchored_valley_depth(rho2) -> np.ndarray:
+def anchored_valley_depth(rho2: np.ndarray) -> np.ndarray:
     r"""``(n,)``: :math:`\log_{10}\rho(L) - \log_{10}\operatorname{median}_{L/4<j\le3L/4}\rho(j)`
     per sequence: how far the middle lies below the last position when the
     profile is anchored there (the paper's Fig. 3, right)."""
@@ -462,7 +463,7 @@ def anchored_valley_depth(rho2) -> np.ndarray:
     return 0.5 * np.log10(rho2[:, -1] / mid)
 
 
-def init_spread(values, *, n_boot: int, rng: np.random.Generator) -> Estimate:
+def init_spread(values: np.ndarray, *, n_boot: int, rng: np.random.Generator) -> Estimate:
     """The median over positions of the relative standard deviation (SD / mean) of
     ``values: (n, L)`` across its rows (e.g. exact :math:`\rho(j)^2` of ``n``
     independent initialisations), with a bootstrap standard error over rows."""

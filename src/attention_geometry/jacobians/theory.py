@@ -44,8 +44,8 @@ import numpy as np
 import torch
 from scipy.special import logsumexp
 
-from ._checks import check_float, check_int, fail
-from .cesaro import cesaro_matrix, log_cesaro_rows
+from .._checks import check_float, check_int, fail
+from ..cesaro import cesaro_matrix, log_cesaro_rows
 
 __all__ = [
     "elementary_symmetric",
@@ -81,7 +81,7 @@ def layer_gains(H: int, gain: float, growth: float = 0.0) -> np.ndarray:
     return gain / (1.0 + growth * np.arange(H, dtype=np.float64))
 
 
-def elementary_symmetric(gains) -> np.ndarray:
+def elementary_symmetric(gains: np.ndarray) -> np.ndarray:
     r"""``(H + 1,)``: :math:`e_0, \dots, e_H` of ``gains: (H,)`` (the coefficients of
     :math:`\prod_l (1 + g_l t)`), by the product recursion; all non-negative for
     non-negative gains, so no cancellation."""
@@ -105,7 +105,7 @@ def _gains(H, gains):
     return g
 
 
-def log_expected_jacobian_sq(L: int, H: int, gains, d: int = 1) -> np.ndarray:
+def log_expected_jacobian_sq(L: int, H: int, gains: float | np.ndarray, d: int = 1) -> np.ndarray:
     r"""``(L,)``: :math:`\ln \mathbb E\lVert J_j\rVert_F^2` of ``eq-jac-expected`` for uniform
     causal attention: :math:`\ln d + \ln\sum_r e_r(g)\,(M^r)_{L,j}^2`, in log space
     (no underflow). ``gains``: one number (equal gains) or ``(H,)`` per-layer gains."""
@@ -117,7 +117,7 @@ def log_expected_jacobian_sq(L: int, H: int, gains, d: int = 1) -> np.ndarray:
     return math.log(d) + logsumexp(log_e + 2.0 * log_cesaro_rows(L, H), axis=0)
 
 
-def expected_jacobian_sq(L: int, H: int, gains, d: int = 1) -> np.ndarray:
+def expected_jacobian_sq(L: int, H: int, gains: float | np.ndarray, d: int = 1) -> np.ndarray:
     r"""``(L,)``: :math:`\mathbb E\lVert J_j\rVert_F^2` of ``eq-jac-expected`` (see
     :func:`log_expected_jacobian_sq`)."""
     return np.exp(log_expected_jacobian_sq(L, H, gains, d))

@@ -39,22 +39,23 @@ Conventions. Axis names: ``batch`` (independent sequences), ``n`` (tokens;
 query :math:`i`, keys :math:`j, k`), ``d`` (features), ``layer``. Indices in the
 docstrings are 1-based like the book's; arrays are 0-based. Simulation runs in
 float32 (the statistics are accumulated in float64, from centred chunks);
-closed forms are in :mod:`attention_geometry.recency_theory`.
+closed forms are in :mod:`attention_geometry.recency.theory`.
 """
 
 import math
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import combinations
 
 import numpy as np
 import torch
 
-from ._checks import check_choice, check_float, check_int, fail, torch_threads
-from .checkpoint import CheckpointStore
-from .attention import causal_softmax, mask_tensor, masked_softmax
-from .layernorm import NORMS as _ALL_NORMS
-from .layernorm import normalise
-from .stats import control_variate_moments
+from .._checks import ArgumentTypeError, check_choice, check_float, check_int, fail, torch_threads
+from ..attention import causal_softmax, mask_tensor, masked_softmax
+from ..checkpoint import CheckpointStore
+from ..layernorm import NORMS as _ALL_NORMS
+from ..layernorm import normalise
+from ..stats import Estimate, control_variate_moments
 
 __all__ = [
     "check_model",
@@ -70,6 +71,7 @@ __all__ = [
     "CONTROLS",
     "layer1_controls",
     "control_names",
+    "RecencyModel",
     "RecencyStats",
     "simulate_recency",
     "ARXIV_FIGURE_1",
@@ -87,7 +89,8 @@ NORMS = tuple(k for k in _ALL_NORMS if k != "projection")
 # ---------------------------------------------------------------- validation
 
 
-def check_model(d, n, alpha, gamma=0.0, norm="layernorm", n_layers=1):
+def check_model(d: int, n: int, alpha: float, gamma: float = 0.0, norm: str = "layernorm",
+                n_layers: int = 1) -> tuple[int, int, float, float, str, int]:
     """Validate the model's arguments; return them normalised ``(d, n, alpha, gamma, norm, n_layers)``.
 
     ``d`` an integer >= 2 (LayerNorm of a single feature is undefined), ``n`` an
@@ -110,7 +113,8 @@ def _shared_scale(alpha):
 # ------------------------------------------------------------ token space
 
 
-def inputs(n_samples, n, d, alpha, *, generator, dtype=torch.float32, device="cpu"):
+def inputs(n_samples: int, n: int, d: int, alpha: float, *, generator: torch.Generator,
+           dtype: torch.dtype = torch.float32, device: str | torch.device = "cpu") -> torch.Tensor:
     r"""Draw ``X: (batch, n, d)``, rows :math:`x_i = \varepsilon_i + \sqrt{\alpha/(1-\alpha)}\,v` (eq. ``eq-rec-inputs``).
 
     ``generator`` is a ``torch.Generator`` on ``device``; the draw order is
@@ -123,7 +127,8 @@ def inputs(n_samples, n, d, alpha, *, generator, dtype=torch.float32, device="cp
     return (eps + _shared_scale(alpha) * v) / math.sqrt(d)
 
 
-def decoder_layer(X, *, norm="layernorm", gamma=0.0):
+def decoder_layer(X: torch.Tensor, *, norm: str = "layernorm",
+                  gamma: float = 0.0) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     r"""One layer in token space (eq. ``eq-rec-layer``): ``X: (batch, n, d) -> (X_next, S, A)``.
 
     :math:`Y = \mathrm{norm}(X)`, ``S = Y Y^T / sqrt(d): (batch, n, n)`` (full, the
@@ -139,13 +144,14 @@ def decoder_layer(X, *, norm="layernorm", gamma=0.0):
 # ------------------------------------------------------------- Gram space
 
 
-def gram_of(X, norm="layernorm"):
+def gram_of(X: torch.Tensor, norm: str = "layernorm") -> torch.Tensor:
     """``K: (batch, n, n)``, the Gram matrix LN sees: ``XP X^T`` for LayerNorm, ``X X^T`` otherwise."""
     Xc = normalise(X, "projection") if norm == "layernorm" else X
     return Xc @ Xc.transpose(-1, -2)
 
 
-def input_gram(n_samples, n, d, alpha, *, norm="layernorm", rng, dtype=torch.float32, device="cpu"):
+def input_gram(n_samples: int, n: int, d: int, alpha: float, *, norm: str = "layernorm", rng: np.random.Generator,
+               dtype: torch.dtype = torch.float32, device: str | torch.device = "cpu") -> torch.Tensor:
     r"""Draw ``K: (batch, n, n)`` with the law of :func:`gram_of` of :func:`inputs` (prop. ``prop-rec-gram``).
 
     :math:`K = FF^\top` with :math:`F = (I + \kappa\mathbf 1\mathbf 1^\top) L/\sqrt d`,
@@ -174,7 +180,8 @@ def input_gram(n_samples, n, d, alpha, *, norm="layernorm", rng, dtype=torch.flo
     return F @ F.transpose(-1, -2)
 
 
-def gram_layer(K, *, d, norm="layernorm", gamma=0.0):
+def gram_layer(K: torch.Tensor, *, d: int, norm: str = "layernorm",
+               gamma: float = 0.0) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     r"""One layer in Gram space (eq. ``eq-rec-gram``): ``K: (batch, n, n) -> (K_next, S, A)``.
 
     With :math:`D = \mathrm{diag}(\sqrt d/\sqrt{K_{ii}})` (identity for ``"none"``):
@@ -204,14 +211,15 @@ def gram_layer(K, *, d, norm="layernorm", gamma=0.0):
 # ------------------------------------------------------- recency statistic
 
 
-def triples(n):
+def triples(n: int) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     """Index arrays ``(i, k, j)``, each ``(n_triples,)``, of every query i > key k > key j (0-based)."""
     check_int("n", n, low=3)  # a query and two earlier keys
     ijk = [(i, k, j) for j, k, i in combinations(range(n), 3)]
     return tuple(torch.tensor(col, dtype=torch.long) for col in zip(*ijk))
 
 
-def recency_fraction(S, index=None):
+def recency_fraction(S: torch.Tensor,
+                     index: tuple[torch.Tensor, torch.Tensor, torch.Tensor] | None = None) -> torch.Tensor:
     """``(batch,)``: per score matrix ``S: (batch, n, n)``, the fraction :math:`F` of eq. ``eq-rec-rp``: triples
     i > k > j with ``S[i, k] > S[i, j]`` (nearer key wins), ties counting 1/2.
     ``index``: :func:`triples` of ``n``, to reuse."""
@@ -223,7 +231,8 @@ def recency_fraction(S, index=None):
     return 0.5 * (torch.sign(near - far).mean(-1) + 1.0)
 
 
-def compare_paths(n_samples, n, d, alpha, gamma=0.0, norm="layernorm", n_layers=4, seed=0):
+def compare_paths(n_samples: int, n: int, d: int, alpha: float, gamma: float = 0.0, norm: str = "layernorm",
+                  n_layers: int = 4, seed: int = 0) -> float:
     """The largest difference between the token-space and Gram-space scores of the same
     ``n_samples`` input sequences over ``n_layers`` layers (float64; eq. ``eq-rec-gram``)."""
     X = inputs(n_samples, n, d, alpha, generator=torch.Generator().manual_seed(seed), dtype=torch.float64)
@@ -238,7 +247,8 @@ def compare_paths(n_samples, n, d, alpha, gamma=0.0, norm="layernorm", n_layers=
 # ------------------------------------------------ first-order expansion
 
 
-def first_order_layer2(K, A, *, d, gamma=0.0):
+def first_order_layer2(K: torch.Tensor, A: torch.Tensor, *, d: int,
+                       gamma: float = 0.0) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     r"""The second-layer scores of the last query to first order in the first layer's off-diagonal attention.
 
     ``K: (batch, n, n)`` the inputs' Gram matrix (:func:`gram_of`, :func:`input_gram`),
@@ -279,7 +289,8 @@ def first_order_layer2(K, A, *, d, gamma=0.0):
 CONTROLS = ("score", "weight", "U", "T")
 
 
-def layer1_controls(K, S, A, *, d, alpha, gamma=0.0):
+def layer1_controls(K: torch.Tensor, S: torch.Tensor, A: torch.Tensor, *, d: int, alpha: float,
+                    gamma: float = 0.0) -> torch.Tensor:
     r"""``(batch, c)``: first-layer statistics of known mean 0 that track the last query's contrast.
 
     With keys :math:`n-1` (nearest) and :math:`1` (farthest) of the last query:
@@ -300,7 +311,7 @@ def layer1_controls(K, S, A, *, d, alpha, gamma=0.0):
     return torch.stack(cols, -1)
 
 
-def control_names(alpha, norm="layernorm"):
+def control_names(alpha: float, norm: str = "layernorm"):
     """The controls :func:`layer1_controls` records for these inputs and this norm (none without one)."""
     if norm == "none":
         return ()
@@ -308,6 +319,29 @@ def control_names(alpha, norm="layernorm"):
 
 
 # --------------------------------------------------------------- simulation
+
+
+@dataclass(frozen=True)
+class RecencyModel:
+    r"""What :func:`simulate_recency` simulates: the inputs and the decoder, not how it runs.
+
+    ``n`` tokens of width ``d`` with anisotropy ``alpha`` (:func:`inputs`) go through
+    ``n_layers`` layers :math:`f(X) = AY + \gamma X`, :math:`Y = \mathrm{norm}(X)`
+    (:func:`decoder_layer`). Validated and normalised on construction (:func:`check_model`:
+    ``d >= 2``, ``n >= 3``, ``alpha`` in [0, 1), ``gamma >= 0``, ``norm`` in :data:`NORMS`).
+    """
+
+    d: int  # width; LayerNorm of a single feature is undefined
+    n: int  # tokens per sequence; the recency probability needs a query and two earlier keys
+    alpha: float  # anisotropy; 0 gives isotropic tokens, the setting of the paper's Theorem 1
+    gamma: float = 0.0  # residual weight; 0 is the paper's decoder, without a residual
+    norm: str = "layernorm"  # the book's subject; "rmsnorm" the paper's approximation, "none" its control
+    n_layers: int = 4  # the paper simulates four layers
+
+    def __post_init__(self):
+        for name, value in zip(("d", "n", "alpha", "gamma", "norm", "n_layers"), check_model(
+                self.d, self.n, self.alpha, self.gamma, self.norm, self.n_layers)):
+            object.__setattr__(self, name, value)
 
 
 @dataclass(frozen=True)
@@ -347,7 +381,12 @@ class RecencyStats:
     z_cov: np.ndarray | None = None
     pilot: np.ndarray | None = None
 
-    def contrast(self, layer, i, weights):
+    @property
+    def model(self) -> RecencyModel:
+        """The :class:`RecencyModel` these statistics were simulated for."""
+        return RecencyModel(self.d, self.n, self.alpha, self.gamma, self.norm, n_layers=len(self.rp))
+
+    def contrast(self, layer: int, i: int, weights: np.ndarray) -> tuple[float, float]:
         r"""Mean and standard error of :math:`\sum_j w_j S^{(\ell)}_{ij}` for query ``i`` (1-based
         ``layer`` and ``i``; ``weights: (n,)``)."""
         w = np.asarray(weights, dtype=np.float64)
@@ -355,7 +394,7 @@ class RecencyStats:
         var = float(w @ self.row_cov[layer - 1, i - 1] @ w) / self.n_samples
         return mean, math.sqrt(max(var, 0.0))
 
-    def ratio(self, layer, i, j, k):
+    def ratio(self, layer: int, i: int, j: int, k: int) -> tuple[float, float]:
         r"""Ratio of means :math:`\bar S_{ij}/\bar S_{ik}` (1-based) and its delta-method standard error."""
         row, cov = self.scores[layer - 1, i - 1], self.row_cov[layer - 1, i - 1]
         a, b = row[j - 1], row[k - 1]
@@ -364,7 +403,7 @@ class RecencyStats:
         g[k - 1] -= a / b**2
         return float(a / b), math.sqrt(max(float(g @ cov @ g) / self.n_samples, 0.0))
 
-    def recency_contrast(self, layer):
+    def recency_contrast(self, layer: int) -> tuple[float, float]:
         r"""Mean and standard error of :math:`S^{(\ell)}_{n,n-1} - S^{(\ell)}_{n,1}`, nearest minus
         farthest earlier key of the last query (the plain mean; :meth:`contrast_estimate`
         for the control-variate one)."""
@@ -372,7 +411,7 @@ class RecencyStats:
         w[self.n - 2], w[0] = 1.0, -1.0
         return self.contrast(layer, self.n, w)
 
-    def key_profile(self, layer):
+    def key_profile(self, layer: int) -> tuple[np.ndarray, np.ndarray]:
         r"""``(ratios, se)``, each ``(n - 1,)``: :math:`\bar S_{nj}/\bar S_{n1}` for keys
         :math:`j = 1..n-1` of the last query, with delta-method standard errors."""
         out = np.array([self.ratio(layer, self.n, j, 1) for j in range(1, self.n)])
@@ -389,7 +428,7 @@ class RecencyStats:
         """Mean and covariance of linear combinations ``rows: (m, p)`` of Z."""
         return rows @ self.z_mean, rows @ self.z_cov @ rows.T
 
-    def probe_moments(self, names):
+    def probe_moments(self, names: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
         """``(mean (k,), cov (k, k))`` of the raw probes ``names`` across sequences."""
         k, c = len(self.probe_names), len(self.control_names)
         rows = np.zeros((len(names), k + c))
@@ -400,7 +439,7 @@ class RecencyStats:
                 rows[r, k:] = self.pilot[j]  # P = R + beta_0 X
         return self._transform(rows)
 
-    def probe_estimate(self, name, controls="all"):
+    def probe_estimate(self, name: str, controls: str | Sequence[str] | None = "all") -> Estimate:
         """The mean of probe ``name`` as an :class:`~attention_geometry.stats.Estimate`:
         the plain mean (``controls=None``) or the control-variate mean with the
         first-layer controls ``controls`` (``"all"`` or a tuple of names from
@@ -420,7 +459,7 @@ class RecencyStats:
         mean, cov = self._transform(rows)
         return control_variate_moments(mean, cov, self.n_samples, 0.0)  # every control has mean 0
 
-    def contrast_estimate(self, layer, controls="all"):
+    def contrast_estimate(self, layer: int, controls: str | Sequence[str] | None = "all") -> Estimate:
         r""":math:`E[S^{(\ell)}_{n,n-1} - S^{(\ell)}_{n,1}]` as an Estimate (probe ``"contrast"``)."""
         return self.probe_estimate(f"contrast@{layer}", controls)
 
@@ -524,7 +563,8 @@ class _Accumulator:
         self.pilot, self.chunks = state["pilot"], state["chunks"]
 
 
-def _run_chunk(acc, index, d, n, alpha, gamma, norm, n_layers, b, method, device, dtype, seed, tri):
+def _run_chunk(acc, index, model, b, method, device, dtype, seed, tri):
+    d, n, alpha, gamma, norm = model.d, model.n, model.alpha, model.gamma, model.norm
     gen = _chunk_generator(seed, index, method, device)
     if method == "gram":
         state = input_gram(b, n, d, alpha, norm=norm, rng=gen, dtype=dtype, device=device)
@@ -533,7 +573,7 @@ def _run_chunk(acc, index, d, n, alpha, gamma, norm, n_layers, b, method, device
         state = inputs(b, n, d, alpha, generator=gen, dtype=dtype, device=device)
         K0 = gram_of(state, norm)
     S_layers, fracs, X = [], [], None
-    for layer in range(n_layers):
+    for layer in range(model.n_layers):
         if method == "gram":
             state, S, A = gram_layer(state, d=d, norm=norm, gamma=gamma)
         else:
@@ -546,35 +586,35 @@ def _run_chunk(acc, index, d, n, alpha, gamma, norm, n_layers, b, method, device
 
 
 def simulate_recency(
-    d,
-    n,
-    alpha,
-    gamma=0.0,
-    norm="layernorm",
-    n_layers=4,
-    n_samples=100_000,
-    seed=0,
+    model: RecencyModel,
+    n_samples: int = 100_000,
+    seed: int = 0,
     *,
-    method="gram",
-    device="cpu",
-    dtype=torch.float32,
-    chunk_size=8192,
-    threads=1,
-    probes=None,
-    store=None,
-    checkpoint_every=16,
-    progress=None,
-    recency_probability=True,
-    controls=True,
-):
-    """Monte Carlo of the scores :math:`S^{(1)}, \\dots, S^{(L)}` over ``n_samples`` sequences.
+    method: str = "gram",
+    device: str | torch.device = "cpu",
+    dtype: torch.dtype = torch.float32,
+    chunk_size: int = 8192,
+    threads: int | None = 1,
+    probes: Mapping[str, np.ndarray] | None = None,
+    store: CheckpointStore | None = None,
+    checkpoint_every: int = 16,
+    progress: Callable[[int, int], None] | None = None,
+    recency_probability: bool = True,
+    controls: bool = True,
+) -> RecencyStats:
+    """Monte Carlo of the scores :math:`S^{(1)}, \\dots, S^{(L)}` of ``model`` over ``n_samples`` sequences.
+
+    ``model``: a :class:`RecencyModel`, the inputs and the decoder. The other
+    arguments say how to run it (sequences, seed, method, device, precision, chunks,
+    threads, checkpoints, progress) and what to record (probes, the recency
+    probability, the controls).
 
     ``method="gram"`` runs :func:`gram_layer` on :func:`input_gram` draws (cost
     independent of ``d``); ``method="tokens"`` runs :func:`decoder_layer` on
     :func:`inputs` draws (memory ``chunk_size * n * d``). Sequences are processed
     ``chunk_size`` at a time; chunk ``c`` draws from its own generator seeded by
-    ``(seed, c)``, so results are bit-reproducible for the same arguments on the
-    same machine, and a run resumes from a checkpoint with the same numbers.
+    ``(seed, c)``, so results are bit-reproducible for the same model and arguments
+    on the same machine, and a run resumes from a checkpoint with the same numbers.
 
     ``probes``: extra linear functionals ``{name: weights (n, n)}`` recorded per
     sequence at every layer beside ``"contrast"`` (the last query's nearest minus
@@ -590,7 +630,10 @@ def simulate_recency(
     first-layer controls (probe estimates are then plain means). Returns
     :class:`RecencyStats`.
     """
-    d, n, alpha, gamma, norm, n_layers = check_model(d, n, alpha, gamma, norm, n_layers)
+    if not isinstance(model, RecencyModel):
+        raise fail("model", model, "a RecencyModel(d, n, alpha, gamma, norm, n_layers)",
+                   f"has the wrong type {type(model).__name__}", kind=ArgumentTypeError)
+    d, n, alpha, gamma, norm, n_layers = model.d, model.n, model.alpha, model.gamma, model.norm, model.n_layers
     n_samples = check_int("n_samples", n_samples, low=2)  # a standard error needs two
     check_choice("method", method, ("gram", "tokens"))
     chunk_size = check_int("chunk_size", chunk_size, low=2)
@@ -617,16 +660,15 @@ def simulate_recency(
     with torch_threads(threads if device.type == "cpu" else None), torch.no_grad():
         for c in range(acc.chunks, n_chunks):
             b = min(chunk_size, n_samples - c * chunk_size)
-            _run_chunk(acc, c, d, n, alpha, gamma, norm, n_layers, b, method, device, dtype, seed,
-                       tri if recency_probability else None)
+            _run_chunk(acc, c, model, b, method, device, dtype, seed, tri if recency_probability else None)
             if (c + 1) % checkpoint_every == 0 and c + 1 < n_chunks:
                 store.save("recency-simulation", key, acc.state())
             if progress is not None:
                 progress(c + 1, n_chunks)
-    return _finish(acc, d, n, alpha, gamma, norm, n_samples, seed, list(names), n_layers, controls)
+    return _finish(acc, model, seed, list(names), controls)
 
 
-def _finish(acc, d, n, alpha, gamma, norm, n_samples, seed, names, n_layers, controls):
+def _finish(acc, model, seed, names, controls):
     count = acc.scores[0].count
     mean = torch.stack([m.mean for m in acc.scores]).cpu().numpy()
     cov = torch.stack([m.m2 for m in acc.scores]).cpu().numpy() / (count - 1)
@@ -634,9 +676,9 @@ def _finish(acc, d, n, alpha, gamma, norm, n_samples, seed, names, n_layers, con
     rp = np.array([float(m.mean) for m in acc.rp])
     rp_var = np.array([float(m.m2) for m in acc.rp]) / (count - 1)
     return RecencyStats(
-        d=d, n=n, alpha=alpha, gamma=gamma, norm=norm, n_samples=count, seed=seed,
+        d=model.d, n=model.n, alpha=model.alpha, gamma=model.gamma, norm=model.norm, n_samples=count, seed=seed,
         scores=mean, scores_se=np.sqrt(var / count), row_cov=cov, rp=rp, rp_se=np.sqrt(rp_var / count),
-        probe_names=tuple(f"{name}@{layer}" for layer in range(1, n_layers + 1) for name in names),
+        probe_names=tuple(f"{name}@{layer}" for layer in range(1, model.n_layers + 1) for name in names),
         control_names=tuple(controls), z_mean=acc.z.mean.cpu().numpy(),
         z_cov=acc.z.m2.cpu().numpy() / (count - 1),
         pilot=None if acc.pilot is None else acc.pilot.cpu().numpy(),

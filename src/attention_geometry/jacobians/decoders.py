@@ -24,12 +24,13 @@ Shapes: ``n`` sequences, ``L`` positions, ``d`` width; an input ``h0: (1, L, d)`
 import contextlib
 import math
 import types
+from collections.abc import Iterator
 
 import numpy as np
 import torch
 
-from ._checks import check_bool, check_choice, check_float, check_int, described, fail, shape_of
-from .attention import mask_tensor
+from .._checks import check_bool, check_choice, check_float, check_int, described, fail, shape_of
+from ..attention import mask_tensor
 
 __all__ = [
     "ARCHITECTURES",
@@ -76,7 +77,7 @@ def _generator(seed):
     return torch.Generator().manual_seed(_check_int("seed", seed, low=0))
 
 
-def context_length(model) -> int:
+def context_length(model: torch.nn.Module) -> int:
     """The longest sequence the model's configuration allows."""
     cfg = model.config
     return int(getattr(cfg, "max_position_embeddings", None) or cfg.n_positions)
@@ -135,7 +136,8 @@ def _finish(model, device, dtype):
 
 def build_decoder(arch: str, n_layers: int, width: int, n_heads: int, n_kv_heads: int | None = None,
                   context: int = 2048, init_std: float = 0.02, rope: bool = True, seed: int = 0,
-                  device: str = "cpu", dtype=torch.float32, attn_implementation: str = "sdpa"):
+                  device: str = "cpu", dtype: torch.dtype = torch.float32,
+                  attn_implementation: str = "sdpa") -> torch.nn.Module:
     """A random-init decoder (``Qwen2Model`` or ``GPT2Model``, no LM head), eval mode, frozen.
 
     ``arch="qwen2"``: pre-RMSNorm, SwiGLU MLP of width ``round(width * 4864/896)``,
@@ -187,8 +189,8 @@ def build_decoder(arch: str, n_layers: int, width: int, n_heads: int, n_kv_heads
     return _finish(model, dev, dtype)
 
 
-def random_init_like(model, seed: int = 0, device: str = "cpu", dtype=torch.float32,
-                     attn_implementation: str = "sdpa"):
+def random_init_like(model: torch.nn.Module, seed: int = 0, device: str = "cpu", dtype: torch.dtype = torch.float32,
+                     attn_implementation: str = "sdpa") -> torch.nn.Module:
     """The base model (no LM head) of ``model``'s own architecture and configuration,
     with fresh random weights (``initializer_range`` of its config), frozen."""
     seed = _check_int("seed", seed, low=0)
@@ -199,7 +201,7 @@ def random_init_like(model, seed: int = 0, device: str = "cpu", dtype=torch.floa
     return _finish(_build(type(base), cfg, seed), dev, dtype)
 
 
-def keep_norm_dtype(model):
+def keep_norm_dtype(model: torch.nn.Module) -> int:
     """Make every RMSNorm of ``model`` compute in its input's dtype (in place).
 
     ``transformers``' Qwen2/Llama RMSNorm up-casts to float32 and casts back, so a
@@ -219,7 +221,7 @@ def keep_norm_dtype(model):
     return n
 
 
-def random_embeddings(model, seq_len: int, seed, n: int = 1) -> torch.Tensor:
+def random_embeddings(model: torch.nn.Module, seq_len: int, seed: int | torch.Generator, n: int = 1) -> torch.Tensor:
     """``(n, seq_len, d)``: the model's own embeddings of uniformly random token ids
     (drawn from ``seed``, an int or a ``torch.Generator``), on the model's device."""
     seq_len = _check_int("seq_len", seq_len, low=2)
@@ -258,7 +260,7 @@ def _attention_modules(model):
     return [m for m in model.modules() if type(m).__name__.endswith("Attention")]
 
 
-def measured_score_std(model, h0: torch.Tensor) -> np.ndarray:
+def measured_score_std(model: torch.nn.Module, h0: torch.Tensor) -> np.ndarray:
     r"""``(n_layers,)``: the standard deviation of the pre-softmax scores
     :math:`q_i\cdot k_j/\sqrt{d_h}` over heads and causal pairs ``j <= i``, per
     layer, on the input ``h0: (1, L, d)`` (captured from the q/k projections,
@@ -302,7 +304,7 @@ def measured_score_std(model, h0: torch.Tensor) -> np.ndarray:
 
 
 @contextlib.contextmanager
-def positions_off(model):
+def positions_off(model: torch.nn.Module) -> Iterator[torch.nn.Module]:
     """Within the block, ``model`` has no positional information: a Qwen2/Llama-shaped
     model's rotary module is :class:`NoRotary`, a GPT-2-shaped model's position
     embeddings are zero. Restored on exit; the weights are otherwise the same."""
@@ -338,7 +340,7 @@ def _value_only_attention(module, query, key, value, attention_mask, **kwargs):
 
 
 @contextlib.contextmanager
-def value_only_attention(model):
+def value_only_attention(model: torch.nn.Module) -> Iterator[torch.nn.Module]:
     r"""Within the block, ``model``'s attention weights are treated as constants by
     autograd (same forward values): the Jacobian is the value pathway of the
     paper's App. E.2, :math:`\delta_{ij}I + A_{ij}W_VW_O` per layer, and the full
@@ -377,7 +379,7 @@ def chunk_boundaries(seq_len: int, chunk_len: int, width: int) -> list[int]:
     return [b for b in range(chunk_len, seq_len, chunk_len) if b - width >= 0 and b + width < seq_len]
 
 
-def first_token_attention(model, inputs: torch.Tensor) -> tuple[np.ndarray, float]:
+def first_token_attention(model: torch.nn.Module, inputs: torch.Tensor) -> tuple[np.ndarray, float]:
     r"""``((n_layers,), uniform)``: the attention weight on the first position, averaged over
     sequences ``inputs: (n, L, d)``, heads and the queries in the second half of the
     context, per layer -- an *attention sink* is a weight far above the uniform

@@ -1,6 +1,6 @@
 r"""Beyond Kim et al.'s model: does LayerNorm's recency survive a real layer? (chapter 6)
 
-The paper's layer (:func:`attention_geometry.recency.decoder_layer`) has no
+The paper's layer (:func:`attention_geometry.recency.simulation.decoder_layer`) has no
 parameters. Its Limitations name what a real layer adds; :class:`LayerSpec`
 adds them one at a time:
 
@@ -31,20 +31,21 @@ Shapes: ``X: (batch, n, d)``; scores ``(batch, heads, n, n)``.
 """
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
 import torch
 import torch.nn.functional as F
 
-from ._checks import check_float, check_int, fail, torch_threads
-from ._parallel import map_processes
-from .attention import causal_softmax
-from .checkpoint import CheckpointStore, resumable_map
-from .layernorm import normalise
-from .models.tiny_decoder import TinyDecoder, TinyDecoderConfig
-from .recency import check_model, inputs, recency_fraction, triples
-from .stats import Estimate, mean_estimate, wald_test
+from .._checks import check_float, check_int, fail, torch_threads
+from .._parallel import map_processes
+from ..attention import causal_softmax
+from ..checkpoint import CheckpointStore, resumable_map
+from ..layernorm import normalise
+from ..models.tiny_decoder import TinyDecoder, TinyDecoderConfig
+from ..stats import Estimate, mean_estimate, wald_test
+from .simulation import RecencyStats, check_model, inputs, recency_fraction, triples
 
 __all__ = [
     "LayerSpec",
@@ -83,7 +84,7 @@ class LayerSpec:
         return self
 
 
-def limitation_specs(n_heads=4, ln_eps=1e-5, ln_affine=0.2):
+def limitation_specs(n_heads: int = 4, ln_eps: float = 1e-5, ln_affine: float = 0.2) -> dict[str, LayerSpec]:
     """The paper's layer and the additions its Limitations name, one at a time: ``{label: LayerSpec}``."""
     return {
         "the paper's layer": LayerSpec(),
@@ -94,7 +95,8 @@ def limitation_specs(n_heads=4, ln_eps=1e-5, ln_affine=0.2):
     }
 
 
-def extended_weights(spec: LayerSpec, d, n_layers, *, generator, dtype=torch.float32):
+def extended_weights(spec: LayerSpec, d: int, n_layers: int, *, generator: torch.Generator,
+                     dtype: torch.dtype = torch.float32) -> list[dict]:
     """Per layer a dict of the parameters ``spec`` asks for (``W_Q, W_K: (d, d)``,
     ``W_1: (d, 4d)``, ``W_2: (4d, d)``, ``g, b, g2, b2: (d,)``), drawn from ``generator``."""
     spec.check(d)
@@ -122,14 +124,15 @@ def _norm(X, norm, spec, g, b):
     return normalise(X, norm, eps=spec.ln_eps) * g + b
 
 
-def extended_layer(X, w, spec: LayerSpec, *, norm="layernorm", gamma=1.0):
+def extended_layer(X: torch.Tensor, w: dict[str, torch.Tensor], spec: LayerSpec, *, norm: str = "layernorm",
+                   gamma: float = 1.0) -> tuple[torch.Tensor, torch.Tensor]:
     r"""One layer: ``X: (batch, n, d) -> (X_next, S: (batch, heads, n, n))``.
 
     :math:`Y = g\odot\mathrm{norm}_\varepsilon(X) + b`; per head :math:`h` on its coordinates,
     :math:`S^h = Q^hK^{h\top}/\sqrt{d/H}` with :math:`Q = YW_Q, K = YW_K` (or :math:`Y`),
     :math:`O = \mathrm{concat}_h(A^hY^h) + \gamma X`; with ``spec.ffn``,
     :math:`X_{next} = O + \mathrm{GELU}(\mathrm{norm}(O)W_1)W_2`, else :math:`O`. With the default
-    ``spec`` and ``gamma`` it is :func:`~attention_geometry.recency.decoder_layer`.
+    ``spec`` and ``gamma`` it is :func:`~attention_geometry.recency.simulation.decoder_layer`.
     """
     b_, n, d = X.shape
     H = spec.n_heads
@@ -159,8 +162,9 @@ class ExtendedRecency:
         return mean_estimate(self.per_model[:, 1:].mean(1))
 
 
-def simulate_extended(spec: LayerSpec, d, n, alpha, *, gamma=1.0, norm="layernorm", n_layers=4, n_models=8,
-                      n_samples=2048, seed=0, store=None, threads=1):
+def simulate_extended(spec: LayerSpec, d: int, n: int, alpha: float, *, gamma: float = 1.0, norm: str = "layernorm",
+                      n_layers: int = 4, n_models: int = 8, n_samples: int = 2048, seed: int = 0,
+                      store: CheckpointStore | None = None, threads: int | None = 1) -> ExtendedRecency:
     """Recency probability over layers of ``n_models`` independent models (weights and
     ``n_samples`` input sequences each, drawn from ``(seed, model)``). Each model is
     one checkpointed piece of work (``store``). Returns :class:`ExtendedRecency`."""
@@ -189,8 +193,8 @@ def simulate_extended(spec: LayerSpec, d, n, alpha, *, gamma=1.0, norm="layernor
     return ExtendedRecency(per_model, tuple(mean_estimate(per_model[:, l]) for l in range(n_layers)))
 
 
-def same_lag_probes(n, lag=1):
-    r"""Probes for :func:`~attention_geometry.recency.simulate_recency`: for queries
+def same_lag_probes(n: int, lag: int = 1) -> dict[str, np.ndarray]:
+    r"""Probes for :func:`~attention_geometry.recency.simulation.simulate_recency`: for queries
     :math:`i = lag+1, \dots, n-1`, the difference :math:`S_{i,i-lag} - S_{n,n-lag}` (all zero in
     mean if the scores are a function of :math:`i - j`). ``{name: (n, n) weights}``."""
     n = check_int("n", n, low=3)
@@ -203,10 +207,10 @@ def same_lag_probes(n, lag=1):
     return probes
 
 
-def relativity_test(stats, layer, lag=1):
+def relativity_test(stats: RecencyStats, layer: int, lag: int = 1) -> tuple[float, int, float]:
     r"""Wald test that every query's mean score at distance ``lag`` is the same (eq. ``eq-rec-relative``):
     ``(chi2, df, p)`` from the probes :func:`same_lag_probes` recorded by ``stats``
-    (a :class:`~attention_geometry.recency.RecencyStats` run with them)."""
+    (a :class:`~attention_geometry.recency.simulation.RecencyStats` run with them)."""
     names = [f"{name}@{layer}" for name in same_lag_probes(stats.n, lag)]
     mean, cov = stats.probe_moments(names)
     return wald_test(mean, cov, stats.n_samples)
@@ -215,7 +219,7 @@ def relativity_test(stats, layer, lag=1):
 # ------------------------------------------------------------ a trained NoPE decoder
 
 
-def nope_decoder(config: TinyDecoderConfig, generator):
+def nope_decoder(config: TinyDecoderConfig, generator: torch.Generator) -> TinyDecoder:
     """The book's tiny decoder (:class:`~attention_geometry.models.tiny_decoder.TinyDecoder`) without
     position embeddings: the learned positions are set to 0 and frozen (NoPE)."""
     model = TinyDecoder(config, generator)
@@ -225,8 +229,9 @@ def nope_decoder(config: TinyDecoderConfig, generator):
     return model
 
 
-def train_nope(config: TinyDecoderConfig, data, n_steps, batch_size, seed, *, lr=3e-3, store=None,
-               checkpoint_every=200):
+def train_nope(config: TinyDecoderConfig, data: torch.Tensor, n_steps: int, batch_size: int, seed: int, *,
+               lr: float = 3e-3, store: CheckpointStore | None = None,
+               checkpoint_every: int = 200) -> tuple[TinyDecoder, np.ndarray]:
     """Adam on next-byte prediction of ``data: (N, seq)``; returns ``(model, losses (n_steps,))``.
 
     The training state (parameters, optimiser, sampling generator, step, losses) is
@@ -268,7 +273,7 @@ def train_nope(config: TinyDecoderConfig, data, n_steps, batch_size, seed, *, lr
     return model, losses.numpy()
 
 
-def attention_scores(model: TinyDecoder, ids):
+def attention_scores(model: TinyDecoder, ids: torch.Tensor) -> torch.Tensor:
     """``(batch, layer, heads, seq, seq)``: every layer's scores :math:`q k^\\top/\\sqrt{d_{head}}` (unmasked)."""
     was_training = model.training
     model.eval()  # no dropout: the scores of the model itself
@@ -284,9 +289,9 @@ def attention_scores(model: TinyDecoder, ids):
     return torch.stack(out, 1)
 
 
-def nope_recency(model: TinyDecoder, ids):
+def nope_recency(model: TinyDecoder, ids: torch.Tensor) -> tuple[Estimate, ...]:
     """Per layer, the recency probability of the model's scores on ``ids: (batch, seq)``
-    (per sequence the head average of :func:`~attention_geometry.recency.recency_fraction`),
+    (per sequence the head average of :func:`~attention_geometry.recency.simulation.recency_fraction`),
     as an Estimate over the sequences."""
     S = attention_scores(model, ids)
     b, L, H, s, _ = S.shape
@@ -294,15 +299,16 @@ def nope_recency(model: TinyDecoder, ids):
     return tuple(mean_estimate(rp[:, layer].numpy()) for layer in range(L))
 
 
-def nope_experiment(texts, *, d=32, n_layers=4, n_heads=4, seq_len=32, n_steps=300, batch_size=16,
-                    n_eval=256, seed=0, store=None):
+def nope_experiment(texts: Sequence[str], *, d: int = 32, n_layers: int = 4, n_heads: int = 4, seq_len: int = 32,
+                    n_steps: int = 300, batch_size: int = 16, n_eval: int = 256, seed: int = 0,
+                    store: CheckpointStore | None = None) -> dict:
     """Train a NoPE decoder on byte windows of ``texts`` and measure its recency before and after.
 
     Training windows: 20,000 random windows of ``seq_len + 1`` bytes (seed ``seed``);
     evaluation: ``n_eval`` other random windows of ``seq_len`` bytes (seed ``seed + 1``).
     Returns ``{"losses", "before", "after", "config"}`` (``before``/``after``: per layer an
     Estimate of the recency probability, :func:`nope_recency`)."""
-    from .models.corpus import byte_batches
+    from ..models.corpus import byte_batches
 
     config = TinyDecoderConfig(d=d, n_layers=n_layers, n_heads=n_heads, max_len=seq_len + 1)
     data = byte_batches(texts, 20_000, seq_len + 1, seed)
@@ -318,7 +324,7 @@ def _nope_seed(unit):
         return nope_experiment(texts, seed=seed, **kwargs)
 
 
-def nope_over_seeds(texts, *, seeds, workers=1, **kwargs):
+def nope_over_seeds(texts: Sequence[str], *, seeds: Sequence[int], workers: int = 1, **kwargs) -> dict:
     """:func:`nope_experiment` once per training seed in ``seeds`` (at least two), with
     the recency probability's uncertainty taken over the seeds, where it belongs: the
     windows of one trained model say nothing about how much training itself varies.

@@ -1,0 +1,33 @@
+r"""Recency bias from LayerNorm (chapter 6, after Kim et al. 2025): a subpackage.
+
+The object is the parameter-free causal decoder on anisotropic inputs,
+:math:`x_i = \varepsilon_i + \sqrt{\alpha/(1-\alpha)}\,v`, one layer
+:math:`f(X) = \mathrm{softmax}(\mathrm{causal}(YY^\top/\sqrt d))\,Y + \gamma X` with
+:math:`Y = \mathrm{norm}(X)`, and the recency probability
+:math:`\mathrm{RP} = P(S_{ik} > S_{ij} \mid i > k > j)` of its scores. One module
+per view of it (every public name re-exported here, and flat from
+:mod:`attention_geometry`):
+
+=====================  ==========================================================
+module                 what
+=====================  ==========================================================
+:mod:`.simulation`     the model (:class:`RecencyModel`), its layer in token and in
+                       Gram space, the recency fraction, the Monte Carlo
+                       (:func:`simulate_recency`)
+:mod:`.theory`         the closed forms in the large-:math:`d` limit, the paper's
+                       and the corrected ones
+:mod:`.extensions`     what a real layer adds (random :math:`W_Q, W_K`, heads,
+                       feed-forward, LN affine), relativity, a NoPE decoder
+=====================  ==========================================================
+
+Shapes: ``batch`` sequences, ``n`` tokens (query :math:`i`, keys :math:`j, k`),
+``d`` features, ``layer`` layers.
+"""
+
+# Each module lists its public names once, in its own __all__; the package is their union.
+from . import extensions, simulation, theory
+from .extensions import *  # noqa: F403
+from .simulation import *  # noqa: F403
+from .theory import *  # noqa: F403
+
+__all__ = [*simulation.__all__, *theory.__all__, *extensions.__all__]
