@@ -66,3 +66,23 @@ def test_chapter_9_cross_references_name_claims_in_the_ledger(built_book):
     for effect, claims in proved_in.items():
         assert claims, f"PROVED_IN[{effect!r}] is empty"
         assert set(claims) <= ids, (effect, sorted(set(claims) - ids))
+
+
+def test_one_claim_one_verdict(built_book):
+    """Rows of different chapters that quote the same sentence of a paper carry the same
+    verdict, or one of them says how its claim differs (``differs_from``)."""
+    from attention_geometry.book.ledger import conflicting_verdicts
+
+    rows = _ledger(built_book)
+    assert rows
+    pairs = conflicting_verdicts(rows)
+    assert not pairs, [(a["id"], a["verdict"], b["id"], b["verdict"]) for a, b in pairs]
+
+
+def test_the_ledger_has_claim_kinds_and_at_most_six_verdict_labels(built_book):
+    from attention_geometry.verdicts import Label
+
+    rows = _ledger(built_book)
+    assert {r["claim_kind"] for r in rows} <= {"paper", "reading"}
+    labels = {lab.value for lab in Label} - {"not tested"}
+    assert len(labels) <= 6
