@@ -9,7 +9,8 @@ book build's chapters (:mod:`.book.schedule`). A slot is one spawned process
 fails only its own task (:meth:`ProcessSlots.exitcode` says how it died) and its
 slot gets a new process. While a task runs, SIGINT and SIGTERM unwind it as
 ``KeyboardInterrupt`` (so a chapter shuts its kernel down and removes its partial
-notebook); an idle worker ignores both and leaves when the slots close.
+notebook); an idle worker ignores SIGINT and leaves on SIGTERM, when the slots
+close, or when its parent is gone.
 
 Sweeps run on Dask instead (:mod:`.book.sweep`): their points may go to a
 cluster given by address and ask for a GPU, which a local pool cannot offer.
@@ -18,7 +19,10 @@ cluster given by address and ask for a GPU, which a local pool cannot offer.
 from __future__ import annotations
 
 import multiprocessing
+import os
 import signal
+import threading
+import time
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from typing import Callable, Iterable, TypeVar
 
@@ -37,15 +41,41 @@ def progress_bar(show: bool, total: int, initial: int, desc: str):
     return tqdm(total=total, initial=initial, desc=desc, mininterval=2.0, disable=not show)
 
 
+def _ignore(signum, frame):
+    """A handler that does nothing: SIG_IGN instead would make a signal already
+    pending raise ``OSError: Signal 15 ignored due to race condition``."""
+
+
 def _interrupt(signum, frame):
+    # Ctrl-C reaches the worker, then the parent's SIGTERM: the second must not cut the clean-up short
+    signal.signal(signal.SIGINT, _ignore)
+    signal.signal(signal.SIGTERM, _ignore)
     raise KeyboardInterrupt
 
 
+def _leave(signum, frame):
+    raise SystemExit(0)
+
+
 def _idle_worker() -> None:
-    """A worker's initializer: between tasks, Ctrl-C (sent to the whole process
-    group) and SIGTERM are the parent's business."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    """Between tasks, Ctrl-C (sent to the whole process group) is the parent's
+    business, and SIGTERM makes the worker leave."""
+    signal.signal(signal.SIGINT, _ignore)
+    signal.signal(signal.SIGTERM, _leave)
+
+
+def _watch_parent(parent: int) -> None:
+    """Send this worker SIGTERM once its parent is gone (killed, out of memory): a
+    running task unwinds, an idle worker leaves."""
+    while os.getppid() == parent:
+        time.sleep(1.0)
+    os.kill(os.getpid(), signal.SIGTERM)
+
+
+def _start_worker() -> None:
+    """A worker's initializer."""
+    _idle_worker()
+    threading.Thread(target=_watch_parent, args=(os.getppid(),), daemon=True).start()
 
 
 def _run_task(task: bytes):
@@ -74,7 +104,7 @@ class _Slot:
     """One single-process pool: its process, and its last task."""
 
     def __init__(self):
-        self.pool = ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn"), initializer=_idle_worker)
+        self.pool = ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn"), initializer=_start_worker)
         self.future: Future | None = None
         self.process = None
 
@@ -95,9 +125,9 @@ class _Slot:
         self.process.terminate()
         return self.future
 
-    def close(self, wait: bool = True) -> None:
-        """Let the worker leave once its task is done (``wait``: and join it)."""
-        self.pool.shutdown(wait=wait, cancel_futures=True)
+    def close(self) -> None:
+        """Let the worker leave once its task is done, and join it."""
+        self.pool.shutdown(wait=True, cancel_futures=True)
 
 
 class ProcessSlots:
@@ -155,8 +185,6 @@ class ProcessSlots:
         """Let every worker leave; ``interrupt``: unwind the running tasks first."""
         if interrupt:
             wait([f for f in (slot.interrupt() for slot in self._slots) if f is not None], timeout=30)
-        for slot in self._slots:  # every worker is told first, then each is joined
-            slot.close(wait=False)
         for slot in self._slots:
             slot.close()
         self._slots, self.pending = [], []
