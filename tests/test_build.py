@@ -246,6 +246,34 @@ def test_book_build_parallel_in_dependency_order_with_a_failing_chapter(tmp_path
     assert not (project.executed / "bad.failed.ipynb").exists()
 
 
+def test_ctrl_c_during_a_parallel_build_leaves_no_partial_notebook(tmp_path):
+    """Ctrl-C reaches the build and its two workers: each running chapter shuts its kernel
+    down and removes its partial notebook, and the build exits 130."""
+    script = textwrap.dedent(f"""
+        import sys
+        sys.path.insert(0, {str(Path(__file__).parent)!r})
+        from conftest import make_project, toy_chapter
+        from test_build import timed
+        from attention_geometry.book.cli import entry
+        project = make_project(__import__("pathlib").Path({str(tmp_path)!r}),
+                               {{s: (timed(s, 60, extra=f"open('../started-{{s}}', 'w').close()"), toy_chapter(s))
+                                 for s in ("a", "b")}})
+        entry(["book", "--jobs", "2"], project)
+    """)
+    proc = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True, start_new_session=True)
+    executed = tmp_path / "_build" / "executed"
+    deadline = time.time() + 120
+    while len(list(tmp_path.glob("started-*"))) < 2 and time.time() < deadline:
+        time.sleep(0.2)
+    time.sleep(1)  # both kernels are in their slow cell
+    os.killpg(proc.pid, signal.SIGINT)  # what a terminal does on Ctrl-C
+    out, err = proc.communicate(timeout=90)
+    assert proc.returncode == 130, err
+    assert err.strip().splitlines()[-1] == "interrupted", err
+    assert not list(executed.iterdir()), list(executed.iterdir())
+
+
 def test_stale_partial_notebooks_are_cleaned_up(toy):
     toy.executed.mkdir(parents=True)
     stale = [toy.executed / ".toy.abc123.partial.ipynb", toy.executed / ".toy.abc123.partial.source.ipynb"]

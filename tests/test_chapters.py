@@ -6,12 +6,11 @@ before any computation (every kind of bad value for every chapter, and every
 chapter's smoke set, is checked without a kernel in test_parameters.py)."""
 
 import json
-import multiprocessing
-from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 import pytest
 
+from attention_geometry._parallel import map_processes
 from attention_geometry.book import CHAPTERS
 from attention_geometry.book.context import thread_env
 from attention_geometry.book.execute import ChapterFailed, execute_chapter
@@ -40,8 +39,9 @@ def _smoke_seconds(chapter) -> float:
     return chapter.cost.estimate(chapter.smoke, chapter.model().model_dump()) if chapter.cost else 0.0
 
 
-def _smoke_run(chapter_name: str, out: str) -> str | None:
-    """One smoke run in a worker process: None, or the failure's message."""
+def _smoke_run(job: tuple[str, str]) -> str | None:
+    """One smoke run (chapter name, notebook) in a worker process: None, or the failure's message."""
+    chapter_name, out = job
     try:
         execute_chapter(PROJECT, CHAPTERS[chapter_name], out, dict(CHAPTERS[chapter_name].smoke), kind="test",
                         env=thread_env(1))
@@ -58,9 +58,9 @@ def smoke_runs(tmp_path_factory) -> dict[tuple[str, int], tuple[Path, str | None
     folder = tmp_path_factory.mktemp("smoke")
     jobs = [(name, 0) for name in CHAPTERS] + [(name, 1) for name in sorted(DETERMINISM_CHECKED)]
     jobs.sort(key=lambda job: -_smoke_seconds(CHAPTERS[job[0]]))
-    with ProcessPoolExecutor(max_workers=2, mp_context=multiprocessing.get_context("spawn")) as pool:
-        futures = {job: pool.submit(_smoke_run, job[0], str(folder / f"{job[0]}-{job[1]}.ipynb")) for job in jobs}
-        return {job: (folder / f"{job[0]}-{job[1]}.ipynb", f.result()) for job, f in futures.items()}
+    notebooks = [folder / f"{name}-{run}.ipynb" for name, run in jobs]
+    failures = map_processes(_smoke_run, [(name, str(nb)) for (name, _), nb in zip(jobs, notebooks)], workers=2)
+    return {job: (nb, failure) for job, nb, failure in zip(jobs, notebooks, failures)}
 
 
 def _executed_without_error(notebook: Path) -> dict:

@@ -25,7 +25,7 @@ One module per concern (none imports another in a circle):
 ``notebooks``       glued values of executed notebooks, trimming for storage
 ``context``         the run kind and checkpoint folder a chapter runs in
 ``execute``         one chapter through papermill (the one execution path)
-``schedule``        the book's chapters: cached or executed in parallel
+``schedule``        the book's chapters: cached, or executed in dependency order on ``_parallel``
 ``progress``        the cell progress of an execution, with the time left
 ``leftovers``       scratch files of executions, and those of killed ones cleaned up
 ``stage``           staging the book, building its HTML (and PDF)

@@ -161,11 +161,6 @@ def execute_chapter(
     validate the parameters before starting a kernel (the chapter validates
     again itself); ``record``: more entries for the notebook's metadata.
     """
-    import jupytext
-    import nbformat
-    import papermill
-    from papermill.exceptions import PapermillExecutionError
-
     parameters = dict(parameters or {})
     if precheck:
         check_parameters(chapter.params, parameters)
@@ -177,67 +172,95 @@ def execute_chapter(
     socket_dir = kernel_dir()
     start = time.perf_counter()
     try:
-        nb = jupytext.read(project.root / chapter.source)
-        nb.cells.append(nbformat.v4.new_code_cell(_record_cell_source(project.src),
-                                                  metadata={"tags": [RECORD_TAG]}))
-        nbformat.write(nb, source_nb)
+        _write_source(project, chapter, source_nb)
         watch = (CellProgress(chapter.name, partial, estimate=estimate,
                               reference=cell_durations(reference) if reference and Path(reference).exists() else None)
                  if progress else nullcontext())
-        try:
-            with watch:
-                papermill.execute_notebook(
-                    str(source_nb),
-                    str(partial),
-                    parameters=parameters,
-                    cwd=str((project.root / chapter.source).parent),
-                    progress_bar=False,
-                    # papermill rewrites the whole notebook before and after every cell, markdown
-                    # included, while the kernel waits: only the progress lines read those writes
-                    request_save_on_cell_execute=progress,
-                    # every output is in once the last cell replied: the kernel is stopped, not asked to
-                    # tear down its modules and memory (2-3 s for a chapter with torch and transformers)
-                    shutdown_kernel="immediate",
-                    stderr_file=sys.stderr if progress else None,
-                    kernel_name="python3",
-                    kernel_manager_class=_kernel_manager_class(socket_dir, _kernel_env(project, kind, env)),
-                )
-        except PapermillExecutionError as err:
-            first = (err.source or "").strip().splitlines()[:1]
-            raise _failure(chapter, partial, output,
-                           f"failed in cell In [{err.exec_count}] (code cell starting "
-                           f"{first[0] if first else ''!r}): {err.ename}: {err.evalue}",
-                           ename=err.ename, evalue=err.evalue, source=err.source or "") from None
-        except (KeyboardInterrupt, SystemExit):
-            raise
-        except Exception as err:  # the kernel died (killed, out of memory) or did not start
-            log = Path(socket_dir, "kernel.log")
-            tail = log.read_text(errors="replace").strip().splitlines()[-5:] if log.exists() else []
-            raise _failure(chapter, partial, output,
-                           f"its kernel stopped: {type(err).__name__}: {err}"
-                           + "".join(f"\n  kernel: {line}" for line in tail),
-                           ename=type(err).__name__, evalue=str(err)) from None
-        seconds = time.perf_counter() - start
-        done = nbformat.read(partial, as_version=4)
-        modules = _take_recorded_modules(done)
-        key = chapter_key(project, chapter, parameters, modules, dep_keys, snapshot)
-        done.metadata[META_KEY] = {
-            "chapter": chapter.name,
-            "parameters": parameters,
-            "kind": kind,
-            "seconds": round(seconds, 2),
-            "modules": list(modules) if modules is not None else None,
-            "depends_on": dict(dep_keys or {}),
-            "cache_key": key,
-            **(record or {}),
-        }
-        write_bytes_atomic(output, nbformat.writes(done).encode())
-        failed_path(output).unlink(missing_ok=True)
-        return Execution(output=output, seconds=seconds, modules=modules, key=key)
+        with watch:
+            _run_papermill(project, chapter, source_nb, partial, output, parameters,
+                           env=_kernel_env(project, kind, env), socket_dir=socket_dir, progress=progress)
+        return _save_executed(project, chapter, partial, output, parameters, seconds=time.perf_counter() - start,
+                              kind=kind, dep_keys=dep_keys, snapshot=snapshot, record=record)
     finally:
         for leftover in (partial, source_nb):
             leftover.unlink(missing_ok=True)
         shutil.rmtree(socket_dir, ignore_errors=True)
+
+
+def _write_source(project: Project, chapter: Chapter, source_nb: Path) -> None:
+    """The chapter as a notebook, with the cell that lists the imported library modules last."""
+    import jupytext
+    import nbformat
+
+    nb = jupytext.read(project.root / chapter.source)
+    nb.cells.append(nbformat.v4.new_code_cell(_record_cell_source(project.src), metadata={"tags": [RECORD_TAG]}))
+    nbformat.write(nb, source_nb)
+
+
+def _run_papermill(project: Project, chapter: Chapter, source_nb: Path, partial: Path, output: Path,
+                   parameters: dict, *, env: Mapping[str, str], socket_dir: str, progress: bool) -> None:
+    """Execute ``source_nb`` into ``partial`` in a kernel started with ``env``; a failing
+    cell or a kernel that stopped raises :class:`ChapterFailed`."""
+    import papermill
+    from papermill.exceptions import PapermillExecutionError
+
+    try:
+        papermill.execute_notebook(
+            str(source_nb),
+            str(partial),
+            parameters=parameters,
+            cwd=str((project.root / chapter.source).parent),
+            progress_bar=False,
+            # papermill rewrites the whole notebook before and after every cell, markdown
+            # included, while the kernel waits: only the progress lines read those writes
+            request_save_on_cell_execute=progress,
+            # every output is in once the last cell replied: the kernel is stopped, not asked to
+            # tear down its modules and memory (2-3 s for a chapter with torch and transformers)
+            shutdown_kernel="immediate",
+            stderr_file=sys.stderr if progress else None,
+            kernel_name="python3",
+            kernel_manager_class=_kernel_manager_class(socket_dir, env),
+        )
+    except PapermillExecutionError as err:
+        first = (err.source or "").strip().splitlines()[:1]
+        raise _failure(chapter, partial, output,
+                       f"failed in cell In [{err.exec_count}] (code cell starting "
+                       f"{first[0] if first else ''!r}): {err.ename}: {err.evalue}",
+                       ename=err.ename, evalue=err.evalue, source=err.source or "") from None
+    except (KeyboardInterrupt, SystemExit):
+        raise
+    except Exception as err:  # the kernel died (killed, out of memory) or did not start
+        log = Path(socket_dir, "kernel.log")
+        tail = log.read_text(errors="replace").strip().splitlines()[-5:] if log.exists() else []
+        raise _failure(chapter, partial, output,
+                       f"its kernel stopped: {type(err).__name__}: {err}"
+                       + "".join(f"\n  kernel: {line}" for line in tail),
+                       ename=type(err).__name__, evalue=str(err)) from None
+
+
+def _save_executed(project: Project, chapter: Chapter, partial: Path, output: Path, parameters: dict, *,
+                   seconds: float, kind: str, dep_keys: Mapping[str, str] | None, snapshot,
+                   record: Mapping | None) -> Execution:
+    """Move the executed notebook to ``output`` atomically, the record cell stripped and
+    its module list, cache key and run record in the metadata; drop a stale failure."""
+    import nbformat
+
+    done = nbformat.read(partial, as_version=4)
+    modules = _take_recorded_modules(done)
+    key = chapter_key(project, chapter, parameters, modules, dep_keys, snapshot)
+    done.metadata[META_KEY] = {
+        "chapter": chapter.name,
+        "parameters": parameters,
+        "kind": kind,
+        "seconds": round(seconds, 2),
+        "modules": list(modules) if modules is not None else None,
+        "depends_on": dict(dep_keys or {}),
+        "cache_key": key,
+        **(record or {}),
+    }
+    write_bytes_atomic(output, nbformat.writes(done).encode())
+    failed_path(output).unlink(missing_ok=True)
+    return Execution(output=output, seconds=seconds, modules=modules, key=key)
 
 
 def _failure(chapter: Chapter, partial: Path, output: Path, what: str, **fields) -> ChapterFailed:

@@ -170,7 +170,7 @@ class _WallClock:
             return [*([None] * (len(self.earlier) - len(known))), *known[:len(self.earlier)], this]
 
         self.commits, self.starts = per_part("commits", commit), per_part("starts", started)
-        self.start, self._stop = time.perf_counter(), threading.Event()
+        self.start, self._stop, self._end = time.perf_counter(), threading.Event(), None
         self._beat()
         self._thread = threading.Thread(target=self._run, daemon=True)
         self._thread.start()
@@ -184,11 +184,13 @@ class _WallClock:
             self._beat()
 
     def seconds(self) -> float:
-        return time.perf_counter() - self.start
+        """This part's time so far; once stopped, up to the stop."""
+        return (self._end or time.perf_counter()) - self.start
 
     def stop(self) -> None:
         self._stop.set()
         self._thread.join()
+        self._end = time.perf_counter()
         self._beat()
 
     def total(self) -> float:
@@ -205,13 +207,36 @@ def run_paper(
     report: Callable[[str], None] = _stderr,
 ) -> PaperRun:
     """Run ``chapter`` at its ``paper`` preset into ``results/<chapter>/paper/`` (see the module)."""
-    import nbformat
-
-    parameters = paper_parameters(project, chapter, "cpu")  # bad preset: before looking for a device
+    paper_parameters(project, chapter, "cpu")  # bad preset: before looking for a device
     device = choose_device(device)
     parameters = paper_parameters(project, chapter, device)
     folder = project.paper_folder(chapter)
     checkpoints = folder / "checkpoints"
+    resumed = _claim_checkpoints(chapter, checkpoints, parameters, restart, report)
+    started, git = now(), git_state(project)  # the code as the run starts
+    report(f"paper run of {chapter.name} on {device} ({device_name(device)})"
+           f"{', resuming from its checkpoints' if resumed else ''}: {json.dumps(parameters, sort_keys=True)}")
+    scratch = checkpoints / f"{chapter.stem}.ipynb"
+    clock = _execute_timed(project, chapter, scratch, parameters, progress, git, started)
+    nb, values, claims = _read_run(scratch, chapter, report)
+    provenance = computed_by(
+        project, command=f"{regenerate_command(chapter.name)} DEVICE={device}", device=device, git=git,
+        chapter=chapter.name,
+        started=next(t for t in clock.starts if t),  # the first part's start (the first one recorded)
+        part_started=clock.starts, wall_seconds=round(clock.total(), 1), parts=len(clock.earlier) + 1,
+        last_part_seconds=round(clock.seconds(), 1), part_commits=clock.commits, resumed=resumed,
+        note=values.get(NOTE_GLUE, ""))
+    _store_run(folder, chapter, nb, values, claims, parameters, provenance)
+    report(f"paper run of {chapter.name} done in {clock.total():.0f} s"
+           + (f" ({clock.seconds():.0f} s in this part)" if clock.earlier else "") + f": {folder}")
+    return PaperRun(chapter=chapter.name, folder=folder, parameters=parameters, values=values,
+                    claims=claims, provenance=provenance)
+
+
+def _claim_checkpoints(chapter: Chapter, checkpoints: Path, parameters: dict, restart: bool,
+                       report: Callable[[str], None]) -> bool:
+    """Make ``checkpoints`` this run's: discarded first with ``restart``; refused if an
+    unfinished run with other parameters left them. Whether the run resumes."""
     in_progress = checkpoints / "parameters.json"
     if restart and checkpoints.exists():
         shutil.rmtree(checkpoints)
@@ -226,13 +251,15 @@ def run_paper(
             f"Run it with the same parameters to resume it, or pass --restart "
             f"(make paper CHAPTER={chapter.name} RESTART=1) to discard its checkpoints"
         )
-    resumed = bool(previous)
     write_json_atomic(in_progress, parameters)
-    started, git = now(), git_state(project)  # the code as the run starts
-    report(f"paper run of {chapter.name} on {device} ({device_name(device)})"
-           f"{', resuming from its checkpoints' if resumed else ''}: {json.dumps(parameters, sort_keys=True)}")
+    return bool(previous)
+
+
+def _execute_timed(project: Project, chapter: Chapter, scratch: Path, parameters: dict, progress: bool,
+                   git: dict, started: str) -> _WallClock:
+    """Execute the chapter into ``scratch`` (beside its checkpoints), timing this part of the run."""
+    checkpoints = scratch.parent
     clock = _WallClock(checkpoints / "parts.json", git.get("commit"), started)
-    scratch = checkpoints / f"{chapter.stem}.ipynb"
     reference = project.executed / f"{chapter.stem}.ipynb"  # the book's run: its cell times scale the estimate
     try:
         execute_chapter(project, chapter, scratch, parameters, kind="paper",
@@ -241,7 +268,12 @@ def run_paper(
                         record={"command": regenerate_command(chapter.name)})
     finally:
         clock.stop()
-    seconds, total = clock.seconds(), clock.total()
+    return clock
+
+
+def _read_run(scratch: Path, chapter: Chapter, report: Callable[[str], None]):
+    """The executed notebook slimmed, its glued values, and its claim records (``None``: none)."""
+    import nbformat
 
     nb = nbformat.read(scratch, as_version=4)
     slim_notebook(nb)
@@ -250,24 +282,21 @@ def run_paper(
     if claims is not None and not isinstance(claims, list):
         report(f"warning: the claim records of {chapter.name} are not a structured output "
                f"(show_claims); stored as glued: {type(claims).__name__}")
+    return nb, values, claims
+
+
+def _store_run(folder: Path, chapter: Chapter, nb, values: dict, claims, parameters: dict,
+               provenance: Provenance) -> None:
+    """Write the run's files, each atomically, then remove its checkpoints: nothing is in
+    progress, and no later run reuses what this code computed."""
+    import nbformat
+
     stored_values = {**values, "claims": claims} if claims is not None else values
-    provenance = computed_by(
-        project, command=f"{regenerate_command(chapter.name)} DEVICE={device}", device=device, git=git,
-        chapter=chapter.name,
-        started=next(t for t in clock.starts if t),  # the first part's start (the first one recorded)
-        part_started=clock.starts, wall_seconds=round(total, 1), parts=len(clock.earlier) + 1,
-        last_part_seconds=round(seconds, 1), part_commits=clock.commits, resumed=resumed,
-        note=values.get(NOTE_GLUE, ""))
     write_bytes_atomic(folder / f"{chapter.stem}.ipynb", nbformat.writes(nb).encode())
     write_json_atomic(folder / "values.json", stored_values)
     write_json_atomic(folder / "parameters.json", parameters)
     write_json_atomic(folder / "provenance.json", provenance.to_json())
-    # finished: nothing is in progress, and no later run reuses what this code computed
-    shutil.rmtree(checkpoints, ignore_errors=True)
-    report(f"paper run of {chapter.name} done in {total:.0f} s"
-           + (f" ({seconds:.0f} s in this part)" if clock.earlier else "") + f": {folder}")
-    return PaperRun(chapter=chapter.name, folder=folder, parameters=parameters, values=values,
-                    claims=claims, provenance=provenance)
+    shutil.rmtree(folder / "checkpoints", ignore_errors=True)
 
 
 def load_paper_run(chapter_name: str, project: Project | str | os.PathLike | None = None) -> PaperRun | None:

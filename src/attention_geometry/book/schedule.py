@@ -2,14 +2,15 @@
 
 Each chapter of ``_toc.yml`` whose key (:mod:`.cache`) matches its notebook in
 ``_build/executed/`` is reported ``cached``. The others execute in worker
-processes (a spawn-context pool: papermill never runs in threads), ``jobs`` at
-a time, each kernel capped at ``cores // jobs`` threads (one on two cores; a
-kernel that starts with nothing beside it and nothing queued, such as the last
-chapter, gets every core), in
-an order that respects ``depends_on``: a chapter waits for the chapters it
-depends on, and is skipped if one of them failed. Among the ready chapters
-the longest (by their last run time, or in a clean clone their cost model)
-start first.
+processes (:class:`~attention_geometry._parallel.ProcessSlots`, the project's
+one process executor: papermill never runs in threads), ``jobs`` at a time,
+each kernel capped at ``cores // jobs`` threads (one on two cores; a kernel
+that starts with nothing beside it and nothing queued, such as the last
+chapter, gets every core), in the order of ``depends_on`` (a
+:class:`graphlib.TopologicalSorter`): a chapter waits for the chapters it
+depends on, and is skipped if one of them failed. Among the ready chapters the
+longest (by their last run time, or in a clean clone their cost model) start
+first.
 
 A failing chapter does not stop the others, nor does a worker process that
 dies (its chapter is reported failed and the worker replaced). The terminal
@@ -17,15 +18,14 @@ shows one line per chapter, as its outcome is known: ``cached``, its time,
 ``FAILED`` or ``skipped``.
 """
 
-import multiprocessing
 import os
-import signal
 from dataclasses import dataclass
 from functools import partial
-from multiprocessing.connection import wait
+from graphlib import CycleError, TopologicalSorter
 from pathlib import Path
 from typing import Callable
 
+from .._parallel import ProcessSlots
 from .cache import dependency_keys, is_fresh, notebook_record
 from .context import thread_env
 from .execute import ChapterFailed, execute_chapter
@@ -33,7 +33,7 @@ from .project import Project
 from .registry import Chapter
 from .toc import book_chapters
 
-__all__ = ["Outcome", "execute_book", "clean_partials", "default_jobs", "expected_seconds"]
+__all__ = ["Outcome", "execute_book", "clean_partials", "default_jobs", "expected_seconds", "lone_threads"]
 
 
 @dataclass(frozen=True)
@@ -65,60 +65,11 @@ def expected_seconds(project: Project, chapter: Chapter) -> float:
     return float(last or (chapter.cost.seconds if chapter.cost else 0.0))
 
 
-def _raise_interrupt(signum, frame):
-    raise KeyboardInterrupt
-
-
-def _serve(conn) -> None:
-    """A worker process: execute the chapters sent through ``conn``, send back outcomes."""
-    # terminate() sends SIGTERM: unwind like Ctrl-C so that the kernel is shut
-    # down and the partial notebook removed
-    signal.signal(signal.SIGTERM, _raise_interrupt)
-    while True:
-        try:
-            job = conn.recv()
-        except EOFError:  # the build is gone
-            return
-        if job is None:
-            return
-        conn.send(_execute(*job))
-
-
-class _Worker:
-    """A spawned process running :func:`_serve`, and the chapter it is executing."""
-
-    def __init__(self):
-        ctx = multiprocessing.get_context("spawn")
-        self.conn, child = ctx.Pipe()
-        self.process = ctx.Process(target=_serve, args=(child,))
-        self.process.start()
-        child.close()
-        self.chapter: str | None = None
-
-    def submit(self, job: tuple, chapter: str) -> None:
-        self.chapter = chapter
-        self.conn.send(job)
-
-    def outcome(self) -> Outcome:
-        """The finished chapter's outcome, or a failure if the process died."""
-        chapter, self.chapter = self.chapter, None
-        try:
-            return self.conn.recv()
-        except (EOFError, OSError):
-            self.process.join(5)
-            return Outcome(chapter, "failed", message=f"chapter {chapter!r}: the process executing it died "
-                                                      f"(exit code {self.process.exitcode})")
-
-    def stop(self, terminate: bool = False) -> None:
-        if terminate:
-            self.process.terminate()
-        elif self.process.is_alive():
-            try:
-                self.conn.send(None)
-            except OSError:
-                pass
-        self.process.join(30)
-        self.conn.close()
+def lone_threads(threads: int, busy: list, queued: list, cores: int | None = None) -> int:
+    """Threads for the kernel about to start: ``threads`` (``cores // jobs``), or every
+    core when it starts alone, nothing running beside it and nothing queued (the last
+    chapter, which waits for all the others, and a rebuild of one chapter)."""
+    return max(threads, cores or os.cpu_count() or 1) if not busy and not queued else threads
 
 
 def _execute(project: Project, chapter: Chapter, dep_keys: dict, threads: int) -> Outcome:
@@ -141,11 +92,86 @@ def _line(chapter: Chapter, outcome: Outcome) -> str:
     return f"  {chapter.name:<21} {chapter.source:<36} {status}"
 
 
-def lone_threads(threads: int, busy: list, queued: list, cores: int | None = None) -> int:
-    """Threads for the kernel about to start: ``threads`` (``cores // jobs``), or every
-    core when it starts alone, nothing running beside it and nothing queued (the last
-    chapter, which waits for all the others, and a rebuild of one chapter)."""
-    return max(threads, cores or os.cpu_count() or 1) if not busy and not queued else threads
+def chapter_order(chapters: list[Chapter]) -> TopologicalSorter:
+    """The chapters' ``depends_on`` graph, prepared: each unknown dependency or a cycle
+    stops the build before any chapter runs."""
+    names = {c.name for c in chapters}
+    for c in chapters:
+        for dep in c.depends_on:
+            if dep not in names:
+                raise ValueError(f"chapter {c.name!r} depends on {dep!r}, which is not a chapter of _toc.yml")
+    order = TopologicalSorter({c.name: c.depends_on for c in chapters})
+    try:
+        order.prepare()
+    except CycleError as err:
+        raise ValueError("depends_on forms a cycle among: " + ", ".join(dict.fromkeys(err.args[1]))) from None
+    return order
+
+
+class _BookBuild:
+    """The state of one build: the chapters' outcomes, those ready to execute, the
+    graph that says which come next."""
+
+    def __init__(self, project: Project, chapters: list[Chapter], force: bool, report: Callable[[str], None]):
+        self.project, self.force, self.report = project, force, report
+        self.by_name = {c.name: c for c in chapters}
+        self.order = chapter_order(chapters)
+        self.outcomes: dict[str, Outcome] = {}
+        self.queued: list[tuple[Chapter, dict]] = []  # to execute, the longest first
+
+    def settle(self, outcome: Outcome) -> None:
+        """Record and show a chapter's outcome; the chapters waiting for it may become ready."""
+        self.outcomes[outcome.chapter] = outcome
+        self.report(_line(self.by_name[outcome.chapter], outcome))
+        self.order.done(outcome.chapter)
+
+    def take_ready(self) -> None:
+        """Settle the chapters whose dependencies are settled when they need no run (a
+        dependency failed: skipped; their notebook is current: cached), queue the others."""
+        for name in self.order.get_ready():
+            c = self.by_name[name]
+            bad = [d for d in c.depends_on if self.outcomes[d].status in ("failed", "skipped")]
+            if bad:
+                self.settle(Outcome(c.name, "skipped", message=f"skipped: depends on {bad[0]}, which failed"))
+                continue
+            dep_keys = dependency_keys(self.project, c)
+            if not self.force and is_fresh(self.project, c, self.project.executed / f"{c.stem}.ipynb", {}, dep_keys):
+                self.settle(Outcome(c.name, "cached"))
+            else:
+                self.queued.append((c, dep_keys))
+        self.queued.sort(key=lambda job: -expected_seconds(self.project, job[0]))
+
+
+def _run_here(build: _BookBuild, threads: int) -> None:
+    """``jobs=1``: every chapter in this process, one after the other."""
+    while build.order.is_active():
+        build.take_ready()
+        if build.queued:
+            c, dep_keys = build.queued.pop(0)
+            build.settle(_execute(build.project, c, dep_keys, threads))
+
+
+def _run_in_workers(build: _BookBuild, jobs: int, threads: int) -> None:
+    """``jobs`` chapters at a time in worker processes, the longest ready one first."""
+    with ProcessSlots(jobs) as slots:
+        running = {}  # future -> chapter
+        while build.order.is_active():
+            build.take_ready()
+            while build.queued and slots.free:
+                c, dep_keys = build.queued.pop(0)
+                threads_now = lone_threads(threads, slots.pending, build.queued)
+                running[slots.submit(_execute, build.project, c, dep_keys, threads_now)] = c
+            for future in slots.wait_any():
+                build.settle(_worker_outcome(slots, future, running.pop(future)))
+
+
+def _worker_outcome(slots: ProcessSlots, future, c: Chapter) -> Outcome:
+    """The finished chapter's outcome, or a failure if its worker process died."""
+    code = slots.exitcode(future)
+    if code is not None:
+        return Outcome(c.name, "failed", message=f"chapter {c.name!r}: the process executing it died "
+                                                 f"(exit code {code})")
+    return future.result()
 
 
 def execute_book(
@@ -157,70 +183,13 @@ def execute_book(
 ) -> list[Outcome]:
     """Bring every chapter's executed notebook up to date; one outcome per chapter, in toc order."""
     chapters = book_chapters(project)
-    by_name = {c.name: c for c in chapters}
-    for c in chapters:
-        for dep in c.depends_on:
-            if dep not in by_name:
-                raise ValueError(f"chapter {c.name!r} depends on {dep!r}, which is not a chapter of _toc.yml")
+    build = _BookBuild(project, chapters, force, report)
     project.executed.mkdir(parents=True, exist_ok=True)
     clean_partials(project.executed)
     jobs = jobs or default_jobs(len(chapters))
     threads = max(1, (os.cpu_count() or 1) // jobs)
-
-    outcomes: dict[str, Outcome] = {}
-    waiting = list(chapters)
-    queued: list[tuple[Chapter, dict]] = []
-    workers: list[_Worker] = []
-
-    def settle(c: Chapter, outcome: Outcome) -> None:
-        outcomes[c.name] = outcome
-        report(_line(c, outcome))
-
-    try:
-        while waiting or queued or any(w.chapter for w in workers):
-            before = len(waiting)
-            for c in list(waiting):
-                if any(dep not in outcomes for dep in c.depends_on):
-                    continue
-                waiting.remove(c)
-                bad = [d for d in c.depends_on if outcomes[d].status in ("failed", "skipped")]
-                if bad:
-                    settle(c, Outcome(c.name, "skipped", message=f"skipped: depends on {bad[0]}, which failed"))
-                    continue
-                dep_keys = dependency_keys(project, c)
-                if not force and is_fresh(project, c, project.executed / f"{c.stem}.ipynb", {}, dep_keys):
-                    settle(c, Outcome(c.name, "cached"))
-                else:
-                    queued.append((c, dep_keys))
-            queued.sort(key=lambda job: -expected_seconds(project, job[0]))
-            busy = [w for w in workers if w.chapter]
-            if not queued and not busy:
-                if waiting and len(waiting) == before:
-                    raise ValueError("depends_on forms a cycle among: " + ", ".join(c.name for c in waiting))
-                continue
-            if jobs == 1:
-                c, dep_keys = queued.pop(0)
-                settle(c, _execute(project, c, dep_keys, threads))
-                continue
-            while queued and len(busy) < jobs:
-                worker = next((w for w in workers if not w.chapter and w.process.is_alive()), None)
-                if worker is None:
-                    worker = _Worker()
-                    workers.append(worker)
-                c, dep_keys = queued.pop(0)
-                worker.submit((project, c, dep_keys, lone_threads(threads, busy, queued)), c.name)
-                busy.append(worker)
-            ready = wait([w.conn for w in busy] + [w.process.sentinel for w in busy])
-            for worker in busy:
-                if worker.conn in ready or worker.process.sentinel in ready:
-                    settle(by_name[worker.chapter], worker.outcome())
-            workers = [w for w in workers if w.process.is_alive() or w.chapter]
-    except BaseException:
-        for worker in workers:  # SIGTERM: each shuts its kernel down and removes its partial notebook
-            worker.stop(terminate=True)
-        workers = []
-        raise
-    finally:
-        for worker in workers:
-            worker.stop()
-    return [outcomes[c.name] for c in chapters]
+    if jobs == 1:
+        _run_here(build, threads)
+    else:
+        _run_in_workers(build, jobs, threads)
+    return [build.outcomes[c.name] for c in chapters]

@@ -338,95 +338,150 @@ def run_sweep(
     """Run every point of ``sweep`` on Dask; return the tidy results table (see the module).
 
     ``reports``: render each finished point's report and the sweep's ``index.html``."""
-    from dask.distributed import as_completed
-    from tqdm import tqdm
-
     start = time.perf_counter()
     project = project or Project.find()
     git = git_state(project)  # the code as the sweep starts
-    chapter = sweep.chapter
-    out_dir = Path(out_dir) if out_dir else project.runs / chapter.name / sweep.name
+    out_dir = Path(out_dir) if out_dir else project.runs / sweep.chapter.name / sweep.name
     out_dir.mkdir(parents=True, exist_ok=True)
-    status_path = out_dir / "status.json"
-    stored, warning = read_json_or_recover(status_path, "sweep status file")
-    if warning:
-        report(warning)
-    status = {digest: PointResult.from_json(entry) for digest, entry in stored.items()}
+    status = _SweepStatus(out_dir, report)
     clean_leftovers(out_dir)  # of an earlier sweep whose processes were killed
-    dep_keys = dependency_keys(project, chapter)
+    dep_keys = dependency_keys(project, sweep.chapter)
     ids = [point_id(sweep, p) for p in sweep.points]
-    todo = [(pid, p) for pid, p in zip(ids, sweep.points)
-            if redo or not _is_current(project, chapter, status.get(parameters_digest(p)), p, dep_keys, out_dir)]
-    bar = tqdm(total=len(ids), initial=len(ids) - len(todo), desc=f"sweep {sweep.name}", unit="run",
-               disable=not progress)
+    todo = _points_to_run(project, sweep, ids, status.points, dep_keys, out_dir, redo)
+    status.open_bar(sweep, len(ids), len(ids) - len(todo), progress)
+    if todo:
+        _run_points(project, sweep, todo, dep_keys, status, scheduler=scheduler, n_workers=n_workers,
+                    no_worker_timeout=no_worker_timeout, report=report)
+    status.close_bar()
+    table = _write_results(sweep, ids, status.points, out_dir, report)
+    if reports:
+        _write_reports(project, sweep, ids, status.points, out_dir, report, git)
+    _write_provenance(project, sweep, table, out_dir, git, computed_now=len(todo), scheduler=scheduler,
+                      n_workers=n_workers, seconds=time.perf_counter() - start)
+    return table
 
-    def record(pid: str, parameters: dict, result: PointResult, notebook: str | None = None) -> None:
+
+class _SweepStatus:
+    """``status.json`` of a sweep's folder, as its points finish, and the progress bar."""
+
+    def __init__(self, out_dir: Path, report: Callable[[str], None]):
+        self.out_dir, self.path = out_dir, out_dir / "status.json"
+        stored, warning = read_json_or_recover(self.path, "sweep status file")
+        if warning:
+            report(warning)
+        self.points = {digest: PointResult.from_json(entry) for digest, entry in stored.items()}
+        self.bar = None
+
+    def open_bar(self, sweep: Sweep, total: int, initial: int, progress: bool) -> None:
+        from tqdm import tqdm
+
+        self.bar = tqdm(total=total, initial=initial, desc=f"sweep {sweep.name}", unit="run", disable=not progress)
+
+    def close_bar(self) -> None:
+        self.bar.close()
+
+    def record(self, pid: str, parameters: dict, result: PointResult, notebook: str | None = None) -> None:
+        """Store a finished point: its notebook (``.failed.ipynb`` if it failed) and its entry."""
         name = f"{pid}{'.ipynb' if result.done else '.failed.ipynb'}" if notebook else None
         if name:
-            write_text_atomic(out_dir / name, notebook)
+            write_text_atomic(self.out_dir / name, notebook)
         if result.done:
-            (out_dir / f"{pid}.failed.ipynb").unlink(missing_ok=True)
-        status[parameters_digest(parameters)] = replace(result, parameters=parameters, notebook=name)
-        write_json_atomic(status_path, {digest: r.to_json() for digest, r in status.items()})
-        bar.update(1)
+            (self.out_dir / f"{pid}.failed.ipynb").unlink(missing_ok=True)
+        self.points[parameters_digest(parameters)] = replace(result, parameters=parameters, notebook=name)
+        write_json_atomic(self.path, {digest: r.to_json() for digest, r in self.points.items()})
+        self.bar.update(1)
 
-    if todo:
-        client, cluster = _client(scheduler, n_workers, gpu=any(p.get("device") == "cuda" for _, p in todo))
-        try:
-            if any(p.get("device") == "cuda" for _, p in todo) and not _has_gpu_worker(client):
-                for pid, p in [(pid, p) for pid, p in todo if p.get("device") == "cuda"]:
-                    record(pid, p, PointResult.failed("needs a worker with a GPU (Dask resource GPU=1; start "
-                                                      "workers with --resources GPU=1); no worker of this "
-                                                      "cluster has one"))
-                todo = [(pid, p) for pid, p in todo if p.get("device") != "cuda"]
-            futures = {
-                client.submit(run_point, PointJob(project, chapter, p, dep_keys), key=f"{sweep.name}-{pid}-{uuid.uuid4().hex[:8]}",
-                              pure=False, retries=1, resources={"GPU": 1} if p.get("device") == "cuda" else None):
-                (pid, p)
-                for pid, p in todo
-            }
-            pending = dict(futures)
-            completed = as_completed(futures)
+
+def _points_to_run(project: Project, sweep: Sweep, ids: list[str], status: dict, dep_keys: dict,
+                   out_dir: Path, redo: bool) -> list[tuple[str, dict]]:
+    """The points (id, parameters) without a current finished run; all of them with ``redo``."""
+    return [(pid, p) for pid, p in zip(ids, sweep.points)
+            if redo or not _is_current(project, sweep.chapter, status.get(parameters_digest(p)), p, dep_keys,
+                                       out_dir)]
+
+
+def _needs_gpu(parameters: dict) -> bool:
+    return parameters.get("device") == "cuda"
+
+
+def _run_points(project: Project, sweep: Sweep, todo: list[tuple[str, dict]], dep_keys: dict,
+                status: _SweepStatus, *, scheduler: str | None, n_workers: int | None, no_worker_timeout: float,
+                report: Callable[[str], None]) -> None:
+    """Run ``todo`` on a Dask cluster, recording each point as it finishes."""
+    client, cluster = _client(scheduler, n_workers, gpu=any(_needs_gpu(p) for _, p in todo))
+    try:
+        todo = _fail_gpu_points_without_gpu(client, todo, status)
+        pending = _submit_points(client, project, sweep, todo, dep_keys)
+        _collect_points(client, sweep, pending, status, no_worker_timeout, report)
+    finally:
+        client.close()
+        if cluster is not None:
+            cluster.close()
+        clean_leftovers(status.out_dir)  # what workers that died left: partial notebooks, kernel sockets
+
+
+def _fail_gpu_points_without_gpu(client, todo: list[tuple[str, dict]], status: _SweepStatus) -> list:
+    """Record the points that need a GPU as failed when no worker has one; the others."""
+    if not any(_needs_gpu(p) for _, p in todo) or _has_gpu_worker(client):
+        return todo
+    for pid, p in [(pid, p) for pid, p in todo if _needs_gpu(p)]:
+        status.record(pid, p, PointResult.failed("needs a worker with a GPU (Dask resource GPU=1; start "
+                                                 "workers with --resources GPU=1); no worker of this "
+                                                 "cluster has one"))
+    return [(pid, p) for pid, p in todo if not _needs_gpu(p)]
+
+
+def _submit_points(client, project: Project, sweep: Sweep, todo: list[tuple[str, dict]], dep_keys: dict) -> dict:
+    """One Dask future per point (a point that needs a GPU asks for one): future -> (id, parameters)."""
+    return {
+        client.submit(run_point, PointJob(project, sweep.chapter, p, dep_keys),
+                      key=f"{sweep.name}-{pid}-{uuid.uuid4().hex[:8]}", pure=False, retries=1,
+                      resources={"GPU": 1} if _needs_gpu(p) else None): (pid, p)
+        for pid, p in todo
+    }
+
+
+def _collect_points(client, sweep: Sweep, pending: dict, status: _SweepStatus, no_worker_timeout: float,
+                    report: Callable[[str], None]) -> None:
+    """Record each point as its future finishes; with no worker left for
+    ``no_worker_timeout`` seconds, cancel the rest and record them as not run."""
+    from dask.distributed import as_completed
+
+    completed = as_completed(list(pending))
+    last_worker_seen = time.monotonic()
+    while pending:
+        batch = completed.next_batch(block=False)
+        for future in batch:
+            pid, p = pending.pop(future)
+            status.record(pid, p, *_result(future))
+        if batch:
+            continue
+        if client.nthreads():
             last_worker_seen = time.monotonic()
-            while pending:
-                batch = completed.next_batch(block=False)
-                for future in batch:
-                    pid, p = pending.pop(future)
-                    record(pid, p, *_result(future))
-                if batch:
-                    continue
-                if client.nthreads():
-                    last_worker_seen = time.monotonic()
-                elif time.monotonic() - last_worker_seen > no_worker_timeout:
-                    message = (f"no Dask worker for {no_worker_timeout:.0f} s: not run; rerun the sweep "
-                               "to run it (finished points are kept)")
-                    report(f"sweep {sweep.name}: {message}; {len(pending)} point(s) left")
-                    client.cancel(list(pending))
-                    for pid, p in pending.values():
-                        record(pid, p, PointResult.failed(message))
-                    pending = {}
-                    break
-                time.sleep(0.2)
-        finally:
-            client.close()
-            if cluster is not None:
-                cluster.close()
-            clean_leftovers(out_dir)  # what workers that died left: partial notebooks, kernel sockets
-    bar.close()
-    table = _write_results(sweep, ids, status, out_dir, report)
-    if reports:
-        _write_reports(project, sweep, ids, status, out_dir, report, git)
+        elif time.monotonic() - last_worker_seen > no_worker_timeout:
+            message = (f"no Dask worker for {no_worker_timeout:.0f} s: not run; rerun the sweep "
+                       "to run it (finished points are kept)")
+            report(f"sweep {sweep.name}: {message}; {len(pending)} point(s) left")
+            client.cancel(list(pending))
+            for pid, p in pending.values():
+                status.record(pid, p, PointResult.failed(message))
+            return
+        time.sleep(0.2)
+
+
+def _write_provenance(project: Project, sweep: Sweep, table, out_dir: Path, git: dict, *, computed_now: int,
+                      scheduler: str | None, n_workers: int | None, seconds: float) -> None:
+    """``provenance.json``: who computed the sweep, where, and how many points came out of it."""
     runs = table.drop_duplicates("run")
     provenance = computed_by(
-        project, command=f"make sweep CHAPTER={chapter.name} (sweep {sweep.name})", device=None, git=git,
-        chapter=chapter.name, wall_seconds=round(time.perf_counter() - start, 1),
-        extra={"sweep": sweep.name, "points": len(ids), "varying": sweep.varying,
+        project, command=f"make sweep CHAPTER={sweep.chapter.name} (sweep {sweep.name})", device=None, git=git,
+        chapter=sweep.chapter.name, wall_seconds=round(seconds, 1),
+        extra={"sweep": sweep.name, "points": len(sweep.points), "varying": sweep.varying,
                "done": int((runs["status"] == "done").sum()), "failed": int((runs["status"] != "done").sum()),
-               "computed_now": len(todo), "scheduler": scheduler or os.environ.get(SCHEDULER_ENV)
+               "computed_now": computed_now, "scheduler": scheduler or os.environ.get(SCHEDULER_ENV)
                or f"local cluster of {n_workers or os.cpu_count()} workers",
                "devices": sorted({str(p.get("device", "cpu")) for p in sweep.points})})
     write_json_atomic(out_dir / "provenance.json", provenance.to_json())
-    return table
 
 
 def _write_results(sweep: Sweep, ids: list[str], status: dict, out_dir: Path,
