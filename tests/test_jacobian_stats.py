@@ -149,3 +149,32 @@ def test_profile_relative_error_is_that_of_rho_not_rho_squared():
         ag.profile_relative_error(np.ones(2), exact)
     with pytest.raises(ValueError, match="exact_rho2"):
         ag.profile_relative_error(np.ones(3), np.array([1.0, 0.0, 1.0]))
+
+
+def test_the_bootstraps_draw_what_the_loops_they_replace_drew():
+    """scipy.stats.bootstrap over the sequence indices gives bit for bit the standard errors of
+    the loops it replaced (n_boot calls of rng.integers(0, n, n)), and leaves the generator
+    where they left it."""
+    import math
+
+    from attention_geometry.jacobians.stats import (
+        ProfileSample, bootstrap_estimate, init_spread, log10_peak_to_trough, profile_statistics)
+
+    values = np.random.default_rng(3).gamma(2.0, size=(12, 16))
+    sample = ProfileSample(values)
+
+    def loop_se(stat, rows, seed, n_boot=50):
+        rng = np.random.default_rng(seed)
+        reps = [stat(rows[rng.integers(0, len(rows), len(rows))]) for _ in range(n_boot)]
+        return float(np.nanstd(np.array(reps, dtype=np.float64), ddof=1)), rng.integers(0, 10**9)
+
+    rng = np.random.default_rng(7)
+    est = bootstrap_estimate(lambda s: log10_peak_to_trough(s.profile()), sample, n_boot=50, rng=rng)
+    se, after = loop_se(lambda rows: log10_peak_to_trough(ProfileSample(rows).profile()), values, 7)
+    assert est.se == se and rng.integers(0, 10**9) == after
+    rng = np.random.default_rng(8)
+    spread = init_spread(values, n_boot=50, rng=rng)
+    se, after = loop_se(lambda v: float(np.median(v.std(0, ddof=1) / v.mean(0))), values, 8)
+    assert spread.se == se and rng.integers(0, 10**9) == after
+    stats = profile_statistics(sample, 4, n_boot=20, rng=np.random.default_rng(9))
+    assert math.isfinite(stats.spearman.se) and stats.spearman.se > 0 and stats.log10_ptt.se > 0

@@ -40,7 +40,7 @@ The words a sentence takes from an estimate (``trend_word``) are in
 import math
 import warnings
 from dataclasses import dataclass
-from typing import Callable, Sequence
+from typing import Any, Callable, Sequence
 
 import numpy as np
 import numpy.typing as npt
@@ -60,6 +60,7 @@ __all__ = [
     "ratio_estimate",
     "difference_estimate",
     "bootstrap_interval",
+    "bootstrap_replicates",
     "spearman",
     "noise_ceiling",
     "log_linear_rate",
@@ -256,18 +257,29 @@ def bootstrap_interval(statistic: Callable[[np.ndarray], float], samples: npt.Ar
     whose denominator vanishes) are left out of the quantiles.
     """
     samples = np.asarray(samples)
-    n = check_int("len(samples)", len(samples), low=2)
-    n_boot = check_int("n_boot", n_boot, low=10)
     level = check_float("level", level, low=0.0, high=1.0, low_open=True, high_open=True)
+    reps = bootstrap_replicates(lambda idx: statistic(samples[idx]), len(samples), n_boot=n_boot, rng=rng)
+    lo, hi = np.nanquantile(reps, [0.5 - level / 2, 0.5 + level / 2])
+    return float(lo), float(hi)
+
+
+def bootstrap_replicates(statistic: Callable[[np.ndarray], Any], n: int, *, n_boot: int,
+                         rng: np.random.Generator | int) -> np.ndarray:
+    """``statistic(idx)`` over ``n_boot`` resamples ``idx: (n,)`` of the row indices
+    ``0..n-1`` drawn with replacement by ``scipy.stats.bootstrap`` with ``rng``:
+    ``(n_boot,)``, or ``(k, n_boot)`` for a statistic that returns ``k`` numbers. The
+    index stream is that of ``n_boot`` calls of ``rng.integers(0, n, n)`` (the loop it
+    replaces), and ``rng`` is left where that loop would leave it. Replicates where the
+    statistic is NaN stay NaN: the callers' quantiles and deviations skip them
+    (scipy's own interval would be NaN; ``tests/test_stats.py``)."""
+    n = check_int("n", n, low=2)
+    n_boot = check_int("n_boot", n_boot, low=10)
     rng = as_generator("rng", rng)
     with warnings.catch_warnings():
-        # scipy's own interval is NaN when any resample is (tests/test_stats.py::
-        # test_bootstrap_interval_leaves_out_nan_resamples); the quantiles below skip them
         warnings.simplefilter("ignore", _sps().DegenerateDataWarning)
-        result = _sps().bootstrap((np.arange(n),), lambda idx: statistic(samples[idx]), n_resamples=n_boot,
-                                  vectorized=False, confidence_level=level, method="percentile", rng=rng)
-    lo, hi = np.nanquantile(result.bootstrap_distribution, [0.5 - level / 2, 0.5 + level / 2])
-    return float(lo), float(hi)
+        result = _sps().bootstrap((np.arange(n),), statistic, n_resamples=n_boot, vectorized=False,
+                                  method="percentile", rng=rng)
+    return np.asarray(result.bootstrap_distribution, dtype=np.float64)
 
 
 def spearman(a: npt.ArrayLike, b: npt.ArrayLike) -> float:

@@ -41,7 +41,7 @@ from scipy.special import logsumexp
 
 from .._checks import check_float, check_int, fail
 from ..cesaro import classify_profile, log_cesaro_rows, log_last_row, profile_minimum
-from ..stats import Estimate, FittedParameter, fitted_parameter, paired_difference, spearman
+from ..stats import Estimate, FittedParameter, bootstrap_replicates, fitted_parameter, paired_difference, spearman
 from .theory import elementary_symmetric, layer_gains
 
 __all__ = [
@@ -139,9 +139,9 @@ class ProfileSample:
 def bootstrap_estimate(statistic, sample: ProfileSample, *, n_boot: int, rng: np.random.Generator) -> Estimate:
     """``statistic(sample)`` with the standard deviation over ``n_boot`` bootstrap
     replicates (sequences resampled) as its standard error."""
-    n_boot = check_int("n_boot", n_boot, low=10)
     value = float(statistic(sample))
-    reps = np.array([statistic(sample.resample(rng)) for _ in range(n_boot)], dtype=np.float64)
+    reps = bootstrap_replicates(lambda idx: statistic(ProfileSample(sample.rho2[idx])), sample.n, n_boot=n_boot,
+                                rng=rng)
     return Estimate(value, float(np.nanstd(reps, ddof=1)))
 
 
@@ -161,10 +161,12 @@ def noise_ceiling_estimate(sample: ProfileSample, *, n_boot: int, rng: np.random
     """The noise ceiling of a full sample's average profile: the Spearman between the
     average profiles of the even and the odd sequences (two independent half samples),
     stepped up to the full sample by the Spearman-Brown formula (:func:`spearman_brown`),
-    with its bootstrap standard error. It estimates the Spearman of two independent
-    samples of this size: what a comparison of two such averages (or of a perfect
-    model with one, somewhat above it) can reach. The uncorrected split-half value
-    is the ceiling of a half sample, which full-sample statistics exceed."""
+    with its bootstrap standard error. It estimates the reliability r, the Spearman of
+    two independent samples of this size: what a comparison of two such averages can
+    reach; a perfect model compared with one average reaches about sqrt(r)
+    (:func:`~attention_geometry.power.model_reference`, which
+    :func:`~attention_geometry.verdicts.ceiling_verdict` uses). The uncorrected
+    split-half value is the ceiling of a half sample, which full-sample statistics exceed."""
     if sample.n < 4:
         raise fail("sample", f"{sample.n} sequences", "at least 4 sequences (two halves of two)")
     return bootstrap_estimate(_split_half, sample, n_boot=n_boot, rng=rng)
@@ -474,7 +476,7 @@ def init_spread(values: np.ndarray, *, n_boot: int, rng: np.random.Generator) ->
     def stat(v):
         return float(np.median(v.std(0, ddof=1) / v.mean(0)))
 
-    reps = [stat(values[rng.integers(0, len(values), len(values))]) for _ in range(check_int("n_boot", n_boot, low=10))]
+    reps = bootstrap_replicates(lambda idx: stat(values[idx]), len(values), n_boot=n_boot, rng=rng)
     return Estimate(stat(values), float(np.std(reps, ddof=1)))
 
 
@@ -533,20 +535,17 @@ def profile_statistics(sample: ProfileSample, H: int, *, n_boot: int, rng: np.ra
     ces = fit_cesaro(rho, H)
     d0 = fit_derived(sample.mean_sq(), H)
     d1 = fit_derived(sample.mean_sq(), H, per_layer=True)
-    reps = {"alpha": [], "sp": [], "w": [], "ptt": [], "g0": [], "g1": [], "kappa": []}
-    for _ in range(n_boot):
-        r = sample.resample(rng)
+    def replicate(idx):  # the seven statistics of one resample of the sequences
+        r = ProfileSample(sample.rho2[idx])
         p = r.profile()
         f = fit_cesaro(p, H)
-        reps["alpha"].append(f.alpha.value)
-        reps["sp"].append(spearman(p, f.theory))
-        reps["w"].append(normalised_positions_wasserstein(p, f.theory))
-        reps["ptt"].append(log10_peak_to_trough(p))
-        reps["g0"].append(fit_derived(r.mean_sq(), H, start=(math.log(d0.gain.value), 0.0)).gain.value)
-        f1 = fit_derived(r.mean_sq(), H, per_layer=True,
-                         start=(math.log(d1.gain.value), math.log(d1.growth.value)))
-        reps["g1"].append(f1.gain.value)
-        reps["kappa"].append(f1.growth.value)
+        f1 = fit_derived(r.mean_sq(), H, per_layer=True, start=(math.log(d1.gain.value), math.log(d1.growth.value)))
+        return [f.alpha.value, spearman(p, f.theory), normalised_positions_wasserstein(p, f.theory),
+                log10_peak_to_trough(p), fit_derived(r.mean_sq(), H, start=(math.log(d0.gain.value), 0.0)).gain.value,
+                f1.gain.value, f1.growth.value]
+
+    reps = dict(zip(("alpha", "sp", "w", "ptt", "g0", "g1", "kappa"),
+                    bootstrap_replicates(replicate, sample.n, n_boot=n_boot, rng=rng)))
 
     def est(value, key):
         return Estimate(float(value), float(np.std(reps[key], ddof=1)))
