@@ -184,9 +184,11 @@ PROSE_ALLOWED = {
     # a name from a fixed set that code compares ("degenerate" / "interior"; "U-shape", "monotone", ...)
     (f"{PACKAGE}.stats", "FittedParameter.label"), (f"{PACKAGE}.cesaro", "classify_profile"),
     (f"{PACKAGE}.stats", "band_position"),  # "below" / "within" / "above", one per value
+    (f"{PACKAGE}.recency.simulation", "control_names"),  # of the fixed CONTROLS, ("score", "weight", "U", "T")
     # the text corpus: data the models read, not words about a result
     (f"{PACKAGE}.models.corpus", "_stdlib_corpus"), (f"{PACKAGE}.models.corpus", "_extract_stdlib_corpus"),
     (f"{PACKAGE}.models.corpus", "_folder_corpus"), (f"{PACKAGE}.models.corpus", "load_corpus"),
+    (f"{PACKAGE}.models.tiny_decoder", "split_texts"),  # the corpus's paragraphs, training and held out
     # a checkpoint's file-name digest (hex) and a debugging repr
     (f"{PACKAGE}.checkpoint", "key_digest"), (f"{PACKAGE}.checkpoint", "CheckpointStore.__repr__"),
 }

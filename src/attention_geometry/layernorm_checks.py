@@ -22,6 +22,8 @@ The claims these measurements test (``layernorm_claims``) are built in
 :mod:`attention_geometry.verdicts`.
 """
 
+from collections.abc import Sequence
+
 import numpy as np
 import torch
 import torch.nn.functional as F
@@ -85,7 +87,7 @@ def decomposition_errors(x: np.ndarray) -> dict[str, np.ndarray]:
     }
 
 
-def eps_deficit_points(z: np.ndarray, eps_values, t_values) -> dict[str, np.ndarray]:
+def eps_deficit_points(z: np.ndarray, eps_values: Sequence[float], t_values: Sequence[float]) -> dict[str, np.ndarray]:
     r"""The norm deficit of PyTorch's ``layer_norm`` against eq. ``eq-d-mideficit``.
 
     For every :math:`\varepsilon` and target :math:`t`, the inputs are
@@ -111,7 +113,8 @@ def eps_deficit_points(z: np.ndarray, eps_values, t_values) -> dict[str, np.ndar
     return {k: np.concatenate(v) for k, v in out.items()}
 
 
-def eps_deficit_by_dim(rng: np.random.Generator | int, dims, n: int, eps_values) -> dict:
+def eps_deficit_by_dim(rng: np.random.Generator | int, dims: Sequence[int], n: int,
+                       eps_values: Sequence[float]) -> dict:
     r"""Median deficit against :math:`d`, for unit-variance rows :math:`z` and unit-norm rows.
 
     Returns ``{(eps, kind): (measured (len(dims),), closed (len(dims),))}`` with

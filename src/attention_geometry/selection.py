@@ -21,6 +21,7 @@ profile over ``L`` positions; the profile is the mean over replicates.
 import math
 
 import numpy as np
+import numpy.typing as npt
 
 from ._checks import check_choice, check_int, fail
 from .stats import Estimate
@@ -60,7 +61,8 @@ def _measure(choose: np.ndarray, measure: np.ndarray, extreme: str) -> tuple[flo
     return float(math.log(held[hi] / held[lo])), float(math.sqrt(max(g @ cov @ g, 0.0)))
 
 
-def split_half_extreme(samples, extreme: str = "log max/min", *, rng: np.random.Generator | None = None) -> Estimate:
+def split_half_extreme(samples: npt.ArrayLike, extreme: str = "log max/min", *,
+                       rng: np.random.Generator | None = None) -> Estimate:
     r"""The ``extreme`` of a profile (one of :data:`EXTREMES`) without selection bias.
 
     The replicates are split into two halves (even and odd rows, or a random split
@@ -80,7 +82,7 @@ def split_half_extreme(samples, extreme: str = "log max/min", *, rng: np.random.
     return Estimate((v1 + v2) / 2, (s1 + s2) / 2, df=min(a.shape[0], b.shape[0]) - 1)
 
 
-def naive_extreme(samples, extreme: str = "log max/min") -> Estimate:
+def naive_extreme(samples: npt.ArrayLike, extreme: str = "log max/min") -> Estimate:
     """The ``extreme`` chosen and measured on the same (all) replicates, with the plug-in
     standard error at the chosen positions: biased away from the flat value by the noise
     (upward for ``max`` and the log ratio, downward for ``min``). Use

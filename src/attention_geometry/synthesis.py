@@ -44,6 +44,7 @@ returns numbers.
 """
 
 import math
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from functools import lru_cache
 
@@ -55,7 +56,7 @@ from .attention import make_mask, masked_softmax
 from .collapse import mu
 from .layernorm import NORMS, normalise
 from .recency.simulation import recency_fraction, triples
-from .stats import Estimate, difference_estimate, mean_estimate
+from .stats import Estimate, PairedDifference, difference_estimate, mean_estimate
 
 __all__ = [
     "SynthConfig",
@@ -106,7 +107,7 @@ class SynthConfig:
 
 
 def init_weights(d: int, n_layers: int, *, generator: torch.Generator | int, scale: float = 1.0,
-                 dtype=torch.float64) -> list[tuple[torch.Tensor, ...]]:
+                 dtype: torch.dtype = torch.float64) -> list[tuple[torch.Tensor, ...]]:
     """Per layer ``(W_Q, W_K, W_V, W_O)``, each ``(d, d)``, entries N(0, scale^2 / d).
 
     ``d`` even (RoPE rotates pairs of coordinates in each head).
@@ -140,7 +141,8 @@ def _heads(T: torch.Tensor, h: int) -> torch.Tensor:  # (b, n, d) -> (b, h, n, d
     return T.reshape(b, n, h, d // h).transpose(1, 2)
 
 
-def decoder_forward(X: torch.Tensor, weights, cfg: SynthConfig = SynthConfig()):
+def decoder_forward(X: torch.Tensor, weights: Sequence[tuple[torch.Tensor, ...]], cfg: SynthConfig = SynthConfig()
+                    ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     """The layers of ``eq-syn-layer``: ``X: (batch, n, d)`` -> ``(hidden (batch, n, d),
     scores (batch, layer, head, n, n), keys (batch, head, n, d_h) of the last layer)``.
 
@@ -172,7 +174,7 @@ def decoder_forward(X: torch.Tensor, weights, cfg: SynthConfig = SynthConfig()):
 
 
 def synth_inputs(batch: int, n: int, d: int, anisotropy: float, *, generator: torch.Generator | int,
-                 dtype=torch.float64) -> torch.Tensor:
+                 dtype: torch.dtype = torch.float64) -> torch.Tensor:
     r"""``(batch, n, d)``: :math:`\sqrt{a}\,u + \sqrt{1-a}\,z_i`, one shared Gaussian ``u`` per sequence
     (anisotropy ``a``, as the inputs of chapter 6)."""
     check_int("batch", batch, low=1)
@@ -184,7 +186,8 @@ def synth_inputs(batch: int, n: int, d: int, anisotropy: float, *, generator: to
     return math.sqrt(a) * u + math.sqrt(1 - a) * z
 
 
-def influence_profile(X: torch.Tensor, weights, cfg: SynthConfig = SynthConfig()) -> torch.Tensor:
+def influence_profile(X: torch.Tensor, weights: Sequence[tuple[torch.Tensor, ...]],
+                      cfg: SynthConfig = SynthConfig()) -> torch.Tensor:
     r"""``(batch, n)``: :math:`\lVert\partial y_n/\partial x_j\rVert_F^2` of the last output of each
     sequence ``X: (batch, n, d)``, exact, each row normalised to sum 1.
 
@@ -327,7 +330,7 @@ def cesaro_collapse_rate(alpha: float) -> float:
     return 1.0 - alpha / 2.0
 
 
-def paired_change(variant: dict, baseline: dict, key: str, *, log: bool = False):
+def paired_change(variant: dict, baseline: dict, key: str, *, log: bool = False) -> PairedDifference:
     """The change of ``key`` from ``baseline`` to ``variant`` (two :func:`measure` results on the
     same inputs), paired by sequence: a :class:`~attention_geometry.stats.PairedDifference` of the
     values, or of their logarithms with ``log=True`` (for ratios such as ``last_mid``)."""
@@ -339,7 +342,7 @@ def paired_change(variant: dict, baseline: dict, key: str, *, log: bool = False)
     return paired_difference(a, b)
 
 
-def grid_change(points, *, along: int) -> dict:
+def grid_change(points: Mapping[tuple, Estimate], *, along: int) -> dict:
     """How a quantity measured on a grid changes from the smallest to the largest value of one
     of its two coordinates.
 
@@ -362,7 +365,7 @@ def grid_change(points, *, along: int) -> dict:
     return out
 
 
-def cesaro_relative_collapse(L: int, alpha: float, depths, d: int = 16, seed: int = 0) -> np.ndarray:
+def cesaro_relative_collapse(L: int, alpha: float, depths: Sequence[int], d: int = 16, seed: int = 0) -> np.ndarray:
     r""":math:`\mu(N^H X)/\lVert N^H X\rVert_F` for each depth ``H`` in ``depths``: ``(len(depths),)``.
 
     ``N = (1 - alpha) I + alpha M`` (:func:`~attention_geometry.cesaro.residual_cesaro_matrix`) is the
@@ -380,8 +383,8 @@ def cesaro_relative_collapse(L: int, alpha: float, depths, d: int = 16, seed: in
     return np.array(out)
 
 
-def uniformity_over_scale(norms, scales, *, d: int = 32, n: int = 64, batch: int = 64, n_layers: int = 4,
-                          n_heads: int = 4, seed: int = 0) -> tuple[dict, dict]:
+def uniformity_over_scale(norms: Sequence[str], scales: Sequence[float], *, d: int = 32, n: int = 64, batch: int = 64,
+                          n_layers: int = 4, n_heads: int = 4, seed: int = 0) -> tuple[dict, dict]:
     """How uniform attention is at initialisation, against the weight scale, for each norm.
 
     Returns ``(entropy, score_sd)``: ``{norm: [Estimate per scale]}`` -- the last layer's mean

@@ -71,9 +71,13 @@ than ``reproduced`` when that value passes too.
 """
 
 import math
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from enum import StrEnum
 from typing import Any
+
+import numpy as np
+import numpy.typing as npt
 
 from ._checks import ArgumentTypeError, check_choice, check_float, check_int, fail
 from .power import (detectable_effect, model_reference, projected_reliability, samples_for_reliability,
@@ -447,9 +451,10 @@ def ceiling_verdict(est: Estimate, claimed: float, ceiling: Estimate, *, tol: fl
     return Verdict(Label.NOT_DECIDED, f"{text}: the interval straddles the claim")
 
 
-def extreme_change_verdict(first, second, claimed_sign: int = 1, *, extreme: str = "log max/min",
+def extreme_change_verdict(first: npt.ArrayLike, second: npt.ArrayLike, claimed_sign: int = 1, *,
+                           extreme: str = "log max/min",
                            level: float = 0.95, what: str = "the change of the log peak-to-trough",
-                           rng=None) -> Verdict:
+                           rng: np.random.Generator | None = None) -> Verdict:
     """A claimed change of a profile's extreme between two independent sets of replicates
     (``first, second: (n, L)``): ``claimed_sign = +1``, the extreme grows from ``first`` to
     ``second`` ("deepens", for the log max/min ratio); ``-1``, it shrinks; ``0``, it
@@ -523,7 +528,7 @@ def range_verdict(est: Estimate, low: float, high: float, *, claimed_inside: boo
     return Verdict(Label.NOT_DECIDED, f"{text}; the interval straddles a bound")
 
 
-def all_verdict(verdicts, what: str = "every case") -> Verdict:
+def all_verdict(verdicts: dict[str, Verdict] | Sequence[Verdict], what: str = "every case") -> Verdict:
     """A claim for every case, from one verdict per case (``{name: Verdict}`` or a sequence).
 
     ``reproduced`` when every case reproduces it; ``refuted`` when some case
@@ -542,7 +547,7 @@ def all_verdict(verdicts, what: str = "every case") -> Verdict:
     return Verdict(Label.NOT_DECIDED, f"{what}, undecided: {parts}")
 
 
-def heterogeneity_verdict(estimates, *, tol: float = 0.0, level: float = 0.95,
+def heterogeneity_verdict(estimates: dict[str, Estimate], *, tol: float = 0.0, level: float = 0.95,
                           what: str = "the effect") -> Verdict:
     """A claimed *mixed* effect: it differs in kind between cases (``{name: Estimate}``).
 
@@ -582,8 +587,8 @@ def not_tested(reason: str) -> Verdict:
     return Verdict(Label.NOT_TESTED, reason)
 
 
-def values_verdict(estimates, claimed, *, rtol: float = 0.0, atol: float = 0.0, level: float = 0.95,
-                   labels=None) -> Verdict:
+def values_verdict(estimates: Sequence[Estimate], claimed: Sequence[float], *, rtol: float = 0.0, atol: float = 0.0,
+                   level: float = 0.95, labels: Sequence[str] | None = None) -> Verdict:
     """Several claimed values (e.g. one per layer of a table) against their estimates.
 
     Each pair is judged by :func:`value_verdict`; ``reproduced`` when every one
@@ -762,7 +767,7 @@ __all__ += ["angle_verdict", "table_verdict", "after_norm_verdict", "layernorm_c
             "component_effects", "synthesis_claims"]
 
 
-def angle_verdict(run, claimed: float, claimed_step: int, atol: float = 3.0, level: float = 0.95):
+def angle_verdict(run: Any, claimed: float, claimed_step: int, atol: float = 3.0, level: float = 0.95) -> Verdict:
     """A value the paper's Fig. 2b shows (``claimed`` degrees near ``claimed_step``) against
     the run's final angle (mean over seeds with its t interval); ``run``: a
     :class:`~attention_geometry.majority.MajorityRun` (chapter 2).
@@ -780,7 +785,8 @@ def angle_verdict(run, claimed: float, claimed_step: int, atol: float = 3.0, lev
     return value_verdict(mean_estimate(run.final["angle"]), claimed, atol=atol, level=level)
 
 
-def table_verdict(estimates, claimed, measured_n, paper_n, *, atol: float = 5.0, labels=None):
+def table_verdict(estimates: Sequence[Estimate], claimed: Sequence[float], measured_n: tuple[int, int],
+                  paper_n: tuple[int, int], *, atol: float = 5.0, labels: Sequence[str] | None = None) -> Verdict:
     """A row of Brody et al.'s Tables 1-3 (% unselectable per layer) against estimates (chapter 3).
 
     The fraction of unselectable keys grows steeply with the number of keys, so
@@ -796,7 +802,7 @@ def table_verdict(estimates, claimed, measured_n, paper_n, *, atol: float = 5.0,
     return values_verdict(estimates, claimed, atol=atol, labels=labels)
 
 
-def after_norm_verdict(normed_max: float, sphere_max: float, smallest_radius: float, *, eps: float):
+def after_norm_verdict(normed_max: float, sphere_max: float, smallest_radius: float, *, eps: float) -> Verdict:
     r"""The claim "no key is unselectable after LayerNorm" (Brody et al., Table 2, "after"; chapter 3).
 
     ``normed_max``: the largest % of unselectable keys in any set and layer of

@@ -18,7 +18,9 @@ out) and tested on each of its outcomes.
 """
 
 import math
-from typing import Mapping, Sequence
+from typing import Any, Mapping, Sequence
+
+from .stats import Estimate
 
 __all__ = [
     "trend_word",
@@ -32,7 +34,7 @@ __all__ = [
 ]
 
 
-def trend_word(est, *, above: str, below: str, neither: str, reference: float = 0.0,
+def trend_word(est: Estimate, *, above: str, below: str, neither: str, reference: float = 0.0,
                level: float = 0.95) -> str:
     """``above`` when the whole ``level`` interval of ``est`` (an
     :class:`~attention_geometry.stats.Estimate`) lies above ``reference``, ``below``
@@ -47,7 +49,7 @@ def trend_word(est, *, above: str, below: str, neither: str, reference: float = 
     return neither
 
 
-def relative_words(est, level: float = 0.95) -> str:
+def relative_words(est: Estimate, level: float = 0.95) -> str:
     """How a difference ``est`` (trained minus Gaussian) reads: ``"more than"`` when its
     ``level`` interval lies above 0, ``"fewer than"`` below, ``"as many as"`` when
     it contains 0 (to within the interval)."""
@@ -82,7 +84,8 @@ def share_words(low: float, high: float, fair_beats_layernorm: bool | None = Non
     return "to an undetermined extent"
 
 
-def share_of_words(part, whole, *, level: float = 0.95, fair_beats_layernorm: bool | None = None) -> str:
+def share_of_words(part: Estimate, whole: Estimate, *, level: float = 0.95,
+                   fair_beats_layernorm: bool | None = None) -> str:
     """:func:`share_words` for the share ``part / whole`` of two independent estimates, over its
     Fieller interval (:func:`~attention_geometry.ratios.fieller_interval`). When the whole's
     ``level`` interval contains 0 that interval is unbounded: the share is no number and
@@ -103,7 +106,7 @@ def differences_in_words(rows: Sequence[tuple]) -> str:
         else "none: the original's settings"
 
 
-def grid_trend(points, *, along: int, names=("H", "d")) -> str:
+def grid_trend(points: Mapping[tuple, Estimate], *, along: int, names: Sequence[str] = ("H", "d")) -> str:
     """A sentence part on how the quantity in ``points`` (as in
     :func:`~attention_geometry.synthesis.grid_change`) changes along coordinate ``along``,
     read at the largest value of the other coordinate:
@@ -124,7 +127,7 @@ def grid_trend(points, *, along: int, names=("H", "d")) -> str:
     return f"{what} it {word} (change {change.format()} {where})"
 
 
-def training_shortfall(training, original=None) -> str:
+def training_shortfall(training: Any, original: Any = None) -> str:
     """What ``training`` (a :class:`~attention_geometry.models.tiny_decoder.TinyTraining`)
     lacks of the ``original``'s (default: ``TinyTraining()``, the original's settings),
     for a claim's ``shortfall``: ``""`` when it runs the original's steps, schedule,

@@ -31,11 +31,12 @@ Shapes: ``n`` sequences, ``L`` positions (``j = 1..L`` at index ``j - 1``).
 """
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
 import numpy as np
+import numpy.typing as npt
 from scipy import optimize
 from scipy.special import logsumexp
 
@@ -136,7 +137,8 @@ class ProfileSample:
         return ProfileSample(self.rho2[rng.integers(0, self.n, self.n)])
 
 
-def bootstrap_estimate(statistic, sample: ProfileSample, *, n_boot: int, rng: np.random.Generator) -> Estimate:
+def bootstrap_estimate(statistic: Callable[[ProfileSample], float], sample: ProfileSample, *, n_boot: int,
+                       rng: np.random.Generator) -> Estimate:
     """``statistic(sample)`` with the standard deviation over ``n_boot`` bootstrap
     replicates (sequences resampled) as its standard error."""
     value = float(statistic(sample))
@@ -276,7 +278,8 @@ def _derived_log_model(log_rows2, H, log_gain, log_growth):
         return logsumexp(np.log(e)[:, None] + log_rows2, axis=0)
 
 
-def fit_derived(rho2, H: int, *, per_layer: bool = False, start=None, intervals=None) -> DerivedFit:
+def fit_derived(rho2: npt.ArrayLike, H: int, *, per_layer: bool = False, start: Sequence[float] | None = None,
+                intervals: Mapping[str, tuple[float, float]] | None = None) -> DerivedFit:
     r"""Fit the derived expectation to a mean squared profile ``rho2: (L,)`` (least squares
     in :math:`\ln\rho^2`, ``ln c`` profiled out). ``per_layer``: also fit the growth
     :math:`\kappa` of the per-layer gains :math:`g_l = g/(1+\kappa(l-1))`; searched in
@@ -480,7 +483,7 @@ def init_spread(values: np.ndarray, *, n_boot: int, rng: np.random.Generator) ->
     return Estimate(stat(values), float(np.std(reps, ddof=1)))
 
 
-def effective_rank(J) -> np.ndarray:
+def effective_rank(J: npt.ArrayLike) -> np.ndarray:
     r"""``(L,)``: :math:`(\operatorname{tr}B_j)^2 / \lVert B_j\rVert_F^2` with
     :math:`B_j = J_j J_j^\top`, for blocks ``J: (L, d, d)`` (numpy or torch). A
     single Gaussian probe then has relative variance :math:`2/r_{\mathrm{eff}}`

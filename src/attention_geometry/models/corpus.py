@@ -34,7 +34,7 @@ import re
 import sys
 import sysconfig
 from pathlib import Path
-from typing import Sequence
+from typing import Any, Sequence
 
 import torch
 
@@ -190,9 +190,11 @@ def _windows(stream: torch.Tensor, n_samples: int, seq_len: int, seed: int, unit
 _SEPARATOR = "\n\n"
 
 
-def token_batches(tokenizer, texts: Sequence[str], n_samples: int, seq_len: int, seed: int) -> torch.Tensor:
+def token_batches(tokenizer: Any, texts: Sequence[str], n_samples: int, seq_len: int, seed: int) -> torch.Tensor:
     """Random windows of the tokenised concatenation of ``texts``.
 
+    ``tokenizer``: a Hugging Face tokenizer (callable on a list of strings, as
+    :func:`~attention_geometry.models.pretrained.load_pretrained` returns it).
     The paragraphs are tokenised one by one (no special tokens) and joined with
     the tokens of a blank line. Returns ``(n_samples, seq_len)`` int64; window
     starts are uniform, drawn from ``torch.Generator().manual_seed(seed)``.

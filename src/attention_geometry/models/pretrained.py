@@ -20,7 +20,10 @@ read it in about a second. The cache is written atomically and only ever
 holds what the package's own file gave; delete it to force a fresh conversion.
 
 Shapes: ``batch`` sequences, ``seq`` positions, ``d`` width,
-``n_kv_heads`` key heads of width ``d_head``.
+``n_kv_heads`` key heads of width ``d_head``. ``model`` is the ``transformers``
+causal LM (``LlamaForCausalLM``) and ``tokenizer`` its tokenizer, as
+:func:`load_pretrained` returns them; both are typed ``Any``, since ``transformers``
+is imported only when a model is loaded.
 """
 
 import functools
@@ -29,6 +32,7 @@ import os
 import shutil
 import tempfile
 from pathlib import Path
+from typing import Any
 
 import torch
 
@@ -76,7 +80,7 @@ def _missing(import_name: str, package: str, pin: str, nodeps: bool = False) -> 
     )
 
 
-def load_pretrained(name: str = "smollm2-135m"):
+def load_pretrained(name: str = "smollm2-135m") -> tuple[Any, Any]:
     """``(model, tokenizer)`` of a known pretrained decoder, float32, eval mode.
 
     Cached: every call with the same name returns the same objects, so a
@@ -182,7 +186,7 @@ def _capture(model, input_ids, modules):
     return out
 
 
-def residual_stream(model, input_ids: torch.Tensor) -> list[torch.Tensor]:
+def residual_stream(model: Any, input_ids: torch.Tensor) -> list[torch.Tensor]:
     """The residual stream: ``n_layers + 1`` tensors ``(batch, seq, d)``.
 
     Index 0 is the token embeddings, index l the output of decoder layer l
@@ -192,7 +196,7 @@ def residual_stream(model, input_ids: torch.Tensor) -> list[torch.Tensor]:
     return _capture(model, input_ids, [dec.embed_tokens, *dec.layers])
 
 
-def layer_inputs(model, input_ids: torch.Tensor) -> list[torch.Tensor]:
+def layer_inputs(model: Any, input_ids: torch.Tensor) -> list[torch.Tensor]:
     """What each layer's attention reads: ``n_layers`` tensors ``(batch, seq, d)``.
 
     Entry l is the output of layer l's ``input_layernorm`` (RMSNorm with its
@@ -202,7 +206,7 @@ def layer_inputs(model, input_ids: torch.Tensor) -> list[torch.Tensor]:
     return _capture(model, input_ids, [layer.input_layernorm for layer in dec.layers])
 
 
-def per_head_keys(model, layer: int, normed: torch.Tensor) -> torch.Tensor:
+def per_head_keys(model: Any, layer: int, normed: torch.Tensor) -> torch.Tensor:
     """Keys of one layer per key/value head, before the rotary embedding.
 
     ``normed: (batch, seq, d)`` (from :func:`layer_inputs`) ->
@@ -222,7 +226,7 @@ def per_head_keys(model, layer: int, normed: torch.Tensor) -> torch.Tensor:
     return k.view(b, s, n_kv, -1).transpose(1, 2)
 
 
-def model_facts(model) -> dict:
+def model_facts(model: Any) -> dict:
     """Architecture facts for the book (no weights): names and numbers, no sentences."""
     cfg = model.config
     layer0 = _decoder(model).layers[0]

@@ -39,9 +39,12 @@ per-head keys ``(batch, heads, seq, d_head)``.
 
 import hashlib
 import math
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
+from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 import torch
 import torch.nn.functional as F
 from torch import nn
@@ -179,7 +182,7 @@ class TinyDecoder(nn.Module):
         return self.run(ids)[0]
 
 
-def attention_inputs(model: TinyDecoder, ids) -> list[dict]:
+def attention_inputs(model: TinyDecoder, ids: torch.Tensor | npt.ArrayLike) -> list[dict]:
     r"""Per layer, what its attention sees, as float64 NumPy arrays:
     ``{"residual": (batch, seq, d), "normed": (batch, seq, d), "sphere": (batch, seq, d),
     "keys": (batch, heads, seq, d_head)}``; ``"sphere"`` is the residual normed
@@ -192,7 +195,7 @@ def attention_inputs(model: TinyDecoder, ids) -> list[dict]:
             for x, u, k in layers]
 
 
-def normed_radius(model: TinyDecoder, windows) -> np.ndarray:
+def normed_radius(model: TinyDecoder, windows: Sequence[torch.Tensor]) -> np.ndarray:
     r"""Per window and layer, the smallest :math:`\lVert N_1(x_t)\rVert/\sqrt d` over the
     window's tokens: ``(N, n_layers)``. It is 1 on the sphere (:math:`\varepsilon = 0`)
     and :math:`(1 + d\varepsilon/\lVert Px_t\rVert^2)^{-1/2}` with LayerNorm's
@@ -207,7 +210,7 @@ def normed_radius(model: TinyDecoder, windows) -> np.ndarray:
 # ------------------------------------------------------------------ the text
 
 
-def split_texts(texts, every: int = 10):
+def split_texts(texts: Sequence[str], every: int = 10) -> tuple[list[str], list[str]]:
     """``(training paragraphs, held-out paragraphs)``: every ``every``-th paragraph is held out."""
     check_int("every", every, low=2)
     texts = list(texts)
@@ -219,7 +222,7 @@ def _stream(texts) -> torch.Tensor:
     return torch.frombuffer(bytearray(data), dtype=torch.uint8).long()
 
 
-def byte_windows(texts, n_windows: int, min_len: int, max_len: int, seed: int) -> list[torch.Tensor]:
+def byte_windows(texts: Sequence[str], n_windows: int, min_len: int, max_len: int, seed: int) -> list[torch.Tensor]:
     """``n_windows`` windows of the UTF-8 bytes of the paragraphs (joined by blank
     lines), each of a length drawn uniformly from ``[min_len, max_len]`` and
     starting uniformly at random (``torch.Generator().manual_seed(seed)``)."""
@@ -262,8 +265,8 @@ def _step_seed(seed: int, step: int) -> int:
     return int.from_bytes(hashlib.sha256(f"{seed}:{step}".encode()).digest()[:8], "little") >> 1
 
 
-def train_tiny_decoder(config: TinyDecoderConfig, texts, training: TinyTraining, seed: int, *,
-                       store: CheckpointStore | None = None, progress: bool = False):
+def train_tiny_decoder(config: TinyDecoderConfig, texts: Sequence[str], training: TinyTraining, seed: int, *,
+                       store: CheckpointStore | None = None, progress: bool = False) -> tuple[TinyDecoder, np.ndarray]:
     """Train on next-byte prediction; returns ``(model, losses (steps,))`` (per-step training loss).
 
     Step ``t`` draws ``batch`` windows of ``seq_len + 1`` bytes of ``texts`` and its
@@ -331,7 +334,7 @@ def _train_step(model, opt, stream, training, seed, step):
 # --------------------------------------------------------------- measuring
 
 
-def sequence_losses(model: TinyDecoder, windows) -> np.ndarray:
+def sequence_losses(model: TinyDecoder, windows: Sequence[torch.Tensor]) -> np.ndarray:
     """Mean next-byte cross-entropy (nats) of each window (a list of 1-D byte tensors), ``(N,)``."""
     model.eval()
     out = []
@@ -342,8 +345,9 @@ def sequence_losses(model: TinyDecoder, windows) -> np.ndarray:
     return np.asarray(out)
 
 
-def layer_selectability(model: TinyDecoder, windows, places=("residual", "normed"), *,
-                        store: CheckpointStore | None = None, name: str = "tiny", key=None) -> dict:
+def layer_selectability(model: TinyDecoder, windows: Sequence[torch.Tensor],
+                        places: Sequence[str] = ("residual", "normed"), *, store: CheckpointStore | None = None,
+                        name: str = "tiny", key: Mapping[str, Any] | None = None) -> dict:
     """Per window and layer, the % of unselectable keys among its ``len(window)`` vectors.
 
     ``places``: any of ``"residual"`` (before the norm; the original's "before"),

@@ -311,7 +311,7 @@ def layer1_controls(K: torch.Tensor, S: torch.Tensor, A: torch.Tensor, *, d: int
     return torch.stack(cols, -1)
 
 
-def control_names(alpha: float, norm: str = "layernorm"):
+def control_names(alpha: float, norm: str = "layernorm") -> tuple[str, ...]:
     """The controls :func:`layer1_controls` records for these inputs and this norm (none without one)."""
     if norm == "none":
         return ()
