@@ -163,6 +163,19 @@ def _behind(value: ast.AST | None, defs: dict[str, _Uses], imports: dict[str, st
     return near, far
 
 
+def _code_cells(text: str) -> list[tuple[ast.Module, int]]:
+    """The chapter's code cells that parse, each with the file line of its first code line."""
+    cells = []
+    for m in _CELL.finditer(text):
+        body = m.group(1)
+        meta = re.match(r"((?::[^\n]*\n)*)", body).group(1)  # the cell's ":tags:" lines
+        try:
+            cells.append((ast.parse(body[len(meta):]), text.count("\n", 0, m.start(1)) + 1 + meta.count("\n")))
+        except SyntaxError:
+            continue
+    return cells
+
+
 def glue_sites(path: Path, chapter: str | None = None) -> dict[str, GlueSite]:
     """Every key a chapter's code glues as a literal, with its site and the library
     functions behind its value."""
@@ -173,16 +186,7 @@ def glue_sites(path: Path, chapter: str | None = None) -> dict[str, GlueSite]:
 
 @functools.lru_cache(maxsize=64)
 def _glue_sites(path: Path, chapter: str, mtime_ns: int, size: int) -> tuple[tuple[str, GlueSite], ...]:
-    text = path.read_text()
-    cells = []
-    for m in _CELL.finditer(text):
-        body = m.group(1)
-        meta = re.match(r"((?::[^\n]*\n)*)", body).group(1)
-        first_line = text.count("\n", 0, m.start(1)) + 1 + meta.count("\n")
-        try:
-            cells.append((ast.parse(body[len(meta):]), first_line))
-        except SyntaxError:
-            continue
+    cells = _code_cells(path.read_text())
     imports = _imports([t for t, _ in cells])
     defs: dict[str, _Uses] = {}  # name -> what its latest assignment calls and reads
     sites = {}
@@ -209,16 +213,8 @@ def _glue_sites(path: Path, chapter: str, mtime_ns: int, size: int) -> tuple[tup
 
 def glued_keys(path: Path) -> list[str]:
     """Every literal key of every ``glue(...)`` call in a chapter, in order, repeats kept."""
-    out = []
-    for m in _CELL.finditer(Path(path).read_text()):
-        body = m.group(1)
-        try:
-            tree = ast.parse(body[len(re.match(r"((?::[^\n]*\n)*)", body).group(1)):])
-        except SyntaxError:
-            continue
-        out += [k.value for n in ast.walk(tree) if isinstance(n, ast.Call) and getattr(n.func, "id", None) == "glue"
-                for k, _ in _keyed_values(n)]
-    return out
+    return [k.value for tree, _ in _code_cells(Path(path).read_text()) for n in ast.walk(tree)
+            if isinstance(n, ast.Call) and getattr(n.func, "id", None) == "glue" for k, _ in _keyed_values(n)]
 
 
 def book_glue_sites(project: Project | None = None) -> dict[str, GlueSite]:
