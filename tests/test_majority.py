@@ -488,10 +488,10 @@ def test_random_angle_to_ones_matches_monte_carlo(d):
 
 def test_angle_verdict_compares_only_similar_step_counts():
     run = train_majority("layernorm", [0, 1, 2, 3], SMALL)
-    assert angle_verdict(run, 12, 16_000).label == "not tested"
-    short = angle_verdict(run, float(run.final["angle"].mean()), 12, atol=90)
+    assert angle_verdict(run.final["angle"], run.steps[-1], 12, 16_000).label == "not tested"
+    short = angle_verdict(run.final["angle"], run.steps[-1], float(run.final["angle"].mean()), 12, atol=90)
     assert short.label == "reproduced"
-    far = angle_verdict(run, 500.0, 12, atol=1)
+    far = angle_verdict(run.final["angle"], run.steps[-1], 500.0, 12, atol=1)
     assert far.label == "differs"
 
 

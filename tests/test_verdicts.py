@@ -121,7 +121,7 @@ def test_labels_and_sources_are_enums_that_read_as_their_words():
     c = Claim(id="a", paper="p", where="w", source="summary", statement="s", measured="m", settings="s",
               verdict=v)
     assert c.source is Source.SUMMARY and phrase(v, c.source) == "not decided"
-    assert json.loads(json.dumps(c.record()))["verdict"] == {"label": "not decided", "reason": "r"}
+    assert json.loads(json.dumps(c.record()))["verdict"] == {"label": "not decided", "reason": "r", "evidence": None}
     assert json.loads(json.dumps(c.record()))["source"] == "summary"
     with pytest.raises(ValueError, match="label = 'maybe' is not one of the choices; allowed: one of 'reproduced'"):
         Verdict("maybe", "r")

@@ -64,7 +64,8 @@ import importlib
 #: imports; no two modules export one name: see tests/test_layers.py).
 MODULE_NAMES = ("layernorm", "layernorm_checks", "attention", "majority", "selectability", "collapse",
                 "ln_dynamics", "recency", "cesaro", "jacobians", "synthesis", "stats", "selection", "power", "ratios",
-                "verdicts", "words", "checkpoint", "models.corpus", "models.pretrained", "models.tiny_decoder")
+                "evidence", "verdicts", "words", "checkpoint", "models.corpus", "models.pretrained",
+                "models.tiny_decoder")
 _SUBMODULES = {name.rsplit(".", 1)[-1]: name for name in MODULE_NAMES} | {"models": "models"}
 
 

@@ -80,6 +80,7 @@ import numpy as np
 import numpy.typing as npt
 
 from ._checks import ArgumentTypeError, check_choice, check_float, check_int, fail
+from .evidence import UnknownRule, decode, rule, rule_named
 from .power import (detectable_effect, model_reference, projected_reliability, samples_for_reliability,
                     samples_to_decide)
 from .stats import Estimate
@@ -113,6 +114,7 @@ __all__ = [
     "phrase",
     "verdict_words",
     "settle",
+    "recompute",
 ]
 
 class Label(StrEnum):
@@ -170,6 +172,9 @@ class Verdict:
 
     label: Label
     reason: str
+    #: What the rule computed it from (:mod:`.evidence`): ``{"rule": name, "args": {...}}``,
+    #: set by the rule; ``None`` for a verdict no rule returned (:func:`settle`'s).
+    evidence: dict | None = field(default=None, compare=False, repr=False)
 
     def __post_init__(self):
         object.__setattr__(self, "label", Label(check_choice("label", self.label, VERDICTS)))
@@ -180,7 +185,7 @@ class Verdict:
 
 def _interval_text(est: Estimate, level: float) -> str:
     lo, hi = est.interval(level)
-    return f"{level:.0%} interval [{lo:.3g}, {hi:.3g}]"
+    return f"{100 * level:.3g}% interval [{lo:.3g}, {hi:.3g}]"
 
 
 def _z(level: float) -> float:
@@ -213,6 +218,20 @@ def _alternative_value(alternative) -> float | None:
     return float(alternative.value if isinstance(alternative, Estimate) else check_float("alternative", alternative))
 
 
+def recompute(record: dict[str, Any]) -> Verdict:
+    """The verdict of a stored ``record`` (``{"label", "reason", "evidence"}``: a claim record's
+    ``verdict``) computed again by today's rule from its evidence (:mod:`.evidence`), so that a
+    stored run's verdict never comes from a rule that has changed. A record without evidence
+    comes back as stored (the caller says whether that may stand); evidence naming a rule that
+    no longer exists raises :class:`~attention_geometry.evidence.UnknownRule`."""
+    evidence = record.get("evidence")
+    if not evidence:
+        return Verdict(record["label"], record["reason"])
+    args = {k: decode(v, recompute) for k, v in evidence.get("args", {}).items()}
+    return rule_named(evidence["rule"])(**args)
+
+
+@rule
 def value_verdict(est: Estimate, claimed: float, *, rtol: float = 0.0, atol: float = 0.0,
                   level: float = 0.95, n: int | None = None, alternative: float | Estimate | None = None) -> Verdict:
     """A claimed value against a measured one.
@@ -247,6 +266,7 @@ def value_verdict(est: Estimate, claimed: float, *, rtol: float = 0.0, atol: flo
     return Verdict(Label.NOT_DECIDED, f"{where}: overlapping; {_to_decide(est, margin, n, level)}")
 
 
+@rule
 def sign_verdict(est: Estimate, claimed_sign: int, *, level: float = 0.95, what: str = "the effect",
                  n: int | None = None) -> Verdict:
     """A claimed direction (``+1``: positive, ``-1``: negative) of an effect ``est``.
@@ -268,6 +288,7 @@ def sign_verdict(est: Estimate, claimed_sign: int, *, level: float = 0.95, what:
     return Verdict(Label.NOT_DECIDED, f"{text}; the interval contains 0; {_to_decide(est, abs(est.value), n, level)}")
 
 
+@rule
 def bound_verdict(est: Estimate, bound: float, *, at_most: bool, level: float = 0.95,
                   what: str = "the measurement", n: int | None = None,
                   alternative: float | Estimate | None = None) -> Verdict:
@@ -297,6 +318,7 @@ def bound_verdict(est: Estimate, bound: float, *, at_most: bool, level: float = 
                                       f"{_to_decide(est, abs(est.value - bound), n, level)}")
 
 
+@rule
 def floor_verdict(floor: float, claimed: float, *, atol: float = 0.0, what: str = "the model") -> Verdict:
     """A claimed value ``claimed ± atol`` against a ``floor`` that ``what`` cannot go
     below (an exact lower bound over its free parameters, e.g. the smallest
@@ -316,6 +338,7 @@ def floor_verdict(floor: float, claimed: float, *, atol: float = 0.0, what: str 
     return Verdict(Label.NOT_DECIDED, f"{text}: straddling it")
 
 
+@rule
 def sign_and_size_verdict(est: Estimate, closed_form: float, *, rtol: float, level: float = 0.95,
                           what: str = "the effect", note: str = "") -> Verdict:
     """A claimed closed-form value ``closed_form`` (non-zero) of an effect measured as ``est``.
@@ -346,6 +369,7 @@ def sign_and_size_verdict(est: Estimate, closed_form: float, *, rtol: float, lev
     return Verdict(Label.NOT_DECIDED, f"{text}: the size is not decided{tail}")
 
 
+@rule
 def hypothesis_verdict(p_value: float, *, claim_rejects_null: bool, alpha: float = 0.01,
                        what: str = "the null hypothesis") -> Verdict:
     """A claim about a null hypothesis judged by a test's ``p_value`` at level ``alpha``.
@@ -367,6 +391,7 @@ def hypothesis_verdict(p_value: float, *, claim_rejects_null: bool, alpha: float
     return Verdict(Label.NOT_DECIDED, text)
 
 
+@rule
 def property_verdict(holds: bool, evidence: str) -> Verdict:
     """An exact property checked by a computation (exact arithmetic, an identity to rounding).
 
@@ -382,6 +407,7 @@ def property_verdict(holds: bool, evidence: str) -> Verdict:
 COMPARES = ("model", "averages")
 
 
+@rule
 def ceiling_verdict(est: Estimate, claimed: float, ceiling: Estimate, *, tol: float = 0.01,
                     level: float = 0.95, what: str = "the correlation", compares: str = "model",
                     n: int | None = None, paper_n: int | None = None,
@@ -451,10 +477,11 @@ def ceiling_verdict(est: Estimate, claimed: float, ceiling: Estimate, *, tol: fl
     return Verdict(Label.NOT_DECIDED, f"{text}: the interval straddles the claim")
 
 
+@rule
 def extreme_change_verdict(first: npt.ArrayLike, second: npt.ArrayLike, claimed_sign: int = 1, *,
                            extreme: str = "log max/min",
                            level: float = 0.95, what: str = "the change of the log peak-to-trough",
-                           rng: np.random.Generator | None = None) -> Verdict:
+                           seed: int = 0) -> Verdict:
     """A claimed change of a profile's extreme between two independent sets of replicates
     (``first, second: (n, L)``): ``claimed_sign = +1``, the extreme grows from ``first`` to
     ``second`` ("deepens", for the log max/min ratio); ``-1``, it shrinks; ``0``, it
@@ -464,13 +491,15 @@ def extreme_change_verdict(first: npt.ArrayLike, second: npt.ArrayLike, claimed_
     chosen on one half, measured on the other), so noise alone does not make the noisier
     profile look deeper; their difference (independent errors added in quadrature) is
     judged by :func:`sign_verdict`, or for ``0`` is ``reproduced`` when its interval
-    excludes 0 and ``not decided`` otherwise.
+    excludes 0 and ``not decided`` otherwise. ``seed`` draws the halves, so that the
+    verdict computed again from its evidence is the same.
     """
     from .selection import split_half_extreme
     from .stats import difference_estimate
 
     if claimed_sign not in (1, -1, 0):
         raise fail("claimed_sign", claimed_sign, "+1 (grows), -1 (shrinks) or 0 (differs)")
+    rng = np.random.default_rng(check_int("seed", seed, low=0))  # the halves: the same at every recomputation
     a = split_half_extreme(first, extreme, rng=rng)
     b = split_half_extreme(second, extreme, rng=rng)
     d = difference_estimate(b, a)
@@ -486,6 +515,7 @@ def extreme_change_verdict(first: npt.ArrayLike, second: npt.ArrayLike, claimed_
     return Verdict(Label.NOT_DECIDED, f"{where}: the interval contains 0")
 
 
+@rule
 def proportion_verdict(successes: int, n: int, *, at_least: float, level: float = 0.95,
                        what: str = "the proportion") -> Verdict:
     """A claim made of every case ("every window is full rank") read as a proportion with a
@@ -506,6 +536,7 @@ def proportion_verdict(successes: int, n: int, *, at_least: float, level: float 
     return Verdict(Label.NOT_DECIDED, f"{text}: the interval straddles it")
 
 
+@rule
 def range_verdict(est: Estimate, low: float, high: float, *, claimed_inside: bool = True, level: float = 0.95,
                   what: str = "the measurement") -> Verdict:
     """A claimed range: ``low <= est <= high`` (``claimed_inside``) or ``est`` outside it.
@@ -528,6 +559,7 @@ def range_verdict(est: Estimate, low: float, high: float, *, claimed_inside: boo
     return Verdict(Label.NOT_DECIDED, f"{text}; the interval straddles a bound")
 
 
+@rule
 def all_verdict(verdicts: dict[str, Verdict] | Sequence[Verdict], what: str = "every case") -> Verdict:
     """A claim for every case, from one verdict per case (``{name: Verdict}`` or a sequence).
 
@@ -547,6 +579,7 @@ def all_verdict(verdicts: dict[str, Verdict] | Sequence[Verdict], what: str = "e
     return Verdict(Label.NOT_DECIDED, f"{what}, undecided: {parts}")
 
 
+@rule
 def heterogeneity_verdict(estimates: dict[str, Estimate], *, tol: float = 0.0, level: float = 0.95,
                           what: str = "the effect") -> Verdict:
     """A claimed *mixed* effect: it differs in kind between cases (``{name: Estimate}``).
@@ -580,6 +613,7 @@ def heterogeneity_verdict(estimates: dict[str, Estimate], *, tol: float = 0.0, l
     return Verdict(Label.NOT_DECIDED, f"{what}: {parts}")
 
 
+@rule
 def not_tested(reason: str) -> Verdict:
     """Nothing here measures the claim; ``reason`` says why and what it would take."""
     if not reason:
@@ -587,6 +621,7 @@ def not_tested(reason: str) -> Verdict:
     return Verdict(Label.NOT_TESTED, reason)
 
 
+@rule
 def values_verdict(estimates: Sequence[Estimate], claimed: Sequence[float], *, rtol: float = 0.0, atol: float = 0.0,
                    level: float = 0.95, labels: Sequence[str] | None = None) -> Verdict:
     """Several claimed values (e.g. one per layer of a table) against their estimates.
@@ -767,10 +802,13 @@ __all__ += ["angle_verdict", "table_verdict", "after_norm_verdict", "layernorm_c
             "component_effects", "synthesis_claims"]
 
 
-def angle_verdict(run: Any, claimed: float, claimed_step: int, atol: float = 3.0, level: float = 0.95) -> Verdict:
+@rule
+def angle_verdict(final_angles: npt.ArrayLike, last_step: int, claimed: float, claimed_step: int,
+                  atol: float = 3.0, level: float = 0.95) -> Verdict:
     """A value the paper's Fig. 2b shows (``claimed`` degrees near ``claimed_step``) against
-    the run's final angle (mean over seeds with its t interval); ``run``: a
-    :class:`~attention_geometry.majority.MajorityRun` (chapter 2).
+    a run's final angles (one per seed, ``final_angles``; their mean with its t interval),
+    reached at step ``last_step`` (chapter 2: ``run.final["angle"]`` and ``run.steps[-1]`` of a
+    :class:`~attention_geometry.majority.MajorityRun`).
 
     Compared with :func:`value_verdict` (tolerance
     ``atol`` degrees for a value read from a figure) only when the run reached at
@@ -779,12 +817,13 @@ def angle_verdict(run: Any, claimed: float, claimed_step: int, atol: float = 3.0
     """
     from .stats import mean_estimate
 
-    last = int(run.steps[-1])
+    last = check_int("last_step", last_step, low=0)
     if last < 0.8 * claimed_step:
         return not_tested(f"the paper's value is at about {claimed_step:,} steps; this run stops at {last:,}")
-    return value_verdict(mean_estimate(run.final["angle"]), claimed, atol=atol, level=level)
+    return value_verdict(mean_estimate(final_angles), claimed, atol=atol, level=level)
 
 
+@rule
 def table_verdict(estimates: Sequence[Estimate], claimed: Sequence[float], measured_n: tuple[int, int],
                   paper_n: tuple[int, int], *, atol: float = 5.0, labels: Sequence[str] | None = None) -> Verdict:
     """A row of Brody et al.'s Tables 1-3 (% unselectable per layer) against estimates (chapter 3).
@@ -802,6 +841,7 @@ def table_verdict(estimates: Sequence[Estimate], claimed: Sequence[float], measu
     return values_verdict(estimates, claimed, atol=atol, labels=labels)
 
 
+@rule
 def after_norm_verdict(normed_max: float, sphere_max: float, smallest_radius: float, *, eps: float) -> Verdict:
     r"""The claim "no key is unselectable after LayerNorm" (Brody et al., Table 2, "after"; chapter 3).
 

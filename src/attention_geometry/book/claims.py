@@ -32,7 +32,7 @@ No verdict is typed into a chapter: every one comes from a rule.
 import os
 from typing import Any, NamedTuple, Sequence
 
-from ..verdicts import Claim, Verdict, phrase, settle
+from ..verdicts import Claim, Verdict, phrase, recompute, settle
 from .glue import glue, glue_json
 from .notebooks import CLAIMS_KEY, CLAIMS_MIME
 from .provenance import Provenance
@@ -73,7 +73,7 @@ def claims_markdown(claims: Sequence[Claim], run=None, *, this_is_the_run: bool 
             raise ValueError(f"claim id {c.id!r} appears twice in one table; ids must be unique")
         ids.add(c.id)
         at_paper = stored.get(c.id)
-        paper_verdict = Verdict(**at_paper["verdict"]) if at_paper and not this_is_the_run else None
+        paper_verdict = recompute(at_paper["verdict"]) if at_paper and not this_is_the_run else None
         shortfall = at_paper.get("shortfall", "") if paper_verdict is not None else c.shortfall
         final = settle(c.verdict, paper_verdict, defaults_are_paper=c.at_paper_settings or this_is_the_run,
                        shortfall=shortfall, stand_in=at_paper.get("stand_in", "") if paper_verdict else c.stand_in,

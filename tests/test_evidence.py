@@ -1,0 +1,111 @@
+"""Verdicts keep their evidence (the rule and its arguments), and a stored verdict is computed
+again with today's rules: editing a rule changes a stored run's verdict at the next build."""
+
+import inspect
+import json
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+
+from attention_geometry import evidence, verdicts as vd
+from attention_geometry.book.claims import claims_markdown
+from attention_geometry.stats import Estimate, PairedDifference
+
+E = Estimate(1.0, 0.2, df=10)
+
+
+def calls():
+    """One call of every rule (the arguments a chapter would pass)."""
+    rng = np.random.default_rng(0)
+    return {
+        "value_verdict": lambda: vd.value_verdict(E, 1.1, atol=0.5, n=11),
+        "sign_verdict": lambda: vd.sign_verdict(E, -1, what="slope"),
+        "bound_verdict": lambda: vd.bound_verdict(E, 2.0, at_most=True, alternative=1.5),
+        "floor_verdict": lambda: vd.floor_verdict(3.0, 10.0, atol=1.0),
+        "sign_and_size_verdict": lambda: vd.sign_and_size_verdict(E, 1.05, rtol=0.2),
+        "hypothesis_verdict": lambda: vd.hypothesis_verdict(1e-4, claim_rejects_null=True),
+        "property_verdict": lambda: vd.property_verdict(True, "exact"),
+        "ceiling_verdict": lambda: vd.ceiling_verdict(Estimate(0.9, 0.01), 0.99, Estimate(0.95, 0.01)),
+        "extreme_change_verdict": lambda: vd.extreme_change_verdict(rng.gamma(4, size=(8, 12)),
+                                                                    rng.gamma(4, size=(8, 12))),
+        "proportion_verdict": lambda: vd.proportion_verdict(97, 100, at_least=0.9),
+        "range_verdict": lambda: vd.range_verdict(E, -1, 2),
+        "all_verdict": lambda: vd.all_verdict({"a": vd.sign_verdict(E, 1), "b": vd.not_tested("no model")}),
+        "heterogeneity_verdict": lambda: vd.heterogeneity_verdict({"x": E, "y": PairedDifference(-1.0, 0.1, df=9)}),
+        "not_tested": lambda: vd.not_tested("needs the trained model"),
+        "values_verdict": lambda: vd.values_verdict([E, Estimate(2.0, 0.1)], (1.0, 2.0), atol=0.5),
+        "angle_verdict": lambda: vd.angle_verdict(np.array([11.0, 12.5, 13.0]), 16_000, 12, 16_000),
+        "table_verdict": lambda: vd.table_verdict([E], [1.0], (3, 10), (5, 20)),
+        "after_norm_verdict": lambda: vd.after_norm_verdict(0.0, 0.0, 0.9, eps=1e-5),
+    }
+
+
+def stored(verdict):
+    """The verdict as a stored run keeps it: through JSON."""
+    return json.loads(json.dumps({"label": verdict.label, "reason": verdict.reason, "evidence": verdict.evidence}))
+
+
+def test_every_rule_is_registered_and_exercised_here():
+    returns_verdict = {name for name in vd.__all__ if inspect.isfunction(getattr(vd, name))
+                       and inspect.signature(getattr(vd, name)).return_annotation is vd.Verdict}
+    registered = set(evidence.rules())
+    assert returns_verdict - {"settle", "recompute"} <= registered
+    assert registered == set(calls())
+
+
+@pytest.mark.parametrize("name", sorted(calls()))
+def test_a_stored_verdict_is_computed_again_to_the_same_verdict(name):
+    verdict = calls()[name]()
+    assert verdict.evidence["rule"] == name
+    again = vd.recompute(stored(verdict))
+    assert (again.label, again.reason) == (verdict.label, verdict.reason)
+
+
+def test_only_the_arguments_given_are_kept_so_a_changed_default_applies():
+    v = vd.sign_verdict(E, 1)
+    assert v.evidence == {"rule": "sign_verdict", "args": {"est": {"__estimate__": "Estimate", "value": 1.0,
+                                                                   "se": 0.2, "df": 10}, "claimed_sign": 1}}
+
+
+def test_an_argument_without_a_json_form_is_refused_when_the_rule_is_called():
+    with pytest.raises(evidence.EvidenceError, match="angle_verdict"):
+        vd.angle_verdict(object(), 16_000, 12, 16_000)
+
+
+def test_evidence_naming_a_rule_that_no_longer_exists_fails_loudly():
+    record = stored(vd.sign_verdict(E, 1))
+    record["evidence"]["rule"] = "old_sign_verdict"
+    with pytest.raises(evidence.UnknownRule, match="old_sign_verdict"):
+        vd.recompute(record)
+
+
+def test_non_finite_numbers_arrays_and_tuples_survive_the_round_trip():
+    value = {"x": float("nan"), "y": (1, 2.5), "z": np.arange(6.0).reshape(2, 3), "w": -float("inf")}
+    back = evidence.decode(json.loads(json.dumps(evidence.encode(value), allow_nan=False)), vd.recompute)
+    assert np.isnan(back["x"]) and back["y"] == (1, 2.5) and back["w"] == -np.inf
+    np.testing.assert_array_equal(back["z"], value["z"])
+
+
+def claim(verdict):
+    return vd.Claim("c1", "kim2025recency", "Prop. 2", "full text", "the effect is positive", "m", "defaults",
+                    verdict)
+
+
+def test_editing_a_rule_changes_a_stored_runs_verdict_at_the_next_build(monkeypatch):
+    at_defaults = vd.sign_verdict(Estimate(0.5, 0.2, df=30), 1)
+    at_paper = vd.sign_verdict(Estimate(0.5, 0.2, df=300), 1)  # what the stored run measured
+    run = SimpleNamespace(claims=[{**claim(at_paper).record(), "settings": "paper"}])
+    run = json.loads(json.dumps(run.claims))  # stored: JSON
+    table, records = claims_markdown([claim(at_defaults)], SimpleNamespace(claims=run))
+    assert records[0]["final_verdict"]["label"] == "reproduced"
+
+    original = evidence.rules()["sign_verdict"]
+
+    def stricter(est, claimed_sign, **kw):  # a rule that now asks for a 99.9 % interval
+        return original(est, claimed_sign, **{**kw, "level": 0.999})
+
+    monkeypatch.setitem(evidence._RULES, "sign_verdict", stricter)
+    table, records = claims_markdown([claim(at_defaults)], SimpleNamespace(claims=run))
+    assert records[0]["final_verdict"]["label"] == "not decided"
+    assert "99.9%" in records[0]["final_verdict"]["reason"]
