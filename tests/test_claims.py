@@ -39,8 +39,9 @@ def test_a_stored_run_decides_the_verdict(tmp_path):
     folder = tmp_path / "results" / "toy" / "paper"
     folder.mkdir(parents=True)
     at_paper = _claims()[0].record()
+    made = sign_verdict(Estimate(-0.2, 0.01, df=50), +1, what="the slope at d = 1024")  # the run's rule, evidence kept
     at_paper.update(measured="-0.2 ± 0.01", settings="d = 1024",
-                    verdict={"label": "refuted", "reason": "negative at d = 1024"})
+                    verdict={"label": made.label, "reason": made.reason, "evidence": made.evidence})
     (folder / "values.json").write_text(json.dumps({"x": 1.0, "claims": [at_paper]}))
     (folder / "parameters.json").write_text("{}")
     (folder / "provenance.json").write_text(json.dumps(
@@ -68,7 +69,14 @@ def test_a_stored_run_decides_the_verdict(tmp_path):
     table, records = claims_markdown(_claims(), load_paper_run("toy", tmp_path))
     verdict_cell = table.splitlines()[2].rsplit(" | ", 1)[1]
     assert records[0]["final_verdict"]["label"] == "refuted" and "paper's settings" not in verdict_cell
-    assert "in the paper-scale run, with a 4-layer decoder swept in width: negative at d = 1024" in verdict_cell
+    assert "in the paper-scale run, with a 4-layer decoder swept in width: the slope at d = 1024" in verdict_cell
+    # a stored verdict without evidence cannot be computed by today's rules: it does not stand
+    at_paper.update(stand_in="", verdict={"label": "refuted", "reason": "negative at d = 1024"})
+    (folder / "values.json").write_text(json.dumps({"x": 1.0, "claims": [at_paper]}))
+    table, records = claims_markdown(_claims(), load_paper_run("toy", tmp_path))
+    first = table.splitlines()[2]
+    assert records[0]["final_verdict"]["label"] == "reproduced" and "smaller settings only" in first
+    assert "no verdict: the stored run keeps no evidence" in first and "make paper CHAPTER=toy" in first
 
 
 def test_duplicate_ids_are_refused():

@@ -249,7 +249,7 @@ def test_stored_claims_gain_only_derived_fields_and_the_amendment_is_recorded(tm
     assert run.claims[0]["measured"] == "1" and run.values == {"x": 1.0}
     (amendment,) = run.provenance["amendments"]
     assert amendment["field"] == "shortfall" and amendment["claims"] == ["a"] and amendment["date"]
-    assert "Amended" in provenance_line(run) and "added the shortfall" in provenance_line(run)
+    assert "mended" not in provenance_line(run)  # the page says what was measured, not how the file was kept
     for field, values, why, match in [("verdict", {"a": "x"}, "w", "cannot be amended"),
                                       ("shortfall", {"zz": "x"}, "w", "not in the stored run"),
                                       ("shortfall", {"a": "x"}, "", "why")]:
@@ -257,6 +257,39 @@ def test_stored_claims_gain_only_derived_fields_and_the_amendment_is_recorded(tm
             amend_stored_claims(project, "toy", field, values, why)
     with pytest.raises(PaperRunError, match="no stored paper run"):
         amend_stored_claims(project, "other", "shortfall", {"a": "x"}, "w")
+
+
+def test_stored_claims_gain_the_evidence_of_their_verdict_only_if_it_gives_the_stored_verdict(tmp_path):
+    """A stored run made before verdicts kept evidence gets it rebuilt from its measurements, and the
+    build then computes the verdict with today's rules; evidence that does not give the stored
+    reason is refused."""
+    from attention_geometry.book.paper import attach_evidence
+    from attention_geometry.stats import Estimate
+    from attention_geometry.verdicts import recompute, sign_verdict
+
+    made = sign_verdict(Estimate(0.5, 0.2, df=30), 1)
+    (tmp_path / "_toc.yml").write_text("root: x\n")
+    folder = tmp_path / "results" / "toy" / "paper"
+    folder.mkdir(parents=True)
+    record = {"id": "a", "verdict": {"label": made.label, "reason": made.reason}, "measured": "1", "settings": "s"}
+    (folder / "values.json").write_text(json.dumps({"claims": [record, {**record, "id": "b"}]}))
+    (folder / "parameters.json").write_text("{}")
+    (folder / "provenance.json").write_text(json.dumps({"commit": "abc", "wall_seconds": 60}))
+    project = Project(tmp_path, chapters={})
+    with pytest.raises(PaperRunError, match="is not the stored"):
+        attach_evidence(project, "toy", {"a": sign_verdict(Estimate(0.6, 0.2, df=30), 1)}, "rebuilt")
+    with pytest.raises(PaperRunError, match="not in the stored run"):
+        attach_evidence(project, "toy", {"zz": made}, "rebuilt")
+    changes = attach_evidence(project, "toy", {"a": sign_verdict(Estimate(0.5, 0.2, df=30), 1)}, "rebuilt")
+    assert changes == {"a": ("reproduced", "reproduced")}
+    stored = json.loads((folder / "values.json").read_text())["claims"]
+    assert stored[0]["verdict"]["evidence"]["rule"] == "sign_verdict" and "evidence" not in stored[1]["verdict"]
+    assert recompute(stored[0]["verdict"]) == made
+    assert json.loads((folder / "provenance.json").read_text())["amendments"][0]["field"] == "evidence"
+    # where the rule has changed since the run, the reason the run's own code gives is checked instead
+    changes = attach_evidence(project, "toy", {"b": sign_verdict(Estimate(0.5, 0.2, df=30), 1, level=0.999)},
+                              "rebuilt", as_stored={"b": made.reason})
+    assert changes == {"b": ("reproduced", "not decided")}
 
 
 def test_an_unfinished_runs_checkpoints_can_be_committed_but_not_its_partial_notebooks():

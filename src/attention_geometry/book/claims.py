@@ -50,16 +50,24 @@ def _stored_claims(run) -> dict[str, dict]:
     return {c["id"]: c for c in (run.claims or [])}
 
 
-def _paper_cell(claim: Claim, stored: dict | None, final: Verdict, this_is_the_run: bool) -> str:
+def _paper_cell(claim: Claim, stored: dict | None, final: Verdict, this_is_the_run: bool, chapter: str) -> str:
     """The "at the paper's settings" cell; ``final``: the settled verdict, which is the
-    stored run's whenever there is one (:func:`settle`)."""
+    stored run's whenever it can be computed from the run's evidence (:func:`settle`)."""
     if this_is_the_run:
         return "(this is the paper-scale run)"
     if claim.at_paper_settings:
         return "the same: these are the paper's settings"
     if stored is None:
         return _NOT_RUN
+    if not _has_evidence(stored):
+        return (f"{stored['measured']} ({stored['settings']}); no verdict: the stored run keeps no evidence "
+                f"today's rules can read (`make paper CHAPTER={chapter}` measures it again)")
     return f"{stored['measured']} ({stored['settings']}): *{phrase(final, claim.source)}*"
+
+
+def _has_evidence(stored: dict) -> bool:
+    """Whether a stored claim record's verdict can be computed again (:func:`recompute`)."""
+    return bool(stored["verdict"].get("evidence"))
 
 
 def claims_markdown(claims: Sequence[Claim], run=None, *, this_is_the_run: bool = False) -> tuple[str, list[dict]]:
@@ -73,7 +81,10 @@ def claims_markdown(claims: Sequence[Claim], run=None, *, this_is_the_run: bool 
             raise ValueError(f"claim id {c.id!r} appears twice in one table; ids must be unique")
         ids.add(c.id)
         at_paper = stored.get(c.id)
-        paper_verdict = recompute(at_paper["verdict"]) if at_paper and not this_is_the_run else None
+        # a stored verdict stands only as today's rule computes it from the run's evidence; a row measured
+        # at the paper's settings by default is judged on this run's measurement
+        usable = at_paper is not None and _has_evidence(at_paper) and not (this_is_the_run or c.at_paper_settings)
+        paper_verdict = recompute(at_paper["verdict"]) if usable else None
         shortfall = at_paper.get("shortfall", "") if paper_verdict is not None else c.shortfall
         final = settle(c.verdict, paper_verdict, defaults_are_paper=c.at_paper_settings or this_is_the_run,
                        shortfall=shortfall, stand_in=at_paper.get("stand_in", "") if paper_verdict else c.stand_in,
@@ -83,7 +94,7 @@ def claims_markdown(claims: Sequence[Claim], run=None, *, this_is_the_run: bool 
             where,
             c.statement,
             f"{c.measured} ({c.settings})",
-            _paper_cell(c, at_paper, final, this_is_the_run),
+            _paper_cell(c, at_paper, final, this_is_the_run, getattr(run, "chapter", "<chapter>")),
             f"**{phrase(final, c.source)}**: {final.reason}",
         ))
         record = c.record()
@@ -106,11 +117,9 @@ def provenance_line(run) -> str:
     commits = list(dict.fromkeys(c for c in p.part_commits or [] if c))
     across = (f" in {p.parts or len(commits)} parts, at commits " + ", ".join(f"`{c[:10]}`" for c in commits)
               if len(commits) > 1 else "")
-    amended = "".join(f" Amended {a.get('date', '?')[:10]} (commit `{str(a.get('commit', '?'))[:10]}`): {a['why']}"
-                      for a in p.amendments or [])
     return (f"*At the paper's settings:* stored run of commit `{str(p.commit or '?')[:10]}`{dirty}, "
             f"on {p.device_name or '?'}, {p.date or '?'}, wall time {wall / 60:.1f} min{across} "
-            f"(`make paper CHAPTER={run.chapter}` regenerates it).{note}{amended}")
+            f"(`make paper CHAPTER={run.chapter}` regenerates it).{note}")
 
 
 def device_check_line(check: dict | None, *, what: str, command: str) -> str:

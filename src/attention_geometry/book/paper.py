@@ -66,8 +66,8 @@ from .registry import Chapter
 
 __all__ = ["PRESET", "DEVICES", "PaperRun", "PaperRunError", "StalePaperRun", "chapters_with_paper_preset",
            "choose_device", "paper_parameters", "run_paper", "load_paper_run", "check_paper_run_fresh",
-           "stale_paper_runs", "regenerate_command", "amend_stored_claims", "AMENDABLE", "DEVICE_CHECK",
-           "store_device_check", "load_device_check"]
+           "stale_paper_runs", "regenerate_command", "amend_stored_claims", "attach_evidence", "AMENDABLE",
+           "DEVICE_CHECK", "store_device_check", "load_device_check"]
 
 PRESET = "paper"
 DEVICES = ("cpu", "cuda")
@@ -350,6 +350,50 @@ def amend_stored_claims(project: Project, chapter_name: str, field: str, values:
     write_json_atomic(run.folder / "values.json", {**run.values, "claims": claims})
     write_json_atomic(run.folder / "provenance.json", provenance.to_json())
     return load_paper_run(chapter_name, project)
+
+
+def attach_evidence(project: Project, chapter_name: str, verdicts: dict, why: str,
+                    as_stored: dict | None = None) -> dict[str, tuple[str, str]]:
+    """Give stored claim records made before verdicts kept their evidence (:mod:`~attention_geometry.evidence`)
+    the evidence of their verdict, rebuilt from the run's own stored measurements; ``verdicts``:
+    claim id -> the :class:`~attention_geometry.verdicts.Verdict` the rule returns on them.
+
+    Each rebuilt verdict must carry evidence, and the rule that made the stored verdict must
+    word its reason exactly as stored when given that evidence: today's reason, or, where the
+    rule has changed since, ``as_stored[id]``, the reason the stored run's own code gives on it
+    (run from that commit). Otherwise nothing is written.
+    Only the evidence is added (the stored label and reason stay, as the run made them); the
+    build then computes each verdict with today's rules (:func:`~attention_geometry.verdicts.recompute`).
+    Recorded under ``"amendments"`` in ``provenance.json`` (field ``evidence``).
+    Returns claim id -> (stored label, label by today's rules) for the ids given."""
+    from ..verdicts import recompute
+
+    if not why:
+        raise PaperRunError("why = '' is not allowed; allowed: a sentence saying how the evidence was rebuilt")
+    run = load_paper_run(chapter_name, project)
+    if run is None or not run.claims:
+        raise PaperRunError(f"chapter {chapter_name!r} has no stored paper run with claim records")
+    stored = {c["id"]: c for c in run.claims}
+    unknown = sorted(set(verdicts) - set(stored))
+    if unknown:
+        raise PaperRunError(f"claim ids {unknown} are not in the stored run of {chapter_name!r}; "
+                            f"allowed: {', '.join(sorted(stored))}")
+    for cid, verdict in verdicts.items():
+        old = stored[cid]["verdict"]
+        if not verdict.evidence:
+            raise PaperRunError(f"claim {cid!r}: the verdict given has no evidence; allowed: a verdict a rule returned")
+        reason = (as_stored or {}).get(cid, verdict.reason)
+        if reason != old["reason"]:
+            raise PaperRunError(f"claim {cid!r}: the rebuilt verdict's reason {reason!r} is not the stored "
+                                f"{old['reason']!r}; the evidence must be the measurements that made it")
+    claims = [{**c, "verdict": {**c["verdict"], "evidence": verdicts[c["id"]].evidence}} if c["id"] in verdicts
+              else c for c in run.claims]
+    amendment = {"date": now(), "commit": git_state(project)["commit"], "field": "evidence",
+                 "claims": sorted(verdicts), "why": why}
+    provenance = run.provenance.replace(amendments=[*(run.provenance.amendments or []), amendment])
+    write_json_atomic(run.folder / "values.json", {**run.values, "claims": claims})
+    write_json_atomic(run.folder / "provenance.json", provenance.to_json())
+    return {c["id"]: (c["verdict"]["label"], str(recompute(c["verdict"]).label)) for c in claims if c["id"] in verdicts}
 
 
 def check_paper_run_fresh(chapter: Chapter | str, project: Project | None = None) -> None:
