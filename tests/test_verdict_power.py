@@ -38,7 +38,7 @@ from attention_geometry.verdicts import (
     value_verdict,
     verdict_words,
 )
-from attention_geometry.words import share_of_words
+from attention_geometry.words import share_of_words, share_words
 
 N_NULL = 200
 DECISIVE = (Label.REPRODUCED, Label.REPRODUCED_IN_STAND_IN, Label.DIFFERS, Label.REFUTED)
@@ -279,6 +279,9 @@ def test_a_share_word_needs_a_denominator_that_excludes_zero():
     assert lo < 0.9 < hi and share_of_words(Estimate(0.9, 0.02), Estimate(1.0, 0.02)) == "almost entirely"
     assert fieller_interval(Estimate(0.9, 0.02), Estimate(0.1, 0.1)) is None
     assert share_of_words(Estimate(0.9, 0.02), Estimate(0.1, 0.1)).startswith("to an undetermined extent")
+    # a bootstrap interval of the share with the whole's own interval (chapter 2): both directions
+    assert share_words(1.3, 10.3, True, whole=(0.01, 0.03)) == "more than entirely"
+    assert share_words(1.3, 10.3, True, whole=(-0.005, 0.03)) == "to an undetermined extent"
 
 
 def test_null_a_whole_of_zero_gets_no_share_word():

@@ -56,7 +56,8 @@ def relative_words(est: Estimate, level: float = 0.95) -> str:
     return trend_word(est, above="more than", below="fewer than", neither="as many as", level=level)
 
 
-def share_words(low: float, high: float, fair_beats_layernorm: bool | None = None) -> str:
+def share_words(low: float, high: float, fair_beats_layernorm: bool | None = None, *,
+                whole: tuple[float, float] | None = None) -> str:
     """Words for a share known to lie in ``[low, high]`` (e.g. the interval of
     :func:`~attention_geometry.majority.confound_share`).
 
@@ -67,8 +68,12 @@ def share_words(low: float, high: float, fair_beats_layernorm: bool | None = Non
     ``"almost entirely"`` (low >= 0.8), ``"mostly"`` (low >= 0.5), ``"not at all"``
     (high <= 0.2), ``"partly"`` (low > 0.2, or high < 0.8), and ``"to an
     undetermined extent"`` when the interval reaches from 0.2 or below to 0.8 or
-    above, or is not finite.
+    above, or is not finite. ``whole``: the interval of the share's denominator (the
+    whole gap); when it contains 0 the share is no number and no share word applies
+    ("to an undetermined extent", whatever the share's own interval).
     """
+    if whole is not None and whole[0] <= 0 <= whole[1]:
+        return "to an undetermined extent"
     if not (math.isfinite(low) and math.isfinite(high)) or low > high:
         return "to an undetermined extent"
     if low > 1:
