@@ -1,13 +1,16 @@
 """The claims ledger is built from the chapters' glued records, never typed by hand."""
 
+import csv
+import io
 import json
 
 import pytest
 
 from attention_geometry.book.claims import CLAIMS_KEY, CLAIMS_MIME, claims_markdown, glue_claim_records
-from attention_geometry.book.ledger import chapter_claims, collect_ledger, ledger_page, write_ledger_files
+from attention_geometry.book.ledger import (LEDGER_FIELDS, chapter_claims, collect_ledger, ledger_page,
+                                            write_ledger_files)
 from attention_geometry.stats import Estimate
-from attention_geometry.verdicts import Claim, Label, sign_verdict, value_verdict
+from attention_geometry.verdicts import VERDICTS, Claim, Label, sign_verdict, value_verdict
 
 PREFIX = "application/papermill.record/"  # myst_nb.glue's, for a value glued without display
 
@@ -24,6 +27,28 @@ def _records(ids):
                     statement="$S_{n,n-1} > S_{n,1}$ & <b>", measured="0.1 ± 0.01", settings="d = 16",
                     verdict=sign_verdict(Estimate(0.1, 0.01), 1), section="sec-thm1") for i in ids]
     return claims_markdown(claims)[1]
+
+
+def test_every_ledger_verdict_is_a_label_whatever_the_source(tmp_path):
+    """A row resting on the summary carries a label too, never words compounded with its source;
+    claims.json and claims.csv carry each row's claim_kind."""
+    claims = [Claim(id=f"s-{i}", paper="wu2024masks", where="summary table", source=source, statement="s",
+                    measured="m", settings="d = 16", verdict=verdict, claim_kind=kind)
+              for i, (source, verdict, kind) in enumerate([
+                  ("summary", value_verdict(Estimate(0.9, 0.01), 0.5, atol=0.1), "paper"),
+                  ("summary", sign_verdict(Estimate(0.1, 0.01), 1), "paper"),
+                  ("summary", sign_verdict(Estimate(-0.1, 0.01), 1), "reading"),
+                  ("full text", sign_verdict(Estimate(0.1, 0.2), 1), "paper")])]
+    nb = tmp_path / "a.ipynb"
+    nb.write_text(json.dumps(_notebook(claims_markdown(claims)[1])))
+    rows = collect_ledger([("rank_collapse", "04_rank_collapse", nb)])
+    assert [r["verdict"] for r in rows] == ["differs", "reproduced", "refuted", "not decided"]
+    assert all(r["verdict"] in VERDICTS for r in rows)
+    js, cs = write_ledger_files(rows, tmp_path / "html")
+    assert [r["claim_kind"] for r in json.loads(js.read_text())] == ["paper", "paper", "reading", "paper"]
+    table = list(csv.DictReader(io.StringIO(cs.read_text())))
+    assert [r["claim_kind"] for r in table] == ["paper", "paper", "reading", "paper"]
+    assert {r["verdict"] for r in table} <= set(VERDICTS) and "claim_kind" in LEDGER_FIELDS
 
 
 def test_ledger_rows_come_from_the_glued_records(tmp_path):

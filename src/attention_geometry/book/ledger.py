@@ -18,8 +18,9 @@ or a control), ``differs_from`` (how the claim differs from another row's
 quoting the same sentence; :func:`conflicting_verdicts` finds rows that
 quote one sentence with two verdicts and say nothing of the kind),
 ``settings`` (what we measured at: the defaults or the stored paper-scale
-run), ``measured`` (with its uncertainty), ``verdict`` (the one that stands,
-worded for its source), ``reason`` and the chapter section that shows it.
+run), ``measured`` (with its uncertainty), ``verdict`` (the label of the one that
+stands: one of :data:`~attention_geometry.verdicts.VERDICTS`, whatever the source),
+``reason`` and the chapter section that shows it.
 No record is typed by hand: the ledger has no input other than the chapters.
 """
 
@@ -80,7 +81,7 @@ def collect_ledger(executed: Iterable[tuple[str, str, Path]]) -> list[dict]:
             if r["id"] in seen:
                 raise ValueError(f"claim id {r['id']!r} is used by chapters {seen[r['id']]!r} and {chapter!r}")
             seen[r["id"]] = chapter
-            final = r.get("final_verdict") or {"phrase": r["verdict"]["label"], "reason": r["verdict"]["reason"]}
+            final = r.get("final_verdict") or r["verdict"]
             stored = r.get("at_paper_settings_record")
             rows.append({
                 "id": r["id"],
@@ -93,7 +94,7 @@ def collect_ledger(executed: Iterable[tuple[str, str, Path]]) -> list[dict]:
                              else ("the paper's settings" if r.get("at_paper_settings") else "book defaults: ")
                              + ("" if r.get("at_paper_settings") else r["settings"])),
                 "measured": stored["measured"] if stored else r["measured"],
-                "verdict": final["phrase"] if "phrase" in final else final["label"],
+                "verdict": final["label"],  # a label, never words compounded with the source
                 "reason": final["reason"],
                 "differs_from": r.get("differs_from", ""),
                 "chapter": chapter,
