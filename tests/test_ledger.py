@@ -148,3 +148,50 @@ def test_ledger_untested_lists_only_the_untested_claims_with_their_reasons():
     assert "claim A." in text and "needs pretrained weights" in text and "{doc}`04_rank_collapse`" in text
     assert "claim B." not in text
     assert "every claim" in ledger_untested(rows[1:]) and "not built" in ledger_untested(None)
+
+
+def test_short_reason_keeps_the_first_clause_and_cuts_only_what_is_too_long():
+    from attention_geometry.book.ledger import short_reason
+
+    assert short_reason("largest |mu(y)| 5.2e-12 <= 1e-06") == "largest |mu(y)| 5.2e-12 <= 1e-06"  # short: whole
+    assert short_reason("  two\n spaces ") == "two spaces"
+    # the first clause (a semicolon) or sentence (a stop before a capital), not one inside brackets or math
+    assert short_reason("the effect = 0.1 ± 0.01, 95% interval [0.08; 0.12]; claimed positive") == \
+        "the effect = 0.1 ± 0.01, 95% interval [0.08; 0.12]"
+    assert short_reason("Fig. 2 shows it (d = 16; L = 8). It would take 4x the data. More.") == \
+        "Fig. 2 shows it (d = 16; L = 8)."
+    assert short_reason("$a; b$ holds; the rest") == "$a; b$ holds"
+    long = "in the paper-scale run, with " + "a very long stand-in description " * 10 + "; claimed positive"
+    cut = short_reason(long)
+    assert len(cut) <= 160 and cut.endswith("…") and long.startswith(cut[:-1])
+    assert long[len(cut) - 1] == " "  # cut at a word boundary
+    assert short_reason("one two three four", limit=12) == "one two…" and len(short_reason(long, 40)) <= 40
+    assert short_reason("measured $x_{1} + x_{2} + x_{3}$ here", limit=20) == "measured…"  # not inside math
+    assert short_reason("the effect = 12.2 ± 0.3 and so on", limit=22) == "the effect = 12.2…"
+    with pytest.raises(ValueError, match="limit = 1"):
+        short_reason("x", limit=1)
+
+
+def test_the_ledger_docstring_examples_run():
+    import doctest
+
+    from attention_geometry.book import ledger
+
+    result = doctest.testmod(ledger)
+    assert result.attempted >= 3 and result.failed == 0
+
+
+def test_the_verdict_cell_holds_the_label_a_short_reason_and_the_full_reason_on_hover(tmp_path):
+    reason = 'first clause with "quotes" & <b>; ' + "second clause " * 20
+    row = {"id": "k-1", "paper": "Kim et al. 2025", "where": "Theorem 1", "source": "full text",
+           "claim_kind": "paper", "statement": "s", "settings": "d = 16", "measured": "0.1 ± 0.01",
+           "verdict": "refuted", "reason": reason, "differs_from": "", "chapter": "recency",
+           "link": "06_recency.html#x"}
+    page = ledger_page([row])
+    cell = ('<strong>refuted</strong><br><small title="first clause with &quot;quotes&quot; &amp; &lt;b&gt;; '
+            'second clause second clause')
+    assert cell in page and 'first clause with "quotes" &amp; &lt;b&gt;</small>' in page
+    assert "<td>0.1 ± 0.01</td>" in page  # the measurement in a column of its own
+    js, cs = write_ledger_files([row], tmp_path)
+    assert json.loads(js.read_text())[0]["reason"] == reason  # the files keep the full reason
+    assert next(csv.DictReader(io.StringIO(cs.read_text())))["reason"] == reason

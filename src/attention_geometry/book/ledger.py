@@ -32,6 +32,7 @@ import re
 from pathlib import Path
 from typing import Iterable
 
+from .._checks import check_int
 from ..verdicts import Label
 from .notebooks import CLAIMS_KEY, glued_data
 from .project import Project
@@ -39,7 +40,7 @@ from .toc import book_chapters
 
 __all__ = ["LEDGER_FIELDS", "PAPERS", "book_ledger", "executed_values", "ledger_untested", "ledger_verdicts",
            "chapter_claims", "collect_ledger", "ledger_page", "conflicting_verdicts", "normalised_statement",
-           "write_ledger_files"]
+           "short_reason", "write_ledger_files"]
 
 #: Bibliography key -> how the ledger names the paper.
 PAPERS = {
@@ -146,6 +147,52 @@ def write_ledger_files(rows: list[dict], folder: Path) -> tuple[Path, Path]:
     return js, cs
 
 
+_MATH = re.compile(r"\$[^$]+\$")
+
+
+def short_reason(reason: str, limit: int = 160) -> str:
+    """The reason's first clause or sentence, at most ``limit`` characters: what the ledger's
+    verdict cell shows (the full reason is in its tooltip and in ``claims.json``/``claims.csv``).
+
+    A clause ends at a semicolon, a sentence at ``.``, ``!`` or ``?`` before a capital, neither
+    inside parentheses, brackets or ``$...$`` math. A clause longer than ``limit`` is cut at the
+    last space that fits, outside math, and ends with an ellipsis; a shorter one is kept whole.
+
+    >>> short_reason("at the paper's settings: 0.12 ± 0.01; claimed 0.5")
+    "at the paper's settings: 0.12 ± 0.01"
+    >>> short_reason("the interval [0.1; 0.3] holds both. It would take 4x the data.")
+    'the interval [0.1; 0.3] holds both.'
+    >>> short_reason("one two three four", limit=12)
+    'one two…'
+    """
+    limit = check_int("limit", limit, 2)
+    text = " ".join(reason.split())
+    maths = [m.span() for m in _MATH.finditer(text)]
+
+    def in_math(i: int) -> bool:
+        return any(a <= i < b for a, b in maths)
+
+    end, depth = len(text), 0
+    for i, ch in enumerate(text):
+        if in_math(i):
+            continue
+        depth += (ch in "([") - (ch in ")]")
+        if depth > 0:
+            continue
+        if ch == ";":
+            end = i
+            break
+        if ch in ".!?" and text[i + 1:i + 2] == " " and text[i + 2:i + 3].isupper():
+            end = i + 1
+            break
+    head = text[:end].rstrip()
+    if len(head) <= limit:
+        return head
+    spaces = [j for j in range(1, limit) if head[j] == " " and not in_math(j)]
+    cut = spaces[-1] if spaces else limit - 1
+    return head[:cut].rstrip(" ,;:(-–—=±") + "…"
+
+
 def _math(text: str) -> str:
     """HTML-escape, with ``$...$`` turned into ``\\(...\\)`` for MathJax."""
     parts = re.split(r"(\$[^$]+\$)", text)
@@ -156,6 +203,11 @@ def _math(text: str) -> str:
         else:
             out.append(html.escape(re.sub(r"\{\w+(:\w+)?\}`([^`]*)`", r"\2", p), quote=False))
     return "".join(out)
+
+
+def _plain(text: str) -> str:
+    """Text for an HTML attribute (a tooltip): MyST roles reduced to their text, quotes escaped."""
+    return html.escape(re.sub(r"\{\w+(:\w+)?\}`([^`]*)`", r"\2", " ".join(text.split())), quote=True)
 
 
 def _counts(rows: list[dict], key: str) -> dict[str, int]:
@@ -248,7 +300,8 @@ def ledger_page(rows: list[dict]) -> str:
             + "".join(f"<td>{cell}</td>" for cell in (
                 html.escape(r["paper"]), _math(r["where"]), html.escape(r["source"]), _math(r["statement"]),
                 _math(r["settings"]), _math(r["measured"]),
-                f'<strong>{html.escape(r["verdict"])}</strong><br><small>{_math(r["reason"])}</small>',
+                f'<strong>{html.escape(r["verdict"])}</strong><br><small title="{_plain(r["reason"])}">'
+                f'{_math(short_reason(r["reason"]))}</small>',
                 f'<a href="{html.escape(r["link"])}">{html.escape(r["chapter"])}</a>'))
             + "</tr>")
     lines += ["</tbody></table>",
