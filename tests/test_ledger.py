@@ -3,6 +3,7 @@
 import csv
 import io
 import json
+import re
 
 import pytest
 
@@ -195,3 +196,73 @@ def test_the_verdict_cell_holds_the_label_a_short_reason_and_the_full_reason_on_
     js, cs = write_ledger_files([row], tmp_path)
     assert json.loads(js.read_text())[0]["reason"] == reason  # the files keep the full reason
     assert next(csv.DictReader(io.StringIO(cs.read_text())))["reason"] == reason
+
+
+def _row(i, paper, verdict, kind="paper", where="Theorem 1"):
+    return {"id": f"c-{i}", "paper": paper, "where": where, "source": "full text", "claim_kind": kind,
+            "statement": f"claim {i}", "settings": "d = 16", "measured": "m", "verdict": verdict, "reason": "r",
+            "differs_from": "", "chapter": "x", "link": "x.html#y"}
+
+
+def test_the_scoreboard_counts_each_paper_and_keeps_readings_apart():
+    from attention_geometry.book.ledger import paper_scoreboard
+
+    kim = ["reproduced", "reproduced in a stand-in", "reproduced in a stand-in", "differs", "not decided",
+           "not decided", "not tested"]
+    rows = [_row(i, "Kim et al. 2025", v, where="Eq. 19" if v == "differs" else "Theorem 1") for i, v in enumerate(kim)]
+    rows += [_row(8, "Kim et al. 2025", "refuted", "reading", "Fig. 3"),
+             _row(9, "Brody et al. 2023", "refuted", where="abstract; Fig. 2a")]
+    board = paper_scoreboard(rows)
+    cells = [[c.strip() for c in line.strip("|").split("|")] for line in board.splitlines()
+             if line.startswith("| ") and "Paper" not in line]
+    table = {tuple(c[:2]): c[2:] for c in cells}
+    assert table[("Kim et al. 2025", "the paper's claims")] == ["1", "2", "1", "0", "2", "0", "1", "7"]
+    assert table[("Kim et al. 2025", "the book's readings and controls")] == ["0", "0", "0", "1", "0", "0", "0", "1"]
+    assert table[("Brody et al. 2023", "the paper's claims")] == ["0", "0", "0", "1", "0", "0", "0", "1"]
+    assert "9 claims in the ledger: 8 of the papers' own and 1 reading or control of the book's" in board
+    kim = board[board.index("**Kim et al. 2025.**"):board.index("**Chowdhury 2026.**")]
+    assert "6 claims of the paper are tested here and 1 more is not." in kim
+    assert "Of these, 3 are reproduced (2 of them in a stand-in model), 1 differs from the measurement and " \
+           "2 are not decided." in kim
+    assert "refuted" not in kim.split("Counted apart")[0]  # the reading's refutation is not the paper's
+    assert "Counted apart from the paper's claims: 1 reading or control of the book's own (1 refuted)." in kim
+    assert "The claim that does not hold:" in kim and '<a href="#claim-c-3" title="claim 3">Eq. 19</a> (differs)' in kim
+    assert "claim-c-8" not in kim
+    brody = board[board.index("**Brody et al. 2023.**"):board.index("**Wu et al. 2024.**")]
+    assert "1 claim of the paper is tested here. It is refuted." in brody and "abstract; Fig. 2a</a> (refuted)" in brody
+    # a paper with no row is said plainly, and the papers come in the order of PAPERS
+    assert "**Wu et al. 2024.** No claim of this paper is in the ledger." in board
+    assert ("Wu et al. 2024", "the paper's claims") not in table
+    order = [board.index(f"**{p}.**") for p in ("Brody et al. 2023", "Wu et al. 2024", "Kim et al. 2025",
+                                                 "Chowdhury 2026")]
+    assert order == sorted(order)
+
+
+@pytest.mark.parametrize("verdicts, words", [
+    (["reproduced in a stand-in"], "1 claim of the paper is tested here. It is reproduced in a stand-in model."),
+    (["reproduced in a stand-in"] * 2, "2 claims of the paper are tested here. Of these, 2 are reproduced in a "
+                                       "stand-in model."),
+    (["differs"], "It differs from the measurement. The claim that does not hold:"),
+    (["refuted", "differs", "refuted"], "Of these, 1 differs from the measurement and 2 are refuted. "
+                                        "The 3 claims that do not hold:"),
+    (["uninformative", "not decided"], "Of these, 1 is not decided and 1 is uninformative."),
+    (["not tested"], "Its one claim in the ledger is not tested here."),
+    (["not tested"] * 2, "None of its 2 claims in the ledger is tested here."),
+])
+def test_the_scoreboard_sentences_hold_for_any_count(verdicts, words):
+    from attention_geometry.book.ledger import paper_scoreboard
+
+    board = paper_scoreboard([_row(i, "Wu et al. 2024", v) for i, v in enumerate(verdicts)])
+    assert words in board
+    assert not re.search(r"\b1 (claims|are)\b|\b0 \w|\(0 of", board)  # no "1 claims", no clause for a count of 0
+    assert "does not hold" not in board or any(v in ("differs", "refuted") for v in verdicts)
+
+
+def test_the_scoreboard_refuses_a_word_that_is_not_a_label_and_says_when_it_is_empty():
+    from attention_geometry.book.ledger import paper_scoreboard
+
+    with pytest.raises(ValueError, match="reading. is not one of the labels"):
+        paper_scoreboard([_row(1, "Wu et al. 2024", "agrees with the summary's reading")])
+    assert paper_scoreboard([]) == "No claim is in the ledger."
+    page = ledger_page([_row(1, "Kim et al. 2025", "reproduced")])
+    assert page.index("## Paper by paper") < page.index("1 claim in the ledger.") < page.index('id="ag-ledger"')
