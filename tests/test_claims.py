@@ -29,8 +29,10 @@ def test_table_without_a_stored_run_says_so_and_qualifies_the_verdicts():
     assert len(rows) == 2 and all(r.count(" | ") == 4 for r in rows)  # the escaped pipe stays in its cell
     assert all("not run at the paper's settings" in r for r in rows)
     assert "smaller settings only" in rows[0]
-    assert "disagrees with the summary's reading" in rows[1]
+    assert "(summary)" in rows[1] and "**differs**" in rows[1]  # the source in the claim cell, the label alone
+    assert "summary's reading" not in table
     assert [r["final_verdict"]["label"] for r in records] == ["reproduced", "differs"]
+    assert [r["final_verdict"]["phrase"] for r in records] == ["reproduced", "differs"]
     assert "no stored run" in provenance_line(None)
 
 

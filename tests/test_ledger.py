@@ -1,13 +1,17 @@
 """The claims ledger is built from the chapters' glued records, never typed by hand."""
 
+import csv
+import io
 import json
+import re
 
 import pytest
 
 from attention_geometry.book.claims import CLAIMS_KEY, CLAIMS_MIME, claims_markdown, glue_claim_records
-from attention_geometry.book.ledger import chapter_claims, collect_ledger, ledger_page, write_ledger_files
+from attention_geometry.book.ledger import (LEDGER_FIELDS, chapter_claims, collect_ledger, ledger_page,
+                                            write_ledger_files)
 from attention_geometry.stats import Estimate
-from attention_geometry.verdicts import Claim, Label, sign_verdict, value_verdict
+from attention_geometry.verdicts import VERDICTS, Claim, Label, sign_verdict, value_verdict
 
 PREFIX = "application/papermill.record/"  # myst_nb.glue's, for a value glued without display
 
@@ -24,6 +28,28 @@ def _records(ids):
                     statement="$S_{n,n-1} > S_{n,1}$ & <b>", measured="0.1 ± 0.01", settings="d = 16",
                     verdict=sign_verdict(Estimate(0.1, 0.01), 1), section="sec-thm1") for i in ids]
     return claims_markdown(claims)[1]
+
+
+def test_every_ledger_verdict_is_a_label_whatever_the_source(tmp_path):
+    """A row resting on the summary carries a label too, never words compounded with its source;
+    claims.json and claims.csv carry each row's claim_kind."""
+    claims = [Claim(id=f"s-{i}", paper="wu2024masks", where="summary table", source=source, statement="s",
+                    measured="m", settings="d = 16", verdict=verdict, claim_kind=kind)
+              for i, (source, verdict, kind) in enumerate([
+                  ("summary", value_verdict(Estimate(0.9, 0.01), 0.5, atol=0.1), "paper"),
+                  ("summary", sign_verdict(Estimate(0.1, 0.01), 1), "paper"),
+                  ("summary", sign_verdict(Estimate(-0.1, 0.01), 1), "reading"),
+                  ("full text", sign_verdict(Estimate(0.1, 0.2), 1), "paper")])]
+    nb = tmp_path / "a.ipynb"
+    nb.write_text(json.dumps(_notebook(claims_markdown(claims)[1])))
+    rows = collect_ledger([("rank_collapse", "04_rank_collapse", nb)])
+    assert [r["verdict"] for r in rows] == ["differs", "reproduced", "refuted", "not decided"]
+    assert all(r["verdict"] in VERDICTS for r in rows)
+    js, cs = write_ledger_files(rows, tmp_path / "html")
+    assert [r["claim_kind"] for r in json.loads(js.read_text())] == ["paper", "paper", "reading", "paper"]
+    table = list(csv.DictReader(io.StringIO(cs.read_text())))
+    assert [r["claim_kind"] for r in table] == ["paper", "paper", "reading", "paper"]
+    assert {r["verdict"] for r in table} <= set(VERDICTS) and "claim_kind" in LEDGER_FIELDS
 
 
 def test_ledger_rows_come_from_the_glued_records(tmp_path):
@@ -123,3 +149,120 @@ def test_ledger_untested_lists_only_the_untested_claims_with_their_reasons():
     assert "claim A." in text and "needs pretrained weights" in text and "{doc}`04_rank_collapse`" in text
     assert "claim B." not in text
     assert "every claim" in ledger_untested(rows[1:]) and "not built" in ledger_untested(None)
+
+
+def test_short_reason_keeps_the_first_clause_and_cuts_only_what_is_too_long():
+    from attention_geometry.book.ledger import short_reason
+
+    assert short_reason("largest |mu(y)| 5.2e-12 <= 1e-06") == "largest |mu(y)| 5.2e-12 <= 1e-06"  # short: whole
+    assert short_reason("  two\n spaces ") == "two spaces"
+    # the first clause (a semicolon) or sentence (a stop before a capital), not one inside brackets or math
+    assert short_reason("the effect = 0.1 ± 0.01, 95% interval [0.08; 0.12]; claimed positive") == \
+        "the effect = 0.1 ± 0.01, 95% interval [0.08; 0.12]"
+    assert short_reason("Fig. 2 shows it (d = 16; L = 8). It would take 4x the data. More.") == \
+        "Fig. 2 shows it (d = 16; L = 8)."
+    assert short_reason("$a; b$ holds; the rest") == "$a; b$ holds"
+    long = "in the paper-scale run, with " + "a very long stand-in description " * 10 + "; claimed positive"
+    cut = short_reason(long)
+    assert len(cut) <= 160 and cut.endswith("…") and long.startswith(cut[:-1])
+    assert long[len(cut) - 1] == " "  # cut at a word boundary
+    assert short_reason("one two three four", limit=12) == "one two…" and len(short_reason(long, 40)) <= 40
+    assert short_reason("measured $x_{1} + x_{2} + x_{3}$ here", limit=20) == "measured…"  # not inside math
+    assert short_reason("the effect = 12.2 ± 0.3 and so on", limit=22) == "the effect = 12.2…"
+    with pytest.raises(ValueError, match="limit = 1"):
+        short_reason("x", limit=1)
+
+
+def test_the_ledger_docstring_examples_run():
+    import doctest
+
+    from attention_geometry.book import ledger
+
+    result = doctest.testmod(ledger)
+    assert result.attempted >= 3 and result.failed == 0
+
+
+def test_the_verdict_cell_holds_the_label_a_short_reason_and_the_full_reason_on_hover(tmp_path):
+    reason = 'first clause with "quotes" & <b>; ' + "second clause " * 20
+    row = {"id": "k-1", "paper": "Kim et al. 2025", "where": "Theorem 1", "source": "full text",
+           "claim_kind": "paper", "statement": "s", "settings": "d = 16", "measured": "0.1 ± 0.01",
+           "verdict": "refuted", "reason": reason, "differs_from": "", "chapter": "recency",
+           "link": "06_recency.html#x"}
+    page = ledger_page([row])
+    cell = ('<strong>refuted</strong><br><small title="first clause with &quot;quotes&quot; &amp; &lt;b&gt;; '
+            'second clause second clause')
+    assert cell in page and 'first clause with "quotes" &amp; &lt;b&gt;</small>' in page
+    assert "<td>0.1 ± 0.01</td>" in page  # the measurement in a column of its own
+    js, cs = write_ledger_files([row], tmp_path)
+    assert json.loads(js.read_text())[0]["reason"] == reason  # the files keep the full reason
+    assert next(csv.DictReader(io.StringIO(cs.read_text())))["reason"] == reason
+
+
+def _row(i, paper, verdict, kind="paper", where="Theorem 1"):
+    return {"id": f"c-{i}", "paper": paper, "where": where, "source": "full text", "claim_kind": kind,
+            "statement": f"claim {i}", "settings": "d = 16", "measured": "m", "verdict": verdict, "reason": "r",
+            "differs_from": "", "chapter": "x", "link": "x.html#y"}
+
+
+def test_the_scoreboard_counts_each_paper_and_keeps_readings_apart():
+    from attention_geometry.book.ledger import paper_scoreboard
+
+    kim = ["reproduced", "reproduced in a stand-in", "reproduced in a stand-in", "differs", "not decided",
+           "not decided", "not tested"]
+    rows = [_row(i, "Kim et al. 2025", v, where="Eq. 19" if v == "differs" else "Theorem 1") for i, v in enumerate(kim)]
+    rows += [_row(8, "Kim et al. 2025", "refuted", "reading", "Fig. 3"),
+             _row(9, "Brody et al. 2023", "refuted", where="abstract; Fig. 2a")]
+    board = paper_scoreboard(rows)
+    cells = [[c.strip() for c in line.strip("|").split("|")] for line in board.splitlines()
+             if line.startswith("| ") and "Paper" not in line]
+    table = {tuple(c[:2]): c[2:] for c in cells}
+    assert table[("Kim et al. 2025", "the paper's claims")] == ["1", "2", "1", "0", "2", "0", "1", "7"]
+    assert table[("Kim et al. 2025", "the book's readings and controls")] == ["0", "0", "0", "1", "0", "0", "0", "1"]
+    assert table[("Brody et al. 2023", "the paper's claims")] == ["0", "0", "0", "1", "0", "0", "0", "1"]
+    assert "9 claims in the ledger: 8 of the papers' own and 1 reading or control of the book's" in board
+    kim = board[board.index("**Kim et al. 2025.**"):board.index("**Chowdhury 2026.**")]
+    assert "6 claims of the paper are tested here and 1 more is not." in kim
+    assert "Of these, 3 are reproduced (2 of them in a stand-in model), 1 differs from the measurement and " \
+           "2 are not decided." in kim
+    assert "refuted" not in kim.split("Counted apart")[0]  # the reading's refutation is not the paper's
+    assert "Counted apart from the paper's claims: 1 reading or control of the book's own (1 refuted)." in kim
+    assert "The claim that does not hold:" in kim and '<a href="#claim-c-3" title="claim 3">Eq. 19</a> (differs)' in kim
+    assert "claim-c-8" not in kim
+    brody = board[board.index("**Brody et al. 2023.**"):board.index("**Wu et al. 2024.**")]
+    assert "1 claim of the paper is tested here. It is refuted." in brody and "abstract; Fig. 2a</a> (refuted)" in brody
+    # a paper with no row is said plainly, and the papers come in the order of PAPERS
+    assert "**Wu et al. 2024.** No claim of this paper is in the ledger." in board
+    assert ("Wu et al. 2024", "the paper's claims") not in table
+    order = [board.index(f"**{p}.**") for p in ("Brody et al. 2023", "Wu et al. 2024", "Kim et al. 2025",
+                                                 "Chowdhury 2026")]
+    assert order == sorted(order)
+
+
+@pytest.mark.parametrize("verdicts, words", [
+    (["reproduced in a stand-in"], "1 claim of the paper is tested here. It is reproduced in a stand-in model."),
+    (["reproduced in a stand-in"] * 2, "2 claims of the paper are tested here. Of these, 2 are reproduced in a "
+                                       "stand-in model."),
+    (["differs"], "It differs from the measurement. The claim that does not hold:"),
+    (["refuted", "differs", "refuted"], "Of these, 1 differs from the measurement and 2 are refuted. "
+                                        "The 3 claims that do not hold:"),
+    (["uninformative", "not decided"], "Of these, 1 is not decided and 1 is uninformative."),
+    (["not tested"], "Its one claim in the ledger is not tested here."),
+    (["not tested"] * 2, "None of its 2 claims in the ledger is tested here."),
+])
+def test_the_scoreboard_sentences_hold_for_any_count(verdicts, words):
+    from attention_geometry.book.ledger import paper_scoreboard
+
+    board = paper_scoreboard([_row(i, "Wu et al. 2024", v) for i, v in enumerate(verdicts)])
+    assert words in board
+    assert not re.search(r"\b1 (claims|are)\b|\b0 \w|\(0 of", board)  # no "1 claims", no clause for a count of 0
+    assert "does not hold" not in board or any(v in ("differs", "refuted") for v in verdicts)
+
+
+def test_the_scoreboard_refuses_a_word_that_is_not_a_label_and_says_when_it_is_empty():
+    from attention_geometry.book.ledger import paper_scoreboard
+
+    with pytest.raises(ValueError, match="reading. is not one of the labels"):
+        paper_scoreboard([_row(1, "Wu et al. 2024", "agrees with the summary's reading")])
+    assert paper_scoreboard([]) == "No claim is in the ledger."
+    page = ledger_page([_row(1, "Kim et al. 2025", "reproduced")])
+    assert page.index("## Paper by paper") < page.index("1 claim in the ledger.") < page.index('id="ag-ledger"')

@@ -80,9 +80,10 @@ def test_one_claim_one_verdict(built_book):
 
 
 def test_the_ledger_has_claim_kinds_and_at_most_six_verdict_labels(built_book):
-    from attention_geometry.verdicts import Label
+    from attention_geometry.verdicts import VERDICTS, Label
 
     rows = _ledger(built_book)
     assert {r["claim_kind"] for r in rows} <= {"paper", "reading"}
     labels = {lab.value for lab in Label} - {"not tested"}
     assert len(labels) <= 6
+    assert {r["verdict"] for r in rows} <= set(VERDICTS)  # no label compounded with the source

@@ -313,6 +313,8 @@ def test_new_labels_read_as_words():
     assert verdict_words(Verdict(Label.UNINFORMATIVE, ""), **words) == "is open"
     assert phrase(Verdict(Label.UNINFORMATIVE, ""), "summary") == "uninformative"
     assert phrase(Verdict(Label.REPRODUCED_IN_STAND_IN, ""), "full text") == "reproduced in a stand-in"
+    assert phrase(Verdict(Label.REPRODUCED_IN_STAND_IN, ""), "summary") == "reproduced in a stand-in"
+    assert phrase(Verdict(Label.REFUTED, ""), "summary") == "refuted"
 
 
 def test_claims_carry_their_kind_into_the_records():

@@ -83,12 +83,14 @@ def test_verdict_label_is_checked():
         Verdict("holds", "typed by hand")
 
 
-def test_phrase_words_summary_rows_as_agreement():
-    ok, bad = Verdict("reproduced", "r"), Verdict("refuted", "r")
-    assert phrase(ok, "full text") == "reproduced"
-    assert phrase(ok, "summary") == "agrees with the summary's reading"
-    assert phrase(bad, "summary") == "disagrees with the summary's reading"
-    assert phrase(Verdict("not decided", "r"), "summary") == "not decided"
+def test_phrase_is_the_label_whatever_the_source():
+    """No compound words: a row resting on the summary reads as its label too (its source
+    has a column of its own)."""
+    for label in VERDICTS:
+        for source in SOURCES:
+            assert phrase(Verdict(label, "r"), source) == label
+    with pytest.raises(ValueError, match="source = 'a blog'"):
+        phrase(Verdict("reproduced", "r"), "a blog")
 
 
 def test_settle_prefers_the_paper_settings_and_says_when_it_cannot():

@@ -55,9 +55,9 @@ Rules:
   each by :func:`value_verdict`;
 * :func:`not_tested`.
 
-Two helpers turn a verdict into what a reader sees: :func:`phrase` words it
-for the claim's source (a row resting on an AI-written *summary* agrees or
-disagrees "with the summary's reading"), and :func:`settle` combines the
+Two helpers turn a verdict into what a reader sees: :func:`phrase` gives its
+label, whatever the claim's source (shown in a column of its own), and
+:func:`settle` combines the
 verdict at the book's default settings with the one at the paper's settings
 (a stored paper-scale run): the latter decides when it exists; a reproduced
 verdict measured in a stand-in says so, and a decisive one resting on an
@@ -740,17 +740,12 @@ def verdict_words(verdict: Verdict, *, reproduced: str, otherwise: str, undecide
 
 
 def phrase(verdict: Verdict, source: str) -> str:
-    """The verdict as a reader sees it: for a row resting on the AI-written summary,
-    agreement or disagreement *with the summary's reading*."""
+    """The verdict as a reader sees it: its label, whatever the claim's source (one of
+    :data:`VERDICTS`, never a compound of a label and a source). The source has a column
+    of its own in the tables and the ledger; a row resting on the AI-written summary is
+    marked "(summary)" there, and its verdict judges the summary's reading."""
     check_choice("source", source, SOURCES)
-    if source != Source.SUMMARY:
-        return str(verdict.label)
-    return {
-        Label.REPRODUCED: "agrees with the summary's reading",
-        Label.REPRODUCED_IN_STAND_IN: "agrees with the summary's reading in a stand-in",
-        Label.DIFFERS: "disagrees with the summary's reading",
-        Label.REFUTED: "disagrees with the summary's reading",
-    }.get(verdict.label, str(verdict.label))
+    return str(verdict.label)
 
 
 def settle(at_defaults: Verdict, at_paper: Verdict | None, *, defaults_are_paper: bool = False,

@@ -7,9 +7,11 @@ This module collects them from the executed chapters, in the order of the
 book, into
 
 * ``claims.json`` and ``claims.csv`` beside the HTML book (:func:`write_ledger_files`);
-* the appendix page "The claims ledger" (:func:`ledger_page`): one sortable,
-  filterable table (plain JavaScript, no network), with counts per paper and
-  per verdict.
+* the appendix page "The claims ledger" (:func:`ledger_page`): the ledger paper
+  by paper, counts and a few computed sentences on what holds and what does not
+  (:func:`paper_scoreboard`), then one sortable, filterable table (plain
+  JavaScript, no network) whose verdict cell holds the label and a short reason
+  (:func:`short_reason`; the full reason on hover).
 
 A record holds: ``id``, ``paper`` (the bibliography key), ``where`` in the
 paper, ``statement`` (as the source states it), ``source`` (its kind),
@@ -18,8 +20,9 @@ or a control), ``differs_from`` (how the claim differs from another row's
 quoting the same sentence; :func:`conflicting_verdicts` finds rows that
 quote one sentence with two verdicts and say nothing of the kind),
 ``settings`` (what we measured at: the defaults or the stored paper-scale
-run), ``measured`` (with its uncertainty), ``verdict`` (the one that stands,
-worded for its source), ``reason`` and the chapter section that shows it.
+run), ``measured`` (with its uncertainty), ``verdict`` (the label of the one that
+stands: one of :data:`~attention_geometry.verdicts.VERDICTS`, whatever the source),
+``reason`` and the chapter section that shows it.
 No record is typed by hand: the ledger has no input other than the chapters.
 """
 
@@ -31,14 +34,16 @@ import re
 from pathlib import Path
 from typing import Iterable
 
-from ..verdicts import Label
+from .._checks import check_int
+from ..verdicts import VERDICTS, Label
 from .notebooks import CLAIMS_KEY, glued_data
 from .project import Project
+from .tables import markdown_table
 from .toc import book_chapters
 
 __all__ = ["LEDGER_FIELDS", "PAPERS", "book_ledger", "executed_values", "ledger_untested", "ledger_verdicts",
-           "chapter_claims", "collect_ledger", "ledger_page", "conflicting_verdicts", "normalised_statement",
-           "write_ledger_files"]
+           "chapter_claims", "collect_ledger", "ledger_page", "paper_scoreboard", "conflicting_verdicts",
+           "normalised_statement", "short_reason", "write_ledger_files"]
 
 #: Bibliography key -> how the ledger names the paper.
 PAPERS = {
@@ -80,7 +85,7 @@ def collect_ledger(executed: Iterable[tuple[str, str, Path]]) -> list[dict]:
             if r["id"] in seen:
                 raise ValueError(f"claim id {r['id']!r} is used by chapters {seen[r['id']]!r} and {chapter!r}")
             seen[r["id"]] = chapter
-            final = r.get("final_verdict") or {"phrase": r["verdict"]["label"], "reason": r["verdict"]["reason"]}
+            final = r.get("final_verdict") or r["verdict"]
             stored = r.get("at_paper_settings_record")
             rows.append({
                 "id": r["id"],
@@ -93,7 +98,7 @@ def collect_ledger(executed: Iterable[tuple[str, str, Path]]) -> list[dict]:
                              else ("the paper's settings" if r.get("at_paper_settings") else "book defaults: ")
                              + ("" if r.get("at_paper_settings") else r["settings"])),
                 "measured": stored["measured"] if stored else r["measured"],
-                "verdict": final["phrase"] if "phrase" in final else final["label"],
+                "verdict": final["label"],  # a label, never words compounded with the source
                 "reason": final["reason"],
                 "differs_from": r.get("differs_from", ""),
                 "chapter": chapter,
@@ -145,6 +150,52 @@ def write_ledger_files(rows: list[dict], folder: Path) -> tuple[Path, Path]:
     return js, cs
 
 
+_MATH = re.compile(r"\$[^$]+\$")
+
+
+def short_reason(reason: str, limit: int = 160) -> str:
+    """The reason's first clause or sentence, at most ``limit`` characters: what the ledger's
+    verdict cell shows (the full reason is in its tooltip and in ``claims.json``/``claims.csv``).
+
+    A clause ends at a semicolon, a sentence at ``.``, ``!`` or ``?`` before a capital, neither
+    inside parentheses, brackets or ``$...$`` math. A clause longer than ``limit`` is cut at the
+    last space that fits, outside math, and ends with an ellipsis; a shorter one is kept whole.
+
+    >>> short_reason("at the paper's settings: 0.12 ± 0.01; claimed 0.5")
+    "at the paper's settings: 0.12 ± 0.01"
+    >>> short_reason("the interval [0.1; 0.3] holds both. It would take 4x the data.")
+    'the interval [0.1; 0.3] holds both.'
+    >>> short_reason("one two three four", limit=12)
+    'one two…'
+    """
+    limit = check_int("limit", limit, 2)
+    text = " ".join(reason.split())
+    maths = [m.span() for m in _MATH.finditer(text)]
+
+    def in_math(i: int) -> bool:
+        return any(a <= i < b for a, b in maths)
+
+    end, depth = len(text), 0
+    for i, ch in enumerate(text):
+        if in_math(i):
+            continue
+        depth += (ch in "([") - (ch in ")]")
+        if depth > 0:
+            continue
+        if ch == ";":
+            end = i
+            break
+        if ch in ".!?" and text[i + 1:i + 2] == " " and text[i + 2:i + 3].isupper():
+            end = i + 1
+            break
+    head = text[:end].rstrip()
+    if len(head) <= limit:
+        return head
+    spaces = [j for j in range(1, limit) if head[j] == " " and not in_math(j)]
+    cut = spaces[-1] if spaces else limit - 1
+    return head[:cut].rstrip(" ,;:(-–—=±") + "…"
+
+
 def _math(text: str) -> str:
     """HTML-escape, with ``$...$`` turned into ``\\(...\\)`` for MathJax."""
     parts = re.split(r"(\$[^$]+\$)", text)
@@ -157,11 +208,118 @@ def _math(text: str) -> str:
     return "".join(out)
 
 
+def _plain(text: str) -> str:
+    """Text for an HTML attribute (a tooltip): MyST roles reduced to their text, quotes escaped."""
+    return html.escape(re.sub(r"\{\w+(:\w+)?\}`([^`]*)`", r"\2", " ".join(text.split())), quote=True)
+
+
 def _counts(rows: list[dict], key: str) -> dict[str, int]:
     out: dict[str, int] = {}
     for r in rows:
         out[r[key]] = out.get(r[key], 0) + 1
     return dict(sorted(out.items()))
+
+
+def _n(n: int, one: str, many: str | None = None) -> str:
+    """``1 claim``, ``2 claims``: a count with its noun in the right number."""
+    return f"{n} {one if n == 1 else (many or one + 's')}"
+
+
+def _and(parts: list[str]) -> str:
+    return parts[0] if len(parts) == 1 else ", ".join(parts[:-1]) + " and " + parts[-1]
+
+
+def _outcomes(by: dict[str, int], tested: int) -> str:
+    """What became of a paper's tested claims, one clause per label that occurs (``it`` when
+    there is one claim)."""
+    def subject(n: int) -> str:
+        return "it" if tested == 1 else str(n)
+
+    def be(n: int) -> str:
+        return "is" if n == 1 else "are"
+
+    clauses = []
+    stand_in = by.get(Label.REPRODUCED_IN_STAND_IN, 0)
+    agree = by.get(Label.REPRODUCED, 0) + stand_in
+    if agree:
+        clauses.append(f"{subject(agree)} {be(agree)} reproduced" + (
+            " in a stand-in model" if stand_in == agree
+            else f" ({stand_in} of them in a stand-in model)" if stand_in else ""))
+    if n := by.get(Label.DIFFERS, 0):
+        clauses.append(f"{subject(n)} {'differs' if n == 1 else 'differ'} from the measurement")
+    for label in (Label.REFUTED, Label.NOT_DECIDED, Label.UNINFORMATIVE):
+        if n := by.get(label, 0):
+            clauses.append(f"{subject(n)} {be(n)} {label}")
+    if tested == 1:
+        return clauses[0][0].upper() + clauses[0][1:] + "."
+    return "Of these, " + _and(clauses) + "."
+
+
+def _paper_sentences(claims: list[dict], readings: list[dict]) -> str:
+    """Two or three sentences on one paper, computed from its rows (MyST): how many of its
+    claims are tested, what became of them, the book's own readings of the paper apart; then
+    the claims that do not hold, listed by where the paper makes them, each linked to its row
+    (its statement on hover)."""
+    by = _counts(claims, "verdict")
+    untested = by.get(Label.NOT_TESTED, 0)
+    tested = len(claims) - untested
+    out = []
+    if not claims:
+        out.append("No claim of the paper itself is in the ledger.")
+    elif not tested:
+        out.append("Its one claim in the ledger is not tested here." if untested == 1
+                   else f"None of its {untested} claims in the ledger is tested here.")
+    else:
+        out.append(f"{_n(tested, 'claim')} of the paper {'is' if tested == 1 else 'are'} tested here"
+                   + (f" and {untested} more {'is' if untested == 1 else 'are'} not." if untested else "."))
+        out.append(_outcomes(by, tested))
+    if readings:
+        tally = ", ".join(f"{n} {label}" for label, n in _counts(readings, "verdict").items())
+        counted = _n(len(readings), "reading or control", "readings and controls")
+        out.append(f"Counted apart from the paper's claims: {counted} of the book's own ({tally}).")
+    failing = [r for r in claims if r["verdict"] in (Label.DIFFERS, Label.REFUTED)]
+    if failing:
+        out.append("The claim that does not hold:" if len(failing) == 1
+                   else f"The {len(failing)} claims that do not hold:")
+    text = " ".join(out)
+    if failing:
+        text += "\n\n" + "\n".join(f'- <a href="#claim-{html.escape(r["id"])}" title="{_plain(r["statement"])}">'
+                                    f'{r["where"]}</a> ({r["verdict"]})' for r in failing)
+    return text
+
+
+def paper_scoreboard(rows: list[dict]) -> str:
+    """The ledger paper by paper (MyST Markdown): a table of counts by verdict and by kind of
+    claim (the paper's own; the book's readings and controls, counted apart, so that a reading
+    refuted is not a refutation of the paper), then a few sentences per paper, in the order of
+    :data:`PAPERS`, computed from the rows: what holds and what does not, with links to the
+    rows. Raises ``ValueError`` for a verdict that is not one of
+    :data:`~attention_geometry.verdicts.VERDICTS`."""
+    for r in rows:
+        if r["verdict"] not in VERDICTS:
+            raise ValueError(f"claim {r['id']!r}: verdict {r['verdict']!r} is not one of the labels "
+                             f"({', '.join(VERDICTS)})")
+    if not rows:
+        return "No claim is in the ledger."
+    order = list(dict.fromkeys([*PAPERS.values(), *(r["paper"] for r in rows)]))
+    kinds = {"paper": "the paper's claims", "reading": "the book's readings and controls"}
+    table, text = [], []
+    for paper in order:
+        mine = [r for r in rows if r["paper"] == paper]
+        claims = [r for r in mine if r.get("claim_kind", "paper") != "reading"]
+        readings = [r for r in mine if r.get("claim_kind", "paper") == "reading"]
+        for kind, group in (("paper", claims), ("reading", readings)):
+            if group:
+                by = _counts(group, "verdict")
+                table.append((paper, kinds[kind], *(by.get(v, 0) for v in VERDICTS), len(group)))
+        text.append(f"**{paper}.** " + (_paper_sentences(claims, readings) if mine
+                                        else "No claim of this paper is in the ledger."))
+    n_readings = sum(r.get("claim_kind", "paper") == "reading" for r in rows)
+    counted = _n(n_readings, "reading or control", "readings and controls")
+    head = f"{_n(len(rows), 'claim')} in the ledger" + (
+        f": {len(rows) - n_readings} of the papers' own and {counted} of the book's, counted apart "
+        "(a reading that fails is not a failure of the paper)." if n_readings else ".")
+    return "\n\n".join([head, markdown_table(("Paper", "Kind", *VERDICTS, "all"), table), *text])
 
 
 _SCRIPT = """
@@ -207,7 +365,8 @@ _SCRIPT = """
 
 
 def ledger_page(rows: list[dict]) -> str:
-    """The appendix page: counts, filters and the table (MyST with raw HTML)."""
+    """The appendix page (MyST with raw HTML): the ledger paper by paper
+    (:func:`paper_scoreboard`), then every claim in one table with filters."""
     papers, verdicts = _counts(rows, "paper"), _counts(rows, "verdict")
     lines = [
         "(appendix-claims)=",
@@ -218,15 +377,16 @@ def ledger_page(rows: list[dict]) -> str:
         "names where the paper makes the claim and what kind of source states it (the paper's",
         "full text, its abstract, a figure caption, the authors' repository, or the AI-written",
         "summary that stands in for a paper whose text is not here), the settings at which the",
-        "book tested it, the measurement with its uncertainty and the verdict that stands.",
-        "The same records are in `claims.json` and `claims.csv` at the top of the built book",
-        "(links below the table). Click a column heading to sort; choose a paper or a verdict to filter.",
+        "book tested it, the measurement with its uncertainty and the verdict that stands, with",
+        "the first clause of its reason (the whole reason on hover). The same records, whole, are in",
+        "`claims.json` and `claims.csv` at the top of the built book (links below the table of every",
+        "claim). In that table, click a column heading to sort; choose a paper or a verdict to filter.",
         "",
-        f"{len(rows)} claims. Per paper: " + ", ".join(f"{k} {v}" for k, v in papers.items()) + ".",
-        "Per verdict: " + ", ".join(f"{k} {v}" for k, v in verdicts.items()) + ".",
-        "Per kind (the paper's claims, the book's readings and controls): "
-        + ", ".join(f"{k} {v}" for k, v in _counts([{"k": r.get("claim_kind", "paper")} for r in rows], "k").items())
-        + ".",
+        "## Paper by paper",
+        "",
+        paper_scoreboard(rows),
+        "",
+        "## Every claim",
         "",
         "```{raw} html",
         '<div class="mathjax_process ag-ledger">',
@@ -247,7 +407,8 @@ def ledger_page(rows: list[dict]) -> str:
             + "".join(f"<td>{cell}</td>" for cell in (
                 html.escape(r["paper"]), _math(r["where"]), html.escape(r["source"]), _math(r["statement"]),
                 _math(r["settings"]), _math(r["measured"]),
-                f'<strong>{html.escape(r["verdict"])}</strong><br><small>{_math(r["reason"])}</small>',
+                f'<strong>{html.escape(r["verdict"])}</strong><br><small title="{_plain(r["reason"])}">'
+                f'{_math(short_reason(r["reason"]))}</small>',
                 f'<a href="{html.escape(r["link"])}">{html.escape(r["chapter"])}</a>'))
             + "</tr>")
     lines += ["</tbody></table>",
