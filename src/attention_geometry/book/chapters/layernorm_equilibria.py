@@ -34,6 +34,8 @@ class LayerNormEquilibriaParams(ChapterParams):
         description="text windows for the pretrained-model geometry (the paper: 3000)")
     seq_len: int = Field(128, ge=8, le=1024, description="tokens per text window (the paper: 128)")
     device: Literal["cpu", "cuda"] = Field("cpu", description="where the pretrained model runs")
+    full_rank_tol: float = Field(0.05, ge=0.0, le=0.5,
+        description="share of windows allowed below full rank when 'every layer keeps full rank' is judged")
 
     smoke = {"n_tokens_a": 8, "d_a": 4, "n_samples_a": 4, "n_steps_a": 20, "grid_2x2": 20, "steps_2x2": 60,
              "rank_n": 3, "rank_d": 3, "n_random": 50, "steps_rank": 50, "n_text_samples": 2,
