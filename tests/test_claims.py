@@ -79,6 +79,14 @@ def test_a_stored_run_decides_the_verdict(tmp_path):
     first = table.splitlines()[2]
     assert records[0]["final_verdict"]["label"] == "reproduced" and "smaller settings only" in first
     assert "no verdict: the stored run keeps no evidence" in first and "make paper CHAPTER=toy" in first
+    # nor does one from a rule that no longer judges the row (the row's rule was replaced)
+    other = value_verdict(Estimate(-0.2, 0.01), 0.1, atol=0.05)
+    at_paper.update(verdict={"label": other.label, "reason": other.reason, "evidence": other.evidence})
+    (folder / "values.json").write_text(json.dumps({"x": 1.0, "claims": [at_paper]}))
+    table, records = claims_markdown(_claims(), load_paper_run("toy", tmp_path))
+    first = table.splitlines()[2]
+    assert records[0]["final_verdict"]["label"] == "reproduced" and "smaller settings only" in first
+    assert "`value_verdict` judges, and this row is judged by `sign_verdict`" in first
 
 
 def test_duplicate_ids_are_refused():

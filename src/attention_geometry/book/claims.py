@@ -62,12 +62,23 @@ def _paper_cell(claim: Claim, stored: dict | None, final: Verdict, this_is_the_r
     if not _has_evidence(stored):
         return (f"{stored['measured']} ({stored['settings']}); no verdict: the stored run keeps no evidence "
                 f"today's rules can read (`make paper CHAPTER={chapter}` measures it again)")
+    if not _same_rule(claim, stored):
+        return (f"{stored['measured']} ({stored['settings']}); no verdict: the stored run measured what "
+                f"`{stored['verdict']['evidence']['rule']}` judges, and this row is judged by "
+                f"`{claim.verdict.evidence['rule']}` (`make paper CHAPTER={chapter}` measures it again)")
     return f"{stored['measured']} ({stored['settings']}): *{phrase(final, claim.source)}*"
 
 
 def _has_evidence(stored: dict) -> bool:
     """Whether a stored claim record's verdict can be computed again (:func:`recompute`)."""
     return bool(stored["verdict"].get("evidence"))
+
+
+def _same_rule(claim: Claim, stored: dict) -> bool:
+    """Whether the stored run's verdict comes from the rule that judges the row today (a row whose
+    rule was replaced needs the measurements the new rule reads: a new run)."""
+    today = claim.verdict.evidence
+    return today is None or stored["verdict"]["evidence"]["rule"] == today["rule"]
 
 
 def claims_markdown(claims: Sequence[Claim], run=None, *, this_is_the_run: bool = False) -> tuple[str, list[dict]]:
@@ -83,7 +94,8 @@ def claims_markdown(claims: Sequence[Claim], run=None, *, this_is_the_run: bool 
         at_paper = stored.get(c.id)
         # a stored verdict stands only as today's rule computes it from the run's evidence; a row measured
         # at the paper's settings by default is judged on this run's measurement
-        usable = at_paper is not None and _has_evidence(at_paper) and not (this_is_the_run or c.at_paper_settings)
+        usable = (at_paper is not None and _has_evidence(at_paper) and _same_rule(c, at_paper)
+                  and not (this_is_the_run or c.at_paper_settings))
         paper_verdict = recompute(at_paper["verdict"]) if usable else None
         shortfall = at_paper.get("shortfall", "") if paper_verdict is not None else c.shortfall
         final = settle(c.verdict, paper_verdict, defaults_are_paper=c.at_paper_settings or this_is_the_run,
