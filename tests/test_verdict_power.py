@@ -28,12 +28,17 @@ from attention_geometry.verdicts import (
     ClaimKind,
     Label,
     Verdict,
+    all_verdict,
     bound_verdict,
     ceiling_verdict,
     extreme_change_verdict,
+    heterogeneity_verdict,
+    hypothesis_verdict,
     phrase,
     proportion_verdict,
+    range_verdict,
     settle,
+    sign_and_size_verdict,
     sign_verdict,
     value_verdict,
     verdict_words,
@@ -348,3 +353,51 @@ def test_rows_quoting_one_sentence_must_agree_or_say_how_they_differ(tmp_path):
     assert conflicting_verdicts([b, d]) == []  # the same verdict
     js, cs = write_ledger_files([a, b], tmp_path)
     assert "claim_kind" in LEDGER_FIELDS and cs.read_text().splitlines()[0].split(",")[4] == "claim_kind"
+
+
+# ---------------------------------------------------------------- null simulations of the other rules
+
+def test_null_every_case_rule_refutes_no_more_often_than_one_case_would():
+    """Seven cases, each at 0 (the edge of "positive"), on 400 data sets: without the
+    Bonferroni check a counterexample turns up in about 1 - 0.975^7 = 16 % of them."""
+    rng = np.random.default_rng(11)
+    decisive = 0
+    for _ in range(N_NULL * 2):
+        parts = {f"m{i}": sign_verdict(mean_estimate(rng.standard_normal(10)), +1) for i in range(7)}
+        decisive += all_verdict(parts).label in DECISIVE
+    assert decisive / (N_NULL * 2) <= _tolerance(0.05, N_NULL * 2)
+
+
+def test_every_case_rule_still_refutes_a_real_counterexample_and_reproduces_a_real_effect():
+    rng = np.random.default_rng(12)
+    good = {f"m{i}": sign_verdict(mean_estimate(1 + 0.1 * rng.standard_normal(10)), +1) for i in range(7)}
+    assert all_verdict(good).label == "reproduced"
+    bad = {**good, "m0": sign_verdict(mean_estimate(-1 + 0.1 * rng.standard_normal(10)), +1)}
+    assert all_verdict(bad).label == "refuted"
+    weak = {**good, "m0": sign_verdict(Estimate(-0.22, 0.1), +1)}  # refuted alone, not among seven
+    assert weak["m0"].label == "refuted" and all_verdict(weak).label == "not decided"
+    assert "Bonferroni" in all_verdict(weak).reason
+
+
+def test_null_hypothesis_range_and_sign_and_size_rules_keep_their_nominal_rates():
+    """p uniform under the null; a value on the edge of a range; an effect on the edge of the
+    size band: 400 pure-noise data sets each, decisive no more often than the nominal rate."""
+    rng = np.random.default_rng(13)
+    hyp = rng_ = size = 0
+    for _ in range(N_NULL * 2):
+        hyp += hypothesis_verdict(float(rng.uniform()), claim_rejects_null=True).label in DECISIVE
+        rng_ += range_verdict(mean_estimate(2.0 + rng.standard_normal(10)), -1.0, 2.0).label in DECISIVE
+        size += sign_and_size_verdict(mean_estimate(1.2 + 0.01 * rng.standard_normal(10)), 1.0,
+                                      rtol=0.2).label in DECISIVE
+    runs = N_NULL * 2
+    assert hyp / runs <= _tolerance(0.01, runs)
+    assert rng_ / runs <= _tolerance(0.05, runs)
+    assert size / runs <= _tolerance(0.05, runs)
+
+
+def test_null_a_uniform_effect_is_not_called_mixed():
+    """Three cases with one true effect (0, tol 0): "differs in kind" no more than 5 %."""
+    rng = np.random.default_rng(14)
+    mixed = sum(heterogeneity_verdict({k: mean_estimate(rng.standard_normal(10)) for k in "abc"}).label
+                == "reproduced" for _ in range(N_NULL * 2))
+    assert mixed / (N_NULL * 2) <= _tolerance(0.05, N_NULL * 2)

@@ -563,9 +563,13 @@ def range_verdict(est: Estimate, low: float, high: float, *, claimed_inside: boo
 def all_verdict(verdicts: dict[str, Verdict] | Sequence[Verdict], what: str = "every case") -> Verdict:
     """A claim for every case, from one verdict per case (``{name: Verdict}`` or a sequence).
 
-    ``reproduced`` when every case reproduces it; ``refuted`` when some case
-    refutes it (or ``differs``): one counterexample refutes a claim about every
-    case; ``not decided`` otherwise. The reason lists each case.
+    ``reproduced`` when every case reproduces it (an intersection of tests: each at its
+    own level keeps the whole at that level); ``refuted`` when some case refutes it (or
+    ``differs``): one counterexample refutes a claim about every case. A counterexample
+    is looked for among ``k`` cases, so each case's refutation is checked again at the
+    Bonferroni level ``1 - (1 - level) / k`` (its rule run again on its evidence,
+    :mod:`.evidence`, when the rule takes a ``level``): noise alone then refutes no more
+    often than one case would. ``not decided`` otherwise. The reason lists each case.
     """
     items = list(verdicts.items()) if isinstance(verdicts, dict) else list(enumerate(verdicts))
     if not items or not all(isinstance(v, Verdict) for _, v in items):
@@ -574,9 +578,32 @@ def all_verdict(verdicts: dict[str, Verdict] | Sequence[Verdict], what: str = "e
     parts = "; ".join(f"{k}: {v.label} ({v.reason})" for k, v in items)
     if all(lab in _AGREES for lab in labels):
         return Verdict(Label.REPRODUCED, f"{what}: {parts}")
-    if any(lab in (Label.REFUTED, Label.DIFFERS) for lab in labels):
+    against = [(k, _familywise(v, len(items))) for k, v in items if v.label in (Label.REFUTED, Label.DIFFERS)]
+    held = [(k, v) for k, v in against if v.label in (Label.REFUTED, Label.DIFFERS)]
+    if held:
         return Verdict(Label.REFUTED, f"{what}, not all: {parts}")
+    if against:
+        cases = ", ".join(str(k) for k, _ in against)
+        return Verdict(Label.NOT_DECIDED, f"{what}, undecided: {parts}; {cases} against the claim at its own level "
+                                          f"but not at the level of {len(items)} cases (Bonferroni)")
     return Verdict(Label.NOT_DECIDED, f"{what}, undecided: {parts}")
+
+
+def _familywise(verdict: Verdict, k: int) -> Verdict:
+    """``verdict`` judged again at the Bonferroni level for ``k`` cases, where its evidence
+    names a rule that takes a ``level`` (otherwise as it is: an exact check has no level)."""
+    import inspect
+
+    evidence = verdict.evidence
+    if k == 1 or not evidence:
+        return verdict
+    rule_fn = rule_named(evidence["rule"])
+    params = inspect.signature(rule_fn).parameters
+    if "level" not in params:
+        return verdict
+    args = {name: decode(v, recompute) for name, v in evidence["args"].items()}
+    level = float(args.get("level", params["level"].default))
+    return rule_fn(**{**args, "level": 1 - (1 - level) / k})
 
 
 @rule
