@@ -401,3 +401,12 @@ def test_null_a_uniform_effect_is_not_called_mixed():
     mixed = sum(heterogeneity_verdict({k: mean_estimate(rng.standard_normal(10)) for k in "abc"}).label
                 == "reproduced" for _ in range(N_NULL * 2))
     assert mixed / (N_NULL * 2) <= _tolerance(0.05, N_NULL * 2)
+
+
+def test_a_paired_difference_says_how_many_pairs_would_decide_it():
+    from attention_geometry.stats import paired_difference
+
+    rng = np.random.default_rng(15)
+    est = paired_difference(0.1 + rng.standard_normal(10), rng.standard_normal(10))
+    v = sign_verdict(est, +1)
+    assert v.label == "not decided" and "samples (now 10) would decide it" in v.reason

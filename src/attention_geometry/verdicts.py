@@ -197,7 +197,10 @@ def _z(level: float) -> float:
 
 def _to_decide(est: Estimate, margin: float, n: int | None, level: float) -> str:
     """What would decide a ``not decided``: the sample size at which the interval, centred where it
-    is, would clear the nearest edge it straddles (``margin`` away), the se scaling as 1/sqrt(n)."""
+    is, would clear the nearest edge it straddles (``margin`` away), the se scaling as 1/sqrt(n);
+    ``n`` defaults to the pairs of a :class:`~attention_geometry.stats.PairedDifference`."""
+    if n is None and getattr(est, "n", 0):
+        n = int(est.n)
     if margin <= 0 or est.se == 0:
         return "no sample size decides it while the measured value sits on the edge"
     factor = (_z(level) * est.se / margin) ** 2
