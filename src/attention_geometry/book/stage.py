@@ -8,9 +8,9 @@ incremental; anything else in the stage (a page removed from the toc) is
 deleted.
 
 :func:`build_html` runs Jupyter Book on the stage with its own execution off
-and warnings as errors. It is skipped when the stage has not changed since the
-last successful build. After a build, the HTML of pages that left the toc is
-removed, so the built book holds exactly the toc's pages.
+and warnings as errors. It is skipped when neither the stage nor the commit (which
+the pages state) has changed since the last successful build. After a build, the
+HTML of pages that left the toc is removed, so the built book holds exactly the toc's pages.
 """
 
 import hashlib
@@ -27,6 +27,7 @@ from .appendices import errata_page, parameters_page, reproducibility_page
 from .ledger import book_ledger, ledger_page, write_ledger_files
 from .files import write_bytes_atomic, write_json_atomic, write_text_atomic
 from .project import Project
+from .provenance import tree_state
 from .toc import GENERATED_PAGES, book_chapters, chapter_for_source, has_code, page_source, toc_pages
 
 __all__ = ["stage_book", "build_html", "build_pdf", "run_jupyter_book", "page_assets", "HtmlBuildFailed", "CONFIG_FILES"]
@@ -172,7 +173,10 @@ def build_html(project: Project, *, force: bool = False,
                report: Callable[[str], None] = partial(print, flush=True)) -> bool:
     """Stage the book and build its HTML; ``False`` if it was already up to date."""
     stage = stage_book(project)
-    digest = _stage_digest(stage)
+    # the commit and the tree's state too: the pages state them (the reproducibility appendix and
+    # every footer), so a new commit builds again even when no page changed
+    state = tree_state(project.root)
+    digest = _stage_digest(stage) + f" {state['commit']} {state['dirty']}"
     stamp = project.html / STAMP
     if not force and (project.html / "index.html").exists() and stamp.exists() and stamp.read_text() == digest:
         return False
