@@ -24,6 +24,15 @@ def test_build_line_states_the_commit_and_the_date():
         "Built 2026-05-01 12:00 UTC (not from a git checkout).")
 
 
+def test_the_docstring_examples_run():
+    import doctest
+
+    from attention_geometry.book import sphinx_pages
+
+    result = doctest.testmod(sphinx_pages)
+    assert result.attempted >= 2 and result.failed == 0
+
+
 def test_the_footer_is_filled_as_text_with_the_commit_linked_to_the_appendix():
     page = fill_footer(f"<html>{FOOTER}</html>", INFO, "../book/appendix_reproducibility.html")
     assert ('<span id="ag-build">Built 2026-05-01 12:00 UTC from commit '

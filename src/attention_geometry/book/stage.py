@@ -2,7 +2,8 @@
 
 :func:`stage_book` writes ``_build/stage/``: the configuration, every page of
 ``_toc.yml`` (a chapter as its executed notebook, the generated appendices as
-Markdown) and the files under ``book/`` that pages use (images). A file is
+Markdown, the preface with its section "What the book finds" written from the
+ledger, :func:`~.findings.fill_generated`) and the files under ``book/`` that pages use (images). A file is
 rewritten only when its bytes change, so Sphinx's incremental build stays
 incremental; anything else in the stage (a page removed from the toc) is
 deleted.
@@ -24,6 +25,7 @@ from pathlib import Path
 from typing import Callable
 
 from .appendices import errata_page, parameters_page, reproducibility_page
+from .findings import PREFACE_MARKER, fill_generated
 from .ledger import book_ledger, ledger_page, write_ledger_files
 from .files import write_bytes_atomic, write_json_atomic, write_text_atomic
 from .project import Project
@@ -94,8 +96,11 @@ def stage_book(project: Project) -> Path:
             if not executed.exists():
                 raise FileNotFoundError(f"{chapter.name}: no executed notebook at {executed}")
             put(executed.read_bytes(), f"{page}.ipynb")
-        else:
-            put(src.read_bytes(), f"{page}.md")
+        else:  # a prose page; the preface's "What the book finds" is written from the ledger here
+            text = src.read_text()
+            if PREFACE_MARKER in text:
+                text = fill_generated(text, book_ledger(project=project))
+            put(text.encode(), f"{page}.md")
     for asset, rel in page_assets(project, pages):
         put(asset.read_bytes(), rel)
     if stage.exists():
