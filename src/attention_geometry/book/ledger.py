@@ -471,15 +471,16 @@ def executed_values(chapter_name: str, project: Project | None = None) -> dict |
 
 
 def ledger_verdicts(ledger: list[dict] | None, ids: list[str]) -> str:
-    """How the chapters that prove an effect judged it: ``{doc}`stem`: verdict (id)`` per claim id,
-    for a cell of a MyST table. Says so when the ledger is not built or an id is not in it."""
+    """How the chapters that prove an effect judged it: ``{doc}`stem`: verdict (paper, where)`` per
+    claim id, for a cell of a MyST table (the id picks the row; the reader sees where the paper
+    makes the claim). Says so when the ledger is not built or an id is not in it."""
     if ledger is None:
         return "ledger not built in this run"
     by_id = {r["id"]: r for r in ledger}
     parts = []
     for i in ids:
         r = by_id.get(i)
-        parts.append(f"{{doc}}`{r['link'].split('.html')[0]}`: {r['verdict']} (`{i}`)" if r
+        parts.append(f"{{doc}}`{r['link'].split('.html')[0]}`: {r['verdict']} ({r['paper']}, {r['where']})" if r
                      else f"`{i}`: not in the ledger")
     return "; ".join(parts) if parts else "no chapter tests this in its own model"
 
@@ -493,6 +494,6 @@ def ledger_untested(ledger: list[dict] | None) -> str:
     rows = [r for r in ledger if r["verdict"].startswith(Label.NOT_TESTED)]
     if not rows:
         return "- every claim in the ledger was tested by some chapter"
-    return "\n".join(f"- **{r['paper']}, {r['where']}** ({{doc}}`{r['link'].split('.html')[0]}`, `{r['id']}`): "
+    return "\n".join(f"- **{r['paper']}, {r['where']}** ({{doc}}`{r['link'].split('.html')[0]}`): "
                      f"{r['statement']} *Not tested:* {r['reason']}" for r in rows)
 
