@@ -147,8 +147,18 @@ def test_ledger_untested_lists_only_the_untested_claims_with_their_reasons():
              "verdict": "reproduced", "reason": "-", "link": "04_rank_collapse.html#y"}]
     text = ledger_untested(rows)
     assert "claim A." in text and "needs pretrained weights" in text and "{doc}`04_rank_collapse`" in text
-    assert "claim B." not in text
+    assert "claim B." not in text and "`a`" not in text  # where the paper says it, not the ledger's id
     assert "every claim" in ledger_untested(rows[1:]) and "not built" in ledger_untested(None)
+
+
+def test_ledger_verdicts_name_the_chapter_the_verdict_and_where_the_paper_says_it():
+    from attention_geometry.book.ledger import ledger_verdicts
+
+    rows = [{"id": "fig-1-row-3", "paper": "Kim et al. 2025", "where": "Figure 1 row 3", "verdict": "reproduced",
+             "link": "06_recency.html#x"}]
+    text = ledger_verdicts(rows, ["fig-1-row-3"])
+    assert text == "{doc}`06_recency`: reproduced (Kim et al. 2025, Figure 1 row 3)"
+    assert "not in the ledger" in ledger_verdicts(rows, ["nope"]) and "not built" in ledger_verdicts(None, ["a"])
 
 
 def test_short_reason_keeps_the_first_clause_and_cuts_only_what_is_too_long():

@@ -38,6 +38,7 @@ One module per concern (none imports another in a circle):
 ``glue``            the chapters' glue helper
 ``claims``          a chapter's "Paper vs. this book" table
 ``ledger``          the claims ledger of the whole book
+``findings``        "What this chapter finds" and "What the book finds", written from the ledger
 ``sphinx_offline``  a Sphinx extension keeping the pages offline
 ``sphinx_pages``    a Sphinx extension: accent-free search, the build's provenance
 ``sphinx_report``   a Sphinx extension: run reports' links into the main book

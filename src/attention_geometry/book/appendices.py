@@ -7,7 +7,9 @@
 - **Errata**: every chapter's "Errata and caveats" section, collected, with
   the glued numbers still pointing at the chapter that computed them, and a
   link back.
-- **Reproducibility**: the environment (package versions of the running
+- **Reproducibility**: the commit and the date of the build (the directive
+  ``{ag-build-info}`` of :mod:`.sphinx_pages`, filled in as Sphinx reads the page, so
+  that the HTML and the PDF state them as text); the environment (package versions of the running
   virtual environment); for each chapter the command that re-runs it, its run
   time and its cache key, read from the executed notebooks; and every stored
   paper-scale run with its provenance and cost.
@@ -183,6 +185,14 @@ def reproducibility_page(chapters: list[Chapter], project: Project) -> str:
         "# Appendix: reproducibility",
         "",
         "How this copy of the book was built, read from the build itself.",
+        "",
+        "## This build",
+        "",
+        "```{ag-build-info}",
+        "```",
+        "",
+        "The commit is the repository's state the pages were built from; every page's footer",
+        "gives its first ten digits and the same date.",
         "",
         "## Environment",
         "",

@@ -19,6 +19,17 @@ paper's words, our measurement, a verdict returned by a rule) and calls
   there is one), worded for its source (:func:`~attention_geometry.verdicts.phrase`).
 * one line of provenance of the stored run (commit, device, date, wall time), or a
   line saying there is none, glued by the chapter too (``cesaro-paper-run``).
+* the box "What this chapter finds" (:func:`~.findings.findings`): a few of the rows in
+  one sentence each, glued by the chapter (``cesaro-findings``) and shown at the top of
+  the page in an admonition::
+
+      ```{admonition} What this chapter finds
+      :class: tip ag-findings
+
+      ```{glue:md} cesaro-findings
+      :format: myst
+      ```
+      ```
 * :data:`~.notebooks.CLAIMS_KEY`: the records themselves, for the claims ledger
   (:func:`~.ledger.chapter_claims`) and for the stored paper-scale run of this
   chapter (:func:`~.paper.run_paper`): a structured output of mime type
@@ -33,6 +44,7 @@ import os
 from typing import Any, NamedTuple, Sequence
 
 from ..verdicts import Claim, Verdict, phrase, recompute, settle
+from .findings import findings
 from .glue import glue, glue_json
 from .notebooks import CLAIMS_KEY, CLAIMS_MIME
 from .provenance import Provenance
@@ -112,6 +124,7 @@ def claims_markdown(claims: Sequence[Claim], run=None, *, this_is_the_run: bool 
         record = c.record()
         record["final_verdict"] = {"label": final.label, "reason": final.reason, "phrase": phrase(final, c.source)}
         record["at_paper_settings_record"] = at_paper
+        record["paper_run_verdict"] = paper_verdict is not None  # the stored run's measurement is the one judged
         records.append(record)
     header = ("Claim", "The paper says", "This book", "At the paper's settings", "Verdict")
     return markdown_table(header, rows), records
@@ -155,18 +168,20 @@ def glue_claim_records(records: list[dict]) -> list[dict]:
 
 
 class ClaimsShown(NamedTuple):
-    """What :func:`show_claims` returns: the table and the provenance line (Markdown, for the
-    chapter to glue under its own literal keys) and the records."""
+    """What :func:`show_claims` returns: the table, the provenance line and the box of
+    findings (Markdown, for the chapter to glue under its own literal keys) and the records."""
 
     table: Any
     provenance: Any
     records: list[dict]
+    findings: Any
 
 
 def show_claims(chapter: str, claims: Sequence[Claim]) -> ClaimsShown:
     """Store the chapter's claim records for the ledger and the paper-scale run; return them with
-    the verdict table and the provenance line, which the chapter glues:
-    ``glue({"cesaro-claims": shown.table, "cesaro-paper-run": shown.provenance})``."""
+    the verdict table, the provenance line and the box of findings, which the chapter glues:
+    ``glue({"cesaro-claims": shown.table, "cesaro-paper-run": shown.provenance,
+    "cesaro-findings": shown.findings})``."""
     from IPython.display import Markdown
 
     from .paper import load_paper_run
@@ -176,4 +191,5 @@ def show_claims(chapter: str, claims: Sequence[Claim]) -> ClaimsShown:
     table, records = claims_markdown(claims, run, this_is_the_run=this_is_the_run)
     records = glue_claim_records(records)
     return ClaimsShown(Markdown(table), Markdown(provenance_line(run) if not this_is_the_run else
-                                                 "*This is the chapter's paper-scale run.*"), records)
+                                                 "*This is the chapter's paper-scale run.*"), records,
+                       Markdown(findings(records)))

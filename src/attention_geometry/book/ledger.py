@@ -41,8 +41,8 @@ from .project import Project
 from .tables import markdown_table
 from .toc import book_chapters
 
-__all__ = ["LEDGER_FIELDS", "PAPERS", "book_ledger", "executed_values", "ledger_untested", "ledger_verdicts",
-           "chapter_claims", "collect_ledger", "ledger_page", "paper_scoreboard", "conflicting_verdicts",
+__all__ = ["LEDGER_FIELDS", "PAPERS", "book_ledger", "ledger_row", "executed_values", "ledger_untested", "ledger_verdicts",
+           "chapter_claims", "collect_ledger", "ledger_page", "paper_scoreboard", "paper_tally", "conflicting_verdicts",
            "normalised_statement", "short_reason", "write_ledger_files"]
 
 #: Bibliography key -> how the ledger names the paper.
@@ -74,8 +74,42 @@ def _anchor(section: str) -> str:
     return re.sub(r"[^a-z0-9]+", "-", section.lower()).strip("-") if section else "paper-vs-this-book"
 
 
+#: How a ledger row's ``settings`` begins, by the run behind its verdict.
+SETTINGS_PAPER_RUN, SETTINGS_PAPER, SETTINGS_DEFAULTS = "stored paper-scale run: ", "the paper's settings: ", "book defaults: "
+
+
+def ledger_row(record: dict, chapter: str = "", stem: str = "") -> dict:
+    """One ledger row (:data:`LEDGER_FIELDS`) of a claim record glued by a chapter
+    (:func:`~.claims.show_claims`), which is ``chapter`` of the book at page ``stem``. The
+    measurement and settings are those of the run whose verdict stands: the stored
+    paper-scale run's when its verdict stands (``paper_run_verdict``; records glued before
+    that field existed: whenever the run stored the claim)."""
+    r = record
+    final = r.get("final_verdict") or r["verdict"]
+    stored = r.get("at_paper_settings_record")
+    if not r.get("paper_run_verdict", True):
+        stored = None
+    return {
+        "id": r["id"],
+        "paper": PAPERS.get(r["paper"], r["paper"]),
+        "where": r["where"],
+        "source": r["source"],
+        "claim_kind": r.get("claim_kind", "paper"),
+        "statement": r["statement"],
+        "settings": (SETTINGS_PAPER_RUN + stored["settings"] if stored
+                     else (SETTINGS_PAPER if r.get("at_paper_settings") else SETTINGS_DEFAULTS) + r["settings"]),
+        "measured": stored["measured"] if stored else r["measured"],
+        "verdict": final["label"],  # a label, never words compounded with the source
+        "reason": final["reason"],
+        "differs_from": r.get("differs_from", ""),
+        "chapter": chapter,
+        "link": f"{stem}.html#{_anchor(r.get('section', ''))}",
+    }
+
+
 def collect_ledger(executed: Iterable[tuple[str, str, Path]]) -> list[dict]:
-    """Ledger rows from ``(chapter name, html page stem, executed notebook)`` triples, in order.
+    """Ledger rows (:func:`ledger_row`) from ``(chapter name, html page stem, executed notebook)``
+    triples, in order.
 
     Raises ``ValueError`` if two chapters use one claim id.
     """
@@ -85,25 +119,7 @@ def collect_ledger(executed: Iterable[tuple[str, str, Path]]) -> list[dict]:
             if r["id"] in seen:
                 raise ValueError(f"claim id {r['id']!r} is used by chapters {seen[r['id']]!r} and {chapter!r}")
             seen[r["id"]] = chapter
-            final = r.get("final_verdict") or r["verdict"]
-            stored = r.get("at_paper_settings_record")
-            rows.append({
-                "id": r["id"],
-                "paper": PAPERS.get(r["paper"], r["paper"]),
-                "where": r["where"],
-                "source": r["source"],
-                "claim_kind": r.get("claim_kind", "paper"),
-                "statement": r["statement"],
-                "settings": (f"stored paper-scale run: {stored['settings']}" if stored
-                             else ("the paper's settings" if r.get("at_paper_settings") else "book defaults: ")
-                             + ("" if r.get("at_paper_settings") else r["settings"])),
-                "measured": stored["measured"] if stored else r["measured"],
-                "verdict": final["label"],  # a label, never words compounded with the source
-                "reason": final["reason"],
-                "differs_from": r.get("differs_from", ""),
-                "chapter": chapter,
-                "link": f"{stem}.html#{_anchor(r.get('section', ''))}",
-            })
+            rows.append(ledger_row(r, chapter, stem))
     return rows
 
 
@@ -151,6 +167,8 @@ def write_ledger_files(rows: list[dict], folder: Path) -> tuple[Path, Path]:
 
 
 _MATH = re.compile(r"\$[^$]+\$")
+#: What a cut never splits: ``$...$`` math, a MyST role with its text, inline code.
+_ATOMS = re.compile(r"\$[^$]+\$|\{[\w:-]+\}`[^`]*`|`[^`]*`")
 
 
 def short_reason(reason: str, limit: int = 160) -> str:
@@ -158,8 +176,9 @@ def short_reason(reason: str, limit: int = 160) -> str:
     verdict cell shows (the full reason is in its tooltip and in ``claims.json``/``claims.csv``).
 
     A clause ends at a semicolon, a sentence at ``.``, ``!`` or ``?`` before a capital, neither
-    inside parentheses, brackets or ``$...$`` math. A clause longer than ``limit`` is cut at the
-    last space that fits, outside math, and ends with an ellipsis; a shorter one is kept whole.
+    inside parentheses, brackets, ``$...$`` math, a MyST role or inline code. A clause longer
+    than ``limit`` is cut at the last space that fits, outside those, and ends with an ellipsis;
+    a shorter one is kept whole.
 
     >>> short_reason("at the paper's settings: 0.12 ± 0.01; claimed 0.5")
     "at the paper's settings: 0.12 ± 0.01"
@@ -170,7 +189,7 @@ def short_reason(reason: str, limit: int = 160) -> str:
     """
     limit = check_int("limit", limit, 2)
     text = " ".join(reason.split())
-    maths = [m.span() for m in _MATH.finditer(text)]
+    maths = [m.span() for m in _ATOMS.finditer(text)]
 
     def in_math(i: int) -> bool:
         return any(a <= i < b for a, b in maths)
@@ -255,11 +274,9 @@ def _outcomes(by: dict[str, int], tested: int) -> str:
     return "Of these, " + _and(clauses) + "."
 
 
-def _paper_sentences(claims: list[dict], readings: list[dict]) -> str:
-    """Two or three sentences on one paper, computed from its rows (MyST): how many of its
-    claims are tested, what became of them, the book's own readings of the paper apart; then
-    the claims that do not hold, listed by where the paper makes them, each linked to its row
-    (its statement on hover)."""
+def paper_tally(claims: list[dict], readings: list[dict]) -> list[str]:
+    """Two or three sentences on one paper, computed from its rows: how many of its claims
+    are tested, what became of them, the book's own readings of the paper apart."""
     by = _counts(claims, "verdict")
     untested = by.get(Label.NOT_TESTED, 0)
     tested = len(claims) - untested
@@ -277,6 +294,13 @@ def _paper_sentences(claims: list[dict], readings: list[dict]) -> str:
         tally = ", ".join(f"{n} {label}" for label, n in _counts(readings, "verdict").items())
         counted = _n(len(readings), "reading or control", "readings and controls")
         out.append(f"Counted apart from the paper's claims: {counted} of the book's own ({tally}).")
+    return out
+
+
+def _paper_sentences(claims: list[dict], readings: list[dict]) -> str:
+    """:func:`paper_tally` (MyST); then the claims that do not hold, listed by where the paper
+    makes them, each linked to its row (its statement on hover)."""
+    out = paper_tally(claims, readings)
     failing = [r for r in claims if r["verdict"] in (Label.DIFFERS, Label.REFUTED)]
     if failing:
         out.append("The claim that does not hold:" if len(failing) == 1
@@ -447,15 +471,16 @@ def executed_values(chapter_name: str, project: Project | None = None) -> dict |
 
 
 def ledger_verdicts(ledger: list[dict] | None, ids: list[str]) -> str:
-    """How the chapters that prove an effect judged it: ``{doc}`stem`: verdict (id)`` per claim id,
-    for a cell of a MyST table. Says so when the ledger is not built or an id is not in it."""
+    """How the chapters that prove an effect judged it: ``{doc}`stem`: verdict (paper, where)`` per
+    claim id, for a cell of a MyST table (the id picks the row; the reader sees where the paper
+    makes the claim). Says so when the ledger is not built or an id is not in it."""
     if ledger is None:
         return "ledger not built in this run"
     by_id = {r["id"]: r for r in ledger}
     parts = []
     for i in ids:
         r = by_id.get(i)
-        parts.append(f"{{doc}}`{r['link'].split('.html')[0]}`: {r['verdict']} (`{i}`)" if r
+        parts.append(f"{{doc}}`{r['link'].split('.html')[0]}`: {r['verdict']} ({r['paper']}, {r['where']})" if r
                      else f"`{i}`: not in the ledger")
     return "; ".join(parts) if parts else "no chapter tests this in its own model"
 
@@ -469,6 +494,6 @@ def ledger_untested(ledger: list[dict] | None) -> str:
     rows = [r for r in ledger if r["verdict"].startswith(Label.NOT_TESTED)]
     if not rows:
         return "- every claim in the ledger was tested by some chapter"
-    return "\n".join(f"- **{r['paper']}, {r['where']}** ({{doc}}`{r['link'].split('.html')[0]}`, `{r['id']}`): "
+    return "\n".join(f"- **{r['paper']}, {r['where']}** ({{doc}}`{r['link'].split('.html')[0]}`): "
                      f"{r['statement']} *Not tested:* {r['reason']}" for r in rows)
 

@@ -2,15 +2,16 @@
 
 :func:`stage_book` writes ``_build/stage/``: the configuration, every page of
 ``_toc.yml`` (a chapter as its executed notebook, the generated appendices as
-Markdown) and the files under ``book/`` that pages use (images). A file is
+Markdown, the preface with its section "What the book finds" written from the
+ledger, :func:`~.findings.fill_generated`) and the files under ``book/`` that pages use (images). A file is
 rewritten only when its bytes change, so Sphinx's incremental build stays
 incremental; anything else in the stage (a page removed from the toc) is
 deleted.
 
 :func:`build_html` runs Jupyter Book on the stage with its own execution off
-and warnings as errors. It is skipped when the stage has not changed since the
-last successful build. After a build, the HTML of pages that left the toc is
-removed, so the built book holds exactly the toc's pages.
+and warnings as errors. It is skipped when neither the stage nor the commit (which
+the pages state) has changed since the last successful build. After a build, the
+HTML of pages that left the toc is removed, so the built book holds exactly the toc's pages.
 """
 
 import hashlib
@@ -24,9 +25,11 @@ from pathlib import Path
 from typing import Callable
 
 from .appendices import errata_page, parameters_page, reproducibility_page
+from .findings import PREFACE_MARKER, fill_generated
 from .ledger import book_ledger, ledger_page, write_ledger_files
 from .files import write_bytes_atomic, write_json_atomic, write_text_atomic
 from .project import Project
+from .provenance import tree_state
 from .toc import GENERATED_PAGES, book_chapters, chapter_for_source, has_code, page_source, toc_pages
 
 __all__ = ["stage_book", "build_html", "build_pdf", "run_jupyter_book", "page_assets", "HtmlBuildFailed", "CONFIG_FILES"]
@@ -93,8 +96,11 @@ def stage_book(project: Project) -> Path:
             if not executed.exists():
                 raise FileNotFoundError(f"{chapter.name}: no executed notebook at {executed}")
             put(executed.read_bytes(), f"{page}.ipynb")
-        else:
-            put(src.read_bytes(), f"{page}.md")
+        else:  # a prose page; the preface's "What the book finds" is written from the ledger here
+            text = src.read_text()
+            if PREFACE_MARKER in text:
+                text = fill_generated(text, book_ledger(project=project))
+            put(text.encode(), f"{page}.md")
     for asset, rel in page_assets(project, pages):
         put(asset.read_bytes(), rel)
     if stage.exists():
@@ -172,7 +178,10 @@ def build_html(project: Project, *, force: bool = False,
                report: Callable[[str], None] = partial(print, flush=True)) -> bool:
     """Stage the book and build its HTML; ``False`` if it was already up to date."""
     stage = stage_book(project)
-    digest = _stage_digest(stage)
+    # the commit and the tree's state too: the pages state them (the reproducibility appendix and
+    # every footer), so a new commit builds again even when no page changed
+    state = tree_state(project.root)
+    digest = _stage_digest(stage) + f" {state['commit']} {state['dirty']}"
     stamp = project.html / STAMP
     if not force and (project.html / "index.html").exists() and stamp.exists() and stamp.read_text() == digest:
         return False
