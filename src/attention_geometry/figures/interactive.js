@@ -122,7 +122,45 @@
       `the last cell, its point mass (1−α)<sup>H</sup> included: ${cellMasses[L - 1].toExponential(2)}.`;
   }
 
-  // The figure kinds: what each computes from the slider values, and how it draws the result.
+  // Chapter 6: the stored recency probabilities of the (d, alpha) grid, read at the sliders'
+  // point; data.rp[g][l][a][k], data.se likewise (gamma g, layer l, alpha a, width k).
+  function readRecency(v, data) {
+    const a = data.alphas.indexOf(v.alpha), k = data.dims.indexOf(v.d);
+    const pick = t => t.map(byLayer => byLayer.map(row => row[a][k]));
+    return { alpha: v.alpha, d: v.d, layers: data.layers, gammas: data.gammas, rp: pick(data.rp), se: pick(data.se),
+             range: recencyRange(data) };
+  }
+
+  function recencyRange(data) { // one y-axis for the whole grid, so that moving the sliders compares points
+    const se = data.se.flat(3);
+    let lo = 0.5, hi = 0.5;
+    data.rp.flat(3).forEach((r, i) => { lo = Math.min(lo, r - 2 * se[i]); hi = Math.max(hi, r + 2 * se[i]); });
+    const pad = 0.05 * (hi - lo || 1);
+    return [lo - pad, hi + pad];
+  }
+
+  function drawRecency(el, result) {
+    const { alpha, d, layers, gammas, rp, se, range } = result, colours = [BLUE, ORANGE];
+    const traces = gammas.map((g, i) => ({
+      x: layers, y: rp[i], mode: "lines+markers", name: `γ = ${g} (residual ${g ? "on" : "off"})`,
+      error_y: { type: "data", array: se[i].map(s => 2 * s), visible: true }, line: { color: colours[i % 2] },
+    }));
+    const layout = {
+      title: { text: `Recency probability over depth: d = ${d}, α = ${alpha}`, font: { size: 15 } },
+      xaxis: { title: { text: "layer" }, tickvals: layers },
+      yaxis: { title: { text: "RP (0.5: no preference; bars ±2 SE)" }, range: range },
+      shapes: [{ type: "line", xref: "paper", x0: 0, x1: 1, y0: 0.5, y1: 0.5,
+                 line: { color: "black", width: 1, dash: "dot" } }],
+      autosize: true, margin: { l: 60, r: 20, t: 50, b: 50 }, paper_bgcolor: "white", plot_bgcolor: "white",
+    };
+    window.Plotly.react(el.querySelector(".ag-plot"), traces, layout, { displaylogo: false, responsive: true });
+    el.querySelector(".ag-readout").textContent = gammas.map((g, i) =>
+      `γ = ${g}: last layer RP = ${rp[i][rp[i].length - 1].toFixed(4)} ± ${se[i][se[i].length - 1].toFixed(4)}`
+    ).join("; ") + ".";
+  }
+
+  // The figure kinds: what each computes from the slider values (and the figure's data), and how it
+  // draws the result.
   const kinds = {
     "cesaro-profile": {
       compute: v => ({ L: v.L, H: v.H, alpha: v.alpha, logProfile: logLastRow(v.L, v.H, v.alpha),
@@ -130,6 +168,7 @@
       draw: drawCesaro,
       cost: v => v.L * v.H,
     },
+    "recency-rp": { compute: readRecency, draw: drawRecency, cost: () => 0 },
   };
 
   function values(el, spec) {
@@ -152,7 +191,7 @@
     function update() {
       pending = false;
       const v = values(el, spec);
-      el.agResult = kind.compute(v);
+      el.agResult = kind.compute(v, spec.data);
       if (window.Plotly) kind.draw(el, el.agResult);
       el.dataset.state = "drawn";
     }

@@ -6,7 +6,8 @@ A moving figure is an HTML snippet: sliders, an empty plot, and a call into
 JavaScript line by line (for the Cesàro profile: :func:`~attention_geometry.cesaro.log_last_row`,
 the ``O(HL)`` recursion ``eq-cesaro-recursion``, and
 :func:`~attention_geometry.cesaro.limit_cell_masses`, the continuous limit
-``eq-cesaro-rho``) and draws with plotly.js. plotly.js is the bundle inside the
+``eq-cesaro-rho``) and draws with plotly.js; for chapter 6's recency
+probability it reads the chapter's stored grid of Monte Carlo estimates. plotly.js is the bundle inside the
 ``plotly`` wheel; nothing is loaded from the network. The page loads it once:
 the book's Sphinx extension :mod:`attention_geometry.book.sphinx_figures`
 writes it into ``_static`` and loads it on the pages that hold a moving figure,
@@ -23,9 +24,11 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
-from .._checks import check_float, check_int
+import numpy as np
 
-__all__ = ["MARKER", "MovingFigure", "cesaro_profile", "plotly_bundle", "plotly_bundle_name"]
+from .._checks import check_choice, check_float, check_int, fail, shape_of
+
+__all__ = ["MARKER", "MovingFigure", "cesaro_profile", "recency_rp", "plotly_bundle", "plotly_bundle_name"]
 
 #: The class of a moving figure's element: the Sphinx extension looks for it in a page's body.
 MARKER = "ag-moving-figure"
@@ -94,9 +97,9 @@ def _slider(name: str, label: str, value, low=0, high=0, step=1, *, index: list 
     return markup, spec
 
 
-def _figure(kind: str, sliders: list[tuple[str, dict]], live_cost: int, text: str) -> MovingFigure:
+def _figure(kind: str, sliders: list[tuple[str, dict]], live_cost: int, text: str, data=None) -> MovingFigure:
     fid = f"ag-moving-{next(_IDS)}"
-    spec = {"kind": kind, "sliders": [s for _, s in sliders], "liveCost": live_cost}
+    spec = {"kind": kind, "sliders": [s for _, s in sliders], "liveCost": live_cost, "data": data}
     markup = (f'<style>{_STYLE}</style>\n'
               f'<div class="{MARKER}" id="{fid}" data-spec="{html.escape(json.dumps(spec))}">\n'
               f'<div class="ag-controls">{"".join(m for m, _ in sliders)}</div>\n'
@@ -121,3 +124,29 @@ def cesaro_profile(L: int = 2048, H: int = 24, alpha: float = 0.5) -> MovingFigu
                _slider("L", "length L", L, index=lengths)]
     return _figure("cesaro-profile", sliders, live_cost=_LIVE_COST, text=(
         "(In the HTML version of this book: this figure, with sliders for α, H and L.)"))
+
+
+def recency_rp(dims, alphas, layers, rp: dict, se: dict, gammas=(0.0, 1.0), *, d=None, alpha=None) -> MovingFigure:
+    r"""The recency probability over depth (chapter 6), read from a stored grid: sliders for the
+    anisotropy :math:`\alpha` over ``alphas`` and the width :math:`d` over ``dims`` (starting at
+    ``alpha``, ``d``; the last of each by default), one curve per :math:`\gamma` with
+    :math:`\pm 2` standard errors. Nothing is simulated in the page: each point of the grid is
+    the chapter's Monte Carlo estimate.
+
+    ``rp[(gamma, layer)], se[(gamma, layer)]``: ``(len(alphas), len(dims))``, as
+    :func:`attention_geometry.figures.recency.plot_rp_dims` takes them."""
+    dims, alphas = [int(x) for x in dims], [float(x) for x in alphas]
+    layers, gammas = [int(x) for x in layers], [float(x) for x in gammas]
+    d, alpha = dims[-1] if d is None else int(d), alphas[-1] if alpha is None else float(alpha)
+    check_choice("d", d, dims)
+    check_choice("alpha", alpha, alphas)
+    for name, values in (("rp", rp), ("se", se)):
+        for key in ((g, l) for g in gammas for l in layers):
+            if np.shape(values.get(key)) != (len(alphas), len(dims)):
+                raise fail(f"{name}[{key}]", shape_of(values.get(key)), f"shape ({len(alphas)}, {len(dims)})")
+    table = {name: [[[[float(x) for x in row] for row in values[(g, l)]] for l in layers] for g in gammas]
+             for name, values in (("rp", rp), ("se", se))}
+    sliders = [_slider("alpha", "anisotropy α", alpha, index=alphas), _slider("d", "width d", d, index=dims)]
+    data = {"dims": dims, "alphas": alphas, "layers": layers, "gammas": gammas, **table}
+    return _figure("recency-rp", sliders, live_cost=0, data=data, text=(
+        "(In the HTML version of this book: this figure, with sliders for α and d over the grid.)"))
