@@ -109,3 +109,28 @@ def test_editing_a_rule_changes_a_stored_runs_verdict_at_the_next_build(monkeypa
     table, records = claims_markdown([claim(at_defaults)], SimpleNamespace(claims=run))
     assert records[0]["final_verdict"]["label"] == "not decided"
     assert "99.9%" in records[0]["final_verdict"]["reason"]
+
+
+def test_editing_a_rule_changes_a_committed_stored_runs_verdicts():
+    """The stored paper-scale run of chapter 5 (results/layernorm_equilibria/paper): its rows judged
+    by sign_verdict change when that rule is edited (here: it reads the claimed sign the other way),
+    as at the next build."""
+    from attention_geometry.book.paper import load_paper_run
+
+    run = load_paper_run("layernorm_equilibria")
+    records = [r for r in run.claims if not r.get("at_paper_settings")]
+    uses_sign = [r["id"] for r in records if "sign_verdict" in json.dumps(r["verdict"]["evidence"])]
+    assert uses_sign, "the stored run has rows judged by sign_verdict"
+    claims = [vd.Claim(r["id"], r["paper"], r["where"], r["source"], r["statement"], r["measured"], r["settings"],
+                       vd.recompute(r["verdict"]), stand_in=r.get("stand_in", "")) for r in records]
+
+    def labels():
+        return {r["id"]: r["final_verdict"]["label"] for r in claims_markdown(claims, run)[1]}
+
+    before = labels()
+    original = evidence.rules()["sign_verdict"]
+    with pytest.MonkeyPatch.context() as m:
+        m.setitem(evidence._RULES, "sign_verdict", lambda est, claimed_sign, **kw: original(est, -claimed_sign, **kw))
+        after = labels()
+    assert {i for i in before if before[i] != after[i]} == set(uses_sign)
+    assert all(before[i] in ("reproduced", "reproduced in a stand-in") and after[i] == "refuted" for i in uses_sign)
