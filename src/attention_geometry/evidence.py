@@ -13,8 +13,9 @@ from a rule that has since changed or no longer exists.
 The JSON form: numbers, strings, booleans and ``None`` as themselves; a
 non-finite float as ``{"__float__": "nan"}``; a tuple as ``{"__tuple__": [...]}``;
 a numpy array as ``{"__array__": [...], "dtype": ...}``; an
-:class:`~attention_geometry.stats.Estimate` (or a subclass of it from
-:mod:`.stats`) as ``{"__estimate__": class name, **fields}``; a verdict passed to
+:class:`~attention_geometry.stats.Estimate` (or a subclass of it) as
+``{"__estimate__": class name, **fields}`` (the name qualified by its module unless
+that is :mod:`.stats`: ``draws.DrawEstimate``); a verdict passed to
 a rule (:func:`~attention_geometry.verdicts.all_verdict`) as
 ``{"__verdict__": {label, reason, evidence}}``, computed again from its own
 evidence when it has some; a mapping with string keys as a mapping. Anything
@@ -63,7 +64,7 @@ def encode(value: Any, where: str = "argument") -> Any:
         return {"__array__": [encode(v, where) for v in value.ravel().tolist()], "shape": list(value.shape),
                 "dtype": str(value.dtype)}
     if isinstance(value, stats.Estimate):
-        return {"__estimate__": type(value).__name__,
+        return {"__estimate__": _estimate_name(type(value)),
                 **{f.name: encode(getattr(value, f.name), f"{where}.{f.name}") for f in fields(value)}}
     if is_dataclass(value) and hasattr(value, "label") and hasattr(value, "evidence"):  # a Verdict
         return {"__verdict__": {"label": str(value.label), "reason": value.reason, "evidence": value.evidence}}
@@ -77,6 +78,28 @@ def encode(value: Any, where: str = "argument") -> Any:
         return {k: encode(v, f"{where}[{k!r}]") for k, v in value.items()}
     raise EvidenceError(f"{where} = {type(value).__name__}: a rule's arguments must be numbers, strings, "
                         "estimates, verdicts, arrays, or lists and mappings of them")
+
+
+def _estimate_name(cls: type) -> str:
+    """``Estimate``, ``PairedDifference`` (of :mod:`.stats`) or ``draws.DrawEstimate``: the class's
+    name, qualified by its module within the package unless that is :mod:`.stats`."""
+    module = cls.__module__.removeprefix(f"{__package__}.")
+    return cls.__name__ if module == "stats" else f"{module}.{cls.__name__}"
+
+
+def _estimate_class(name: str) -> type:
+    """The inverse of :func:`_estimate_name`; :class:`UnknownRule` if the package has no such estimate."""
+    import importlib
+
+    module, _, cls_name = name.rpartition(".")
+    try:
+        cls = getattr(importlib.import_module(f"{__package__}.{module or 'stats'}"), cls_name, None)
+    except ImportError:
+        cls = None
+    if not (isinstance(cls, type) and issubclass(cls, stats.Estimate)):
+        raise UnknownRule(f"stored evidence holds an estimate of kind {name!r}, which attention_geometry "
+                          "does not define")
+    return cls
 
 
 def decode(value: Any, verdict: Callable[[Mapping[str, Any]], Any]) -> Any:
@@ -93,10 +116,7 @@ def decode(value: Any, verdict: Callable[[Mapping[str, Any]], Any]) -> Any:
     if "__array__" in value:
         return np.asarray(decode(value["__array__"], verdict), dtype=value["dtype"]).reshape(value["shape"])
     if "__estimate__" in value:
-        cls = getattr(stats, value["__estimate__"], None)
-        if not (isinstance(cls, type) and issubclass(cls, stats.Estimate)):
-            raise UnknownRule(f"stored evidence holds an estimate of kind {value['__estimate__']!r}, "
-                              "which attention_geometry.stats does not define")
+        cls = _estimate_class(value["__estimate__"])
         return cls(**{k: decode(v, verdict) for k, v in value.items() if k != "__estimate__"})
     if "__verdict__" in value:
         return verdict(value["__verdict__"])
