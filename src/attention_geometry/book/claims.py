@@ -88,9 +88,21 @@ def _has_evidence(stored: dict) -> bool:
 
 def _same_rule(claim: Claim, stored: dict) -> bool:
     """Whether the stored run's verdict comes from the rule that judges the row today (a row whose
-    rule was replaced needs the measurements the new rule reads: a new run)."""
+    rule was replaced needs the measurements the new rule reads: a new run). A rule that only
+    qualifies another rule's verdict (``draws_verdict``) is looked through: the rule compared is
+    the one that read the measurement."""
     today = claim.verdict.evidence
-    return today is None or stored["verdict"]["evidence"]["rule"] == today["rule"]
+    return today is None or _core_rule(stored["verdict"]["evidence"]) == _core_rule(today)
+
+
+def _core_rule(evidence: dict) -> str:
+    """The rule that read the measurement: through a rule whose argument ``verdict`` is another
+    rule's verdict (with its evidence), down to that rule."""
+    inner = evidence.get("args", {}).get("verdict")
+    while isinstance(inner, dict) and (inner.get("__verdict__") or {}).get("evidence"):
+        evidence = inner["__verdict__"]["evidence"]
+        inner = evidence.get("args", {}).get("verdict")
+    return evidence["rule"]
 
 
 def claims_markdown(claims: Sequence[Claim], run=None, *, this_is_the_run: bool = False) -> tuple[str, list[dict]]:
