@@ -8,7 +8,7 @@ import pytest
 
 ANNOTATED = ["attention", "layernorm", "cesaro", "collapse", "ln_dynamics", "selectability", "stats", "majority",
              "layernorm_checks", "synthesis", "recency", "jacobians", "verdicts", "words", "selection", "power",
-             "ratios", "evidence", "checkpoint", "models.corpus", "models.pretrained", "models.tiny_decoder"]
+             "ratios", "evidence", "checkpoint", "models.corpus", "models.pretrained", "models.tiny_decoder", "draws"]
 
 
 def unannotated(module_name: str) -> list[str]:

@@ -38,7 +38,15 @@ def calls():
         "angle_verdict": lambda: vd.angle_verdict(np.array([11.0, 12.5, 13.0]), 16_000, 12, 16_000),
         "table_verdict": lambda: vd.table_verdict([E], [1.0], (3, 10), (5, 20)),
         "after_norm_verdict": lambda: vd.after_norm_verdict(0.0, 0.0, 0.9, eps=1e-5),
+        "draws_verdict": lambda: _draws_call(rng),
     }
+
+
+def _draws_call(rng):
+    from attention_geometry.draws import over_draws
+
+    est = over_draws([1 + rng.standard_normal(16) for _ in range(8)])
+    return vd.draws_verdict(vd.sign_verdict(est, +1), est)
 
 
 def stored(verdict):
@@ -134,3 +142,17 @@ def test_editing_a_rule_changes_a_committed_stored_runs_verdicts():
         after = labels()
     assert {i for i in before if before[i] != after[i]} == set(uses_sign)
     assert all(before[i] in ("reproduced", "reproduced in a stand-in") and after[i] == "refuted" for i in uses_sign)
+
+
+def test_a_stored_verdict_qualified_by_draws_is_compared_by_the_rule_that_read_the_measurement():
+    """Chapter rows whose verdict goes through draws_verdict keep the stored verdict of the rule
+    inside it (the rule that read the measurement); a stored verdict of another rule does not stand."""
+    from attention_geometry.book.claims import _same_rule
+
+    rng = np.random.default_rng(3)
+    today = claim(_draws_call(rng))
+    assert today.verdict.evidence["rule"] == "draws_verdict"
+    same = claim(vd.sign_verdict(E, 1)).record()
+    other = claim(vd.value_verdict(E, 1.0, atol=0.5)).record()
+    assert _same_rule(today, json.loads(json.dumps(same)))
+    assert not _same_rule(today, json.loads(json.dumps(other)))

@@ -82,6 +82,43 @@ def test_measure_returns_estimates_and_is_deterministic():
     assert win["first_mid"].value == 0.0  # beyond the receptive field: no influence at all
 
 
+def test_weights_per_sequence_are_each_sequence_through_its_own_draw():
+    (w1, X), (w2, _) = _setup(0), _setup(7)
+    cfg = SynthConfig(n_layers=3, n_heads=2, rope=True)
+    mixed = [tuple(torch.stack([a, a, b, b]) for a, b in zip(l1, l2)) for l1, l2 in zip(w1, w2)]
+    out = decoder_forward(X, mixed, cfg)
+    for got, first, second in zip(out, decoder_forward(X[:2], w1, cfg), decoder_forward(X[2:], w2, cfg)):
+        torch.testing.assert_close(got, torch.cat([first, second]))
+    p = influence_profile(X, mixed, cfg)
+    torch.testing.assert_close(p, torch.cat([influence_profile(X[:2], w1, cfg), influence_profile(X[2:], w2, cfg)]))
+
+
+def test_measure_spreads_the_sequences_over_weight_draws():
+    """With n_draws the estimates are over the draws (each draw's mean over its sequences), and the
+    first draw is the one-draw measurement's weights on the first sequences."""
+    cfg = SynthConfig(n_layers=2, n_heads=2)
+    kw = dict(d=D, n=10, batch=12, jac_batch=4, seed=3)
+    one, many = measure(cfg, **kw), measure(cfg, n_draws=4, **kw)
+    assert many["n_draws"] == 4 and many["samples"]["rp"].shape == (4,) and many["samples"]["first_mid"].shape == (4,)
+    for key in ("rp", "mu_rel", "first_mid"):
+        est = many[key]
+        assert isinstance(est, ag.DrawEstimate) and est.n_draws == 4 and est.df == 3
+        assert est.value == pytest.approx(many["samples"][key].mean())
+        assert est.draw_means == pytest.approx(tuple(many["samples"][key]))
+    assert one["rp"].n_draws == 1 and one["samples"]["rp"].shape == (12,)
+    X0 = synth_inputs(12, 10, D, 0.5, generator=4)
+    S = decoder_forward(X0[:3], init_weights(D, 2, generator=3), cfg)[1][:, -1]  # draw 0: the one-draw weights
+    rp0 = ag.recency_fraction(S.reshape(-1, 10, 10), ag.triples(10)).reshape(3, -1).mean()
+    assert many["samples"]["rp"][0] == pytest.approx(float(rp0)) == one["samples"]["rp"][:3].mean()
+    assert many["log_last_mid"].value == pytest.approx(np.log(many["samples"]["last_mid"]).mean())
+    change = ag.paired_change(measure(SynthConfig(n_layers=2, n_heads=2, rope=True), n_draws=4, **kw), many, "rp")
+    assert change.n_draws == 4 and change.draw_means == pytest.approx(
+        tuple(measure(SynthConfig(n_layers=2, n_heads=2, rope=True), n_draws=4, **kw)["samples"]["rp"]
+              - many["samples"]["rp"]))
+    with pytest.raises(ValueError, match="jac_batch"):
+        measure(cfg, n_draws=5, **kw)
+
+
 @pytest.mark.parametrize("alpha, H", [(0.1, 300), (0.5, 40), (1.0, 25)])
 def test_cesaro_rate_is_the_second_eigenvalue_and_predicts_collapse(alpha, H):
     L = 12

@@ -26,6 +26,7 @@ module                    object
                           their statistics, early training
 :mod:`.synthesis`         a decoder with every component switchable (ch. 9)
 :mod:`.stats`             intervals, paired differences, control variates
+:mod:`.draws`             estimates over weight draws (random-init models)
 :mod:`.selection`         extremes chosen on one half, measured on the other
 :mod:`.power`             detectable effects, samples to decide, reliability
 :mod:`.ratios`            Fieller ratios, exact binomial proportions
@@ -63,8 +64,8 @@ import importlib
 #: order their names are bound (a later module's name would win, as with star
 #: imports; no two modules export one name: see tests/test_layers.py).
 MODULE_NAMES = ("layernorm", "layernorm_checks", "attention", "majority", "selectability", "collapse",
-                "ln_dynamics", "recency", "cesaro", "jacobians", "synthesis", "stats", "selection", "power", "ratios",
-                "evidence", "verdicts", "words", "checkpoint", "models.corpus", "models.pretrained",
+                "ln_dynamics", "recency", "cesaro", "jacobians", "synthesis", "stats", "draws", "selection", "power",
+                "ratios", "evidence", "verdicts", "words", "checkpoint", "models.corpus", "models.pretrained",
                 "models.tiny_decoder")
 _SUBMODULES = {name.rsplit(".", 1)[-1]: name for name in MODULE_NAMES} | {"models": "models"}
 

@@ -14,8 +14,11 @@ Cesàro calculus of chapter 7::
 With uniform attention and identity value maps the last row of the layer map
 is that of :math:`N = (1-\alpha)I + \alpha M` (:mod:`attention_geometry.cesaro`).
 
-Four quantities, one per paper, each per sequence so that it has a standard
-error over sequences (:func:`measure`):
+Four quantities, one per paper, each per sequence, with a standard error over
+independent draws of the weights, the sequences spread over them (:func:`measure`,
+``n_draws``; :mod:`attention_geometry.draws`): for a random-init model the
+replicate is the draw, and one draw's sequences say only how well that draw was
+measured:
 
 * ``rp``: Kim et al.'s score-level **recency probability** of the last layer,
   the fraction of triples :math:`i > k > j` with :math:`S_{ik} > S_{ij}`
@@ -56,7 +59,8 @@ from .attention import make_mask, masked_softmax
 from .collapse import mu
 from .layernorm import NORMS, normalise
 from .recency.simulation import recency_fraction, triples
-from .stats import Estimate, PairedDifference, difference_estimate, mean_estimate
+from .draws import DrawEstimate, draw_slices, over_draws
+from .stats import Estimate, difference_estimate
 
 __all__ = [
     "SynthConfig",
@@ -146,16 +150,17 @@ def decoder_forward(X: torch.Tensor, weights: Sequence[tuple[torch.Tensor, ...]]
     """The layers of ``eq-syn-layer``: ``X: (batch, n, d)`` -> ``(hidden (batch, n, d),
     scores (batch, layer, head, n, n), keys (batch, head, n, d_h) of the last layer)``.
 
-    Only the first ``cfg.n_layers`` layers of ``weights`` are used. Scores off
-    the mask are ``-inf``."""
+    Only the first ``cfg.n_layers`` layers of ``weights`` are used, each matrix ``(d, d)``,
+    or ``(batch, d, d)``: one per sequence (sequences through different draws of the
+    weights, in one batch). Scores off the mask are ``-inf``."""
     cfg.check()
     if X.ndim != 3:
         raise fail("X", f"a tensor of shape {tuple(X.shape)}", "shape (batch, n, d)")
     if len(weights) < cfg.n_layers:
         raise fail("weights", f"{len(weights)} layers", f"at least n_layers = {cfg.n_layers} layers")
     d = X.shape[-1]
-    if weights[0][0].shape[0] != d or d % cfg.n_heads or (d // cfg.n_heads) % 2:
-        raise fail("X", f"width {d}", f"the weights' width {weights[0][0].shape[0]}, "
+    if weights[0][0].shape[-1] != d or d % cfg.n_heads or (d // cfg.n_heads) % 2:
+        raise fail("X", f"width {d}", f"the weights' width {weights[0][0].shape[-1]}, "
                    f"a multiple of 2 n_heads = {2 * cfg.n_heads}")
     allowed = _mask(X.shape[-2], cfg, X.device)
     scores, keys = [], None
@@ -238,27 +243,11 @@ def _unselectable_keys(keys: torch.Tensor, cfg: SynthConfig) -> np.ndarray:
     return unsel.reshape(b, h, n)
 
 
-def measure(cfg: SynthConfig, *, d: int = 32, n: int = 64, batch: int = 64, jac_batch: int = 8,
-            anisotropy: float = 0.5, seed: int = 0, scale: float = 1.0, max_layers: int | None = None
-            ) -> dict[str, Estimate | np.ndarray]:
-    """The four quantities (and ``score_sd``, ``entropy``) of one variant, as :class:`~attention_geometry.stats.Estimate`
-    over sequences, plus the mean ``profile: (n,)``, the per-sequence ``profiles: (jac_batch, n)``,
-    three more position profiles ``(n,)`` -- ``score_profile`` (the last query's scores by key
-    position, centred over the visible keys, mean over sequences and heads: Kim's quantity),
-    ``spread_profile`` (each token's distance to the mean token at the last layer over the
-    root-mean-square distance: what collapse leaves), ``unselectable_profile`` (how often the key
-    at each position is unselectable) -- and
-    ``samples``: every quantity per sequence (the Jacobian ones over the first ``jac_batch``), so that
-    two variants, which see the same inputs, can be compared pair by pair.
-
-    The weights depend on ``seed`` only and the inputs on ``seed + 1``: every
-    variant of one experiment sees the same weights and inputs."""
-    cfg.check()
-    check_int("jac_batch", jac_batch, low=2)
-    check_int("batch", batch, low=max(2, jac_batch))
-    seed = check_int("seed", seed, low=0)
-    weights = init_weights(d, max(cfg.n_layers, max_layers or 0), generator=seed, scale=scale)
-    X0 = synth_inputs(batch, n, d, anisotropy, generator=seed + 1)
+def _per_sequence(cfg: SynthConfig, weights, X0: torch.Tensor, jac: np.ndarray) -> tuple[dict, dict]:
+    """The decoder with ``weights`` (per sequence, or shared) on the sequences ``X0: (b, n, d)``:
+    every quantity per sequence (the Jacobian ones over the rows ``jac``), and the per-sequence
+    position arrays."""
+    batch, n = X0.shape[:2]
     with torch.no_grad():
         H, S, keys = decoder_forward(X0, weights, cfg)
     last = S[:, -1]  # (batch, head, n, n)
@@ -274,7 +263,8 @@ def measure(cfg: SynthConfig, *, d: int = 32, n: int = 64, batch: int = 64, jac_
     A = torch.softmax(last, dim=-1)
     n_visible = torch.isfinite(last).sum(-1).clamp_min(2).to(H.dtype)
     ent = (-(A * torch.log(A.clamp_min(1e-300))).sum(-1) / torch.log(n_visible))[..., 1:].mean((-2, -1))
-    profiles = influence_profile(X0[:jac_batch], weights, cfg)
+    profiles = influence_profile(X0[jac], [tuple(W if W.ndim == 2 else W[jac] for W in layer) for layer in weights],
+                                 cfg)
     middle = profiles[:, n // 4: 3 * n // 4].mean(-1)
     unsel = _unselectable_keys(keys, cfg)  # (batch, head, n)
     query = last[:, :, -1, :]  # the last query's scores, (batch, head, n)
@@ -282,7 +272,6 @@ def measure(cfg: SynthConfig, *, d: int = 32, n: int = 64, batch: int = 64, jac_
     centred = torch.where(seen, query - (query.nan_to_num(0, 0, 0) * seen).sum(-1, keepdim=True)
                           / seen.sum(-1, keepdim=True), torch.nan)
     spread = torch.linalg.vector_norm(H - H.mean(-2, keepdim=True), dim=-1)
-
     samples = {
         "rp": rp, "rp_visible": rp_vis, "mu_rel": mu(H) / torch.linalg.vector_norm(H, dim=(-2, -1)),
         "unselectable": torch.as_tensor(unsel.any(-1), dtype=torch.float64).mean(-1),
@@ -290,12 +279,73 @@ def measure(cfg: SynthConfig, *, d: int = 32, n: int = 64, batch: int = 64, jac_
         "score_sd": score_sd, "entropy": ent,
     }
     samples = {k: np.asarray(v.detach().cpu(), dtype=np.float64) for k, v in samples.items()}
-    out: dict = {k: (mean_estimate(v) if np.all(np.isfinite(v)) else Estimate(float("nan"), float("nan")))
-                 for k, v in samples.items()}
-    out.update(profile=profiles.mean(0).numpy(), profiles=profiles.numpy(), samples=samples,
-               score_profile=centred.nanmean(dim=(0, 1)).numpy(),
+    arrays = {"profiles": profiles, "centred": centred, "spread": spread, "unsel": unsel}
+    return samples, arrays
+
+
+def _per_row(draws: list, rows: list[slice]) -> list[tuple[torch.Tensor, ...]]:
+    """Per layer, each matrix ``(batch, d, d)``: row ``s`` holds the weights of the draw whose
+    slice of ``rows`` contains ``s`` (all draws in one batch)."""
+    which = torch.as_tensor(np.repeat(np.arange(len(draws)), [r.stop - r.start for r in rows]))
+    return [tuple(torch.stack([w[layer][m] for w in draws])[which] for m in range(4)) for layer in range(len(draws[0]))]
+
+
+def _draw_estimate(per_draw: list[np.ndarray]) -> Estimate:
+    """:func:`~attention_geometry.draws.over_draws`, or a NaN estimate where a value is not finite."""
+    if all(np.all(np.isfinite(v)) for v in per_draw):
+        return over_draws(per_draw)
+    return Estimate(float("nan"), float("nan"))
+
+
+def measure(cfg: SynthConfig, *, d: int = 32, n: int = 64, batch: int = 64, jac_batch: int = 8,
+            anisotropy: float = 0.5, seed: int = 0, scale: float = 1.0, max_layers: int | None = None,
+            n_draws: int = 1) -> dict[str, Estimate | np.ndarray]:
+    """The four quantities (and ``score_sd``, ``entropy``) of one variant, as estimates over the weight
+    draws (:class:`~attention_geometry.draws.DrawEstimate`; with one draw, over its sequences), plus the
+    mean ``profile: (n,)``, the per-sequence ``profiles: (jac_batch, n)``,
+    three more position profiles ``(n,)`` -- ``score_profile`` (the last query's scores by key
+    position, centred over the visible keys, mean over sequences and heads: Kim's quantity),
+    ``spread_profile`` (each token's distance to the mean token at the last layer over the
+    root-mean-square distance: what collapse leaves), ``unselectable_profile`` (how often the key
+    at each position is unselectable) -- ``log_first_mid`` and ``log_last_mid`` (estimates of the
+    logarithms of the replicates' ratios), ``n_draws``, and
+    ``samples``: every quantity per replicate, so that two variants, which see the same weights and
+    inputs, can be compared pair by pair. With one draw the replicates are the sequences (the Jacobian
+    ones over the first ``jac_batch``); with several they are the draws, each the mean over its sequences.
+
+    ``n_draws``: independent draws of the weights; the ``batch`` sequences (and the ``jac_batch`` of
+    them with Jacobians) are spread over them (:func:`~attention_geometry.draws.draw_slices`), so
+    that the estimates are over draws at no extra cost: for a random-init model the replicate is the
+    draw. The weights depend on ``seed`` only (the draws one after another from its generator, the
+    first the same whatever ``n_draws``) and the inputs on ``seed + 1``: every variant of one
+    experiment sees the same weights and inputs."""
+    cfg.check()
+    n_draws = check_int("n_draws", n_draws, low=1)
+    check_int("jac_batch", jac_batch, low=2 if n_draws == 1 else n_draws)
+    check_int("batch", batch, low=max(2, jac_batch))
+    seed = check_int("seed", seed, low=0)
+    generator = as_torch_generator("seed", seed)
+    X0 = synth_inputs(batch, n, d, anisotropy, generator=seed + 1)
+    draws = [init_weights(d, max(cfg.n_layers, max_layers or 0), generator=generator, scale=scale)
+             for _ in range(n_draws)]
+    rows = draw_slices(batch, n_draws)
+    jac = np.concatenate([np.arange(r.start, r.start + min(j.stop - j.start, r.stop - r.start))
+                          for r, j in zip(rows, draw_slices(jac_batch, n_draws))])
+    per_seq, arr = _per_sequence(cfg, draws[0] if n_draws == 1 else _per_row(draws, rows), X0, jac)
+    of_draw = {"batch": rows, "jac": [np.flatnonzero((jac >= r.start) & (jac < r.stop)) for r in rows]}
+    per_draw = {k: [v[i] for i in of_draw["jac" if k in ("first_mid", "last_mid") else "batch"]]
+                for k, v in per_seq.items()}
+    samples = per_seq if n_draws == 1 else {k: np.array([x.mean() for x in v]) for k, v in per_draw.items()}
+    out: dict = {k: _draw_estimate(v) for k, v in per_draw.items()}
+    with np.errstate(divide="ignore"):  # a window's first_mid is 0: its logarithm is no estimate
+        for k in ("first_mid", "last_mid"):
+            logs = np.log(samples[k])
+            out[f"log_{k}"] = _draw_estimate([logs] if n_draws == 1 else list(logs[:, None]))
+    profiles, spread = arr["profiles"], arr["spread"]
+    out.update(profile=profiles.mean(0).numpy(), profiles=profiles.numpy(), samples=samples, n_draws=n_draws,
+               score_profile=arr["centred"].nanmean(dim=(0, 1)).numpy(),
                spread_profile=(spread / spread.pow(2).mean(-1, keepdim=True).sqrt()).mean(0).numpy(),
-               unselectable_profile=unsel.mean(axis=(0, 1)))
+               unselectable_profile=arr["unsel"].mean(axis=(0, 1)))
     return out
 
 
@@ -330,16 +380,17 @@ def cesaro_collapse_rate(alpha: float) -> float:
     return 1.0 - alpha / 2.0
 
 
-def paired_change(variant: dict, baseline: dict, key: str, *, log: bool = False) -> PairedDifference:
+def paired_change(variant: dict, baseline: dict, key: str, *, log: bool = False) -> DrawEstimate:
     """The change of ``key`` from ``baseline`` to ``variant`` (two :func:`measure` results on the
-    same inputs), paired by sequence: a :class:`~attention_geometry.stats.PairedDifference` of the
-    values, or of their logarithms with ``log=True`` (for ratios such as ``last_mid``)."""
-    from .stats import paired_difference
-
+    same weights and inputs), paired by replicate: an estimate over the weight draws
+    (:func:`~attention_geometry.draws.over_draws`) of the differences of the values, or of their
+    logarithms with ``log=True`` (for ratios such as ``last_mid``). With one draw the pairs are its
+    sequences, and the estimate is over them."""
     a, b = variant["samples"][key], baseline["samples"][key]
     if log:
         a, b = np.log(a), np.log(b)
-    return paired_difference(a, b)
+    diff = np.asarray(a, dtype=np.float64) - np.asarray(b, dtype=np.float64)
+    return over_draws([diff] if baseline.get("n_draws", 1) == 1 else list(diff[:, None]))
 
 
 def grid_change(points: Mapping[tuple, Estimate], *, along: int) -> dict:
@@ -384,27 +435,32 @@ def cesaro_relative_collapse(L: int, alpha: float, depths: Sequence[int], d: int
 
 
 def uniformity_over_scale(norms: Sequence[str], scales: Sequence[float], *, d: int = 32, n: int = 64, batch: int = 64,
-                          n_layers: int = 4, n_heads: int = 4, seed: int = 0) -> tuple[dict, dict]:
+                          n_layers: int = 4, n_heads: int = 4, seed: int = 0, n_draws: int = 1) -> tuple[dict, dict]:
     """How uniform attention is at initialisation, against the weight scale, for each norm.
 
-    Returns ``(entropy, score_sd)``: ``{norm: [Estimate per scale]}`` -- the last layer's mean
+    Returns ``(entropy, score_sd)``: ``{norm: [estimate per scale]}`` -- the last layer's mean
     attention entropy over its maximum (1: uniform) and the first layer's score standard deviation,
-    over ``batch`` sequences (no Jacobians)."""
+    over ``batch`` sequences spread over ``n_draws`` draws of the weights (no Jacobians), estimates
+    over the draws (:func:`~attention_geometry.draws.over_draws`). The same draws at every scale and
+    norm, scaled: the norms and scales can be compared draw by draw
+    (:func:`~attention_geometry.draws.draw_difference`)."""
     seed = check_int("seed", seed, low=0)
+    n_draws = check_int("n_draws", n_draws, low=1, high=check_int("batch", batch, low=2))
     X0 = synth_inputs(batch, n, d, 0.5, generator=seed + 1)
     ent, sd = {}, {}
     for norm in norms:
         cfg = SynthConfig(norm=norm, n_layers=n_layers, n_heads=n_heads).check()
         ent[norm], sd[norm] = [], []
         for scale in scales:
-            weights = init_weights(d, n_layers, generator=seed, scale=scale)
+            generator, rows = as_torch_generator("seed", seed), draw_slices(batch, n_draws)
+            draws = [init_weights(d, n_layers, generator=generator, scale=scale) for _ in rows]
             with torch.no_grad():
-                _, S, _ = decoder_forward(X0, weights, cfg)
+                _, S, _ = decoder_forward(X0, draws[0] if n_draws == 1 else _per_row(draws, rows), cfg)
             last, first = S[:, -1], S[:, 0]
             A = torch.softmax(last, dim=-1)
             n_vis = torch.isfinite(last).sum(-1).clamp_min(2).to(A.dtype)
-            e = (-(A * torch.log(A.clamp_min(1e-300))).sum(-1) / torch.log(n_vis))[..., 1:].mean((-2, -1))
-            s = _finite_std(first)
-            ent[norm].append(mean_estimate(e.numpy()))
-            sd[norm].append(mean_estimate(s.numpy()))
+            e = (-(A * torch.log(A.clamp_min(1e-300))).sum(-1) / torch.log(n_vis))[..., 1:].mean((-2, -1)).numpy()
+            s = _finite_std(first).numpy()
+            ent[norm].append(over_draws([e[r] for r in rows]))
+            sd[norm].append(over_draws([s[r] for r in rows]))
     return ent, sd

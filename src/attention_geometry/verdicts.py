@@ -1059,3 +1059,79 @@ def synthesis_claims(results: dict, names: dict[str, str], cesaro_rate_fit: Esti
               verdict=sign_verdict(cesaro_rate_fit, -1, what="fitted log-rate"),
               section="sec-syn-wu-cesaro"),
     ]
+
+
+# ------------------------------------------------------------------------------------------
+# Randomly initialised models: the replicate is the weight draw (attention_geometry.draws).
+
+__all__ += ["MIN_DRAWS", "draws_verdict"]
+
+#: The fewest independent weight draws on which a verdict about a randomly initialised model may decide.
+MIN_DRAWS = 8
+
+
+@rule
+def draws_verdict(verdict: Verdict, draws: Any, *, reference: float | tuple[float, float] = 0.0,
+                  min_draws: int = MIN_DRAWS, level: float = 0.95) -> Verdict:
+    """A verdict about a randomly initialised model, decisive only when it rests on at least
+    ``min_draws`` independent weight draws and its sign is the same across them.
+
+    ``verdict``: what a rule returned from an estimate over the draws
+    (:func:`~attention_geometry.draws.over_draws`, whose interval includes the within-draw
+    error). ``draws``: the :class:`~attention_geometry.draws.DrawEstimate` behind it, or a
+    sequence of them (every part of an :func:`all_verdict`), or only the number of draws
+    (an estimate that is itself a spread across draws, where no draw has a sign of its
+    own). ``reference``: the value whose side the verdict decides, in the units of the
+    draw means: 0 for a sign, the bound of :func:`bound_verdict`, 1/2 for a recency
+    probability, ``(low, high)`` for a band or a range.
+
+    A decisive verdict (``reproduced``, ``differs``, ``refuted``) becomes ``not decided``
+
+    * when it rests on fewer than ``min_draws`` draws (one draw's interval is over its
+      input sequences only: another draw of the weights can move the value by more);
+    * when its sign is not stable across the draws: of the ``k`` draws, ``n`` have their
+      mean on the estimate's side of ``reference``
+      (:func:`~attention_geometry.draws.sign_stability`), and the exact
+      (Clopper--Pearson) ``level`` interval of ``n/k`` does not lie above 1/2 -- the side
+      is not shared by a majority beyond chance (at 8 draws: not by every draw). Not a
+      requirement that all draws agree, which more draws would break ever more often.
+
+    The reason says what would decide it. Otherwise the verdict stands, its reason
+    saying over how many draws. Other verdicts pass unchanged.
+    """
+    from .draws import DrawEstimate, sign_stability
+    from .ratios import clopper_pearson
+
+    if not isinstance(verdict, Verdict):
+        raise fail("verdict", verdict, "a Verdict returned by a rule", "has the wrong type", kind=ArgumentTypeError)
+    min_draws = check_int("min_draws", min_draws, low=2)
+    if isinstance(draws, DrawEstimate):
+        parts = [draws]
+    elif isinstance(draws, Sequence) and draws and all(isinstance(d, DrawEstimate) for d in draws):
+        parts = list(draws)
+    else:
+        parts = []
+        count = check_int("draws", draws, low=1)
+    if parts:
+        count = min(p.n_draws for p in parts)
+    if verdict.label not in _DECISIVE:
+        return verdict
+    needs = f"needs at least {min_draws} draws with a stable sign"
+    if count < min_draws:
+        word = "draw" if count == 1 else "draws"
+        return Verdict(Label.NOT_DECIDED, f"{verdict.label} as measured, but on {count} weight {word} of a randomly "
+                                          f"initialised model; {needs} ({verdict.reason})")
+    sides = [sign_stability(p, reference) for p in parts]
+    for same, k in sides:
+        lo, _ = clopper_pearson(same, k, level=level)
+        if lo <= 0.5:
+            more = next((n for n in range(k + 1) if clopper_pearson(n, k, level=level)[0] > 0.5), None)
+            would = (f"{more} of {k} would decide it: more sequences per draw, or more draws" if more is not None
+                     else f"no share of {k} draws can decide it: more draws")
+            return Verdict(Label.NOT_DECIDED, f"{verdict.label} as measured, but its sign is not stable across the "
+                                              f"weight draws: {same} of {k} on its side (exact {level:.0%} interval "
+                                              f"of the share from {lo:.2f}, not above 1/2); {would} ({verdict.reason})")
+    if not parts:
+        return Verdict(verdict.label, f"{verdict.reason}; over {count} weight draws")
+    agree = ", ".join(f"{same}/{k}" for same, k in sides)
+    return Verdict(verdict.label, f"{verdict.reason}; over {count} weight draws, on its side in {agree}")

@@ -42,6 +42,7 @@ from .._checks import check_float, check_int, fail, torch_threads
 from .._parallel import map_processes
 from ..attention import causal_softmax
 from ..checkpoint import CheckpointStore, resumable_map
+from ..draws import DrawEstimate, over_draws
 from ..layernorm import normalise
 from ..models.tiny_decoder import TinyDecoder, TinyDecoderConfig
 from ..stats import Estimate, mean_estimate, wald_test
@@ -152,14 +153,16 @@ def extended_layer(X: torch.Tensor, w: dict[str, torch.Tensor], spec: LayerSpec,
 @dataclass(frozen=True)
 class ExtendedRecency:
     """``per_model: (n_models, layer)`` recency probability of each weight draw (head-averaged);
-    ``estimates``: per layer an Estimate over the draws (t interval, ``n_models - 1`` df)."""
+    ``estimates``: per layer an estimate over the draws (:func:`~attention_geometry.draws.over_draws`:
+    t interval, ``n_models - 1`` df)."""
 
     per_model: np.ndarray
     estimates: tuple
 
-    def later_layers(self) -> Estimate:
-        """The recency probability averaged over layers 2..L, as an Estimate over the draws."""
-        return mean_estimate(self.per_model[:, 1:].mean(1))
+    def later_layers(self) -> DrawEstimate:
+        """The recency probability averaged over layers 2..L, as an estimate over the draws (each
+        draw's mean kept, for :func:`~attention_geometry.verdicts.draws_verdict`)."""
+        return over_draws(self.per_model[:, 1:].mean(1))
 
 
 def simulate_extended(spec: LayerSpec, d: int, n: int, alpha: float, *, gamma: float = 1.0, norm: str = "layernorm",
@@ -190,7 +193,7 @@ def simulate_extended(spec: LayerSpec, d: int, n: int, alpha: float, *, gamma: f
     with torch_threads(threads):
         per_model = np.array(resumable_map(one_model, range(n_models), store=store, name="recency-extended",
                                            key=key))
-    return ExtendedRecency(per_model, tuple(mean_estimate(per_model[:, l]) for l in range(n_layers)))
+    return ExtendedRecency(per_model, tuple(over_draws(per_model[:, l]) for l in range(n_layers)))
 
 
 def same_lag_probes(n: int, lag: int = 1) -> dict[str, np.ndarray]:

@@ -27,16 +27,22 @@ class SynthesisParams(ChapterParams):
     scales: list[Annotated[float, Field(gt=0.0, le=100.0)]] = Field([0.125, 0.25, 0.5, 1.0, 2.0, 4.0, 8.0],
         min_length=2, max_length=12, description="weight scales of the uniformity study")
     cesaro_L: int = Field(64, ge=4, le=1024, description="sequence length of the Cesàro collapse check")
+    n_draws: int = Field(8, ge=1, le=256,
+        description="independent draws of the weights, the sequences spread over them (at most jac_batch); "
+                    "verdicts decide on 8 or more")
 
     @model_validator(mode="after")
     def _heads_fit_the_width(self):
         # each head's width d / n_heads is even: the rotary embedding turns pairs of coordinates
         if self.d % (2 * self.n_heads):
             raise self.reject("d", f"is not a multiple of 2 n_heads = {2 * self.n_heads}", "a multiple of 2 n_heads")
+        # every draw has at least one sequence with exact Jacobians
+        if self.n_draws > self.jac_batch:
+            raise self.reject("n_draws", f"is more than jac_batch = {self.jac_batch}", "at most jac_batch")
         return self
 
     smoke = {"d": 8, "n_tokens": 10, "n_layers": 2, "n_heads": 2, "batch": 8, "jac_batch": 2, "window": 2,
-             "scales": [0.5, 1.0], "cesaro_L": 8}
+             "scales": [0.5, 1.0], "cesaro_L": 8, "n_draws": 2}
     # the shares of the time at the defaults that scale with each group of parameters; the seconds: the
     # chapter at its defaults in the cold book build of a clean clone on 2026-12-03 (commit 11be456; two
     # kernels at a time on the 2-core reference machine, synthesis alone on both cores); a clean clone's
