@@ -410,3 +410,19 @@ def test_a_paired_difference_says_how_many_pairs_would_decide_it():
     est = paired_difference(0.1 + rng.standard_normal(10), rng.standard_normal(10))
     v = sign_verdict(est, +1)
     assert v.label == "not decided" and "samples (now 10) would decide it" in v.reason
+
+
+def test_every_case_rule_looks_through_the_draws_qualifier():
+    """A case refuted over 8 draws, every draw on its side, at 95 % but not at the level of seven
+    cases: the every-case rule judges the sign inside draws_verdict again, and does not refute."""
+    from attention_geometry.draws import over_draws
+    from attention_geometry.verdicts import draws_verdict
+
+    rng = np.random.default_rng(16)
+    good = {f"m{i}": sign_verdict(mean_estimate(1 + 0.1 * rng.standard_normal(10)), +1) for i in range(7)}
+    weak = over_draws(np.array([-0.001, -0.002, -0.005, -0.01, -0.3, -0.5, -0.6, -0.62]))
+    part = draws_verdict(sign_verdict(weak, +1), weak)
+    assert part.label == "refuted"
+    assert all_verdict({**good, "m0": part}).label == "not decided"
+    strong = over_draws(-1.0 + 0.01 * np.arange(8))
+    assert all_verdict({**good, "m0": draws_verdict(sign_verdict(strong, +1), strong)}).label == "refuted"

@@ -594,7 +594,8 @@ def all_verdict(verdicts: dict[str, Verdict] | Sequence[Verdict], what: str = "e
 
 def _familywise(verdict: Verdict, k: int) -> Verdict:
     """``verdict`` judged again at the Bonferroni level for ``k`` cases, where its evidence
-    names a rule that takes a ``level`` (otherwise as it is: an exact check has no level)."""
+    names a rule that takes a ``level`` (otherwise as it is: an exact check has no level);
+    through a rule that qualifies another's verdict, that verdict is judged again."""
     import inspect
 
     evidence = verdict.evidence
@@ -602,9 +603,11 @@ def _familywise(verdict: Verdict, k: int) -> Verdict:
         return verdict
     rule_fn = rule_named(evidence["rule"])
     params = inspect.signature(rule_fn).parameters
+    args = {name: decode(v, recompute) for name, v in evidence["args"].items()}
+    if isinstance(args.get("verdict"), Verdict):  # a rule that qualifies another's verdict (draws_verdict)
+        return rule_fn(**{**args, "verdict": _familywise(args["verdict"], k)})
     if "level" not in params:
         return verdict
-    args = {name: decode(v, recompute) for name, v in evidence["args"].items()}
     level = float(args.get("level", params["level"].default))
     return rule_fn(**{**args, "level": 1 - (1 - level) / k})
 
