@@ -156,3 +156,5 @@ def test_a_stored_verdict_qualified_by_draws_is_compared_by_the_rule_that_read_t
     other = claim(vd.value_verdict(E, 1.0, atol=0.5)).record()
     assert _same_rule(today, json.loads(json.dumps(same)))
     assert not _same_rule(today, json.loads(json.dumps(other)))
+    # where the defaults cannot measure the claim (a smaller L), the stored run's verdict stands
+    assert _same_rule(claim(vd.not_tested("the paper's value is at L = 2048")), json.loads(json.dumps(other)))
