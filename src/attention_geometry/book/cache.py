@@ -13,8 +13,11 @@ A chapter's key hashes
   ``results/<chapter>/`` (checkpoints left out), which the chapter reads.
 
 The build tooling (``attention_geometry/book/``) is not part of the library:
-editing it re-executes nothing, with one exception, :mod:`.glue`, which
-decides how a chapter's values are written into its notebook.
+editing it re-executes nothing, except the modules whose code writes what a chapter
+shows: :mod:`.glue` (how its values are written into its notebook), :mod:`.claims`,
+:mod:`.findings` and :mod:`.tables` (its verdict table and findings, verdicts computed
+again from stored runs), :mod:`.paper` (how a stored run is read) and :mod:`.ledger`
+(what chapter 9 reads of the others).
 
 A key is compared with the one stored in the executed notebook: the recorded
 module list of the last run is hashed as those files are *now*. A chapter that
@@ -36,9 +39,10 @@ __all__ = ["META_KEY", "TOOLING", "library_files", "library_snapshot", "is_tooli
 # The metadata entry of an executed notebook that the tooling writes.
 META_KEY = "attention_geometry"
 
-# The build tooling, relative to src/: not library code (glue.py writes the chapters' values).
+# The build tooling, relative to src/: not library code (but these write what a chapter shows).
 TOOLING = "attention_geometry/book/"
-TOOLING_KEPT = {"attention_geometry/book/glue.py"}
+TOOLING_KEPT = {f"attention_geometry/book/{name}.py"
+                for name in ("glue", "claims", "findings", "paper", "ledger", "tables")}
 
 
 def _rel_to_src(project: Project, path: Path) -> str:
