@@ -182,3 +182,64 @@ def test_on_pure_noise_sequences_alone_decide_far_too_often():
         decisive += ag.sign_verdict(one, +1).label in DECISIVE
         assert draws_verdict(ag.sign_verdict(one, +1), one).label not in DECISIVE
     assert decisive / n_sets > 0.5
+
+
+def test_the_jackknife_over_draws_of_the_mean_is_over_draws():
+    rng = np.random.default_rng(9)
+    per_draw = [rng.standard_normal(rng.integers(1, 6)) for _ in range(7)]
+    jk = ag.jackknife_over_draws(lambda parts: np.mean([p.mean() for p in parts]), per_draw)
+    plain = over_draws(per_draw)
+    assert (jk.value, jk.se, jk.df, jk.n_draws) == pytest.approx((plain.value, plain.se, plain.df, plain.n_draws))
+    assert jk.draw_means == pytest.approx(plain.draw_means)  # the pseudo-values are the draw means
+
+
+def test_the_jackknife_of_a_ratio_covers_over_draws_and_one_draw_leaves_out_sequences():
+    """A statistic that is not a mean (a ratio of pooled means), with draw effects: the interval over
+    draws covers at about its nominal rate."""
+    rng = np.random.default_rng(10)
+    hits, n_sets = 0, 300
+    for _ in range(n_sets):
+        per_draw = [np.column_stack([2.0 + b + 0.3 * rng.standard_normal(6), 1.0 + 0.1 * rng.standard_normal(6)])
+                    for b in 0.5 * rng.standard_normal(8)]
+        def ratio(parts):
+            both = np.concatenate(parts)
+            return both[:, 0].mean() / both[:, 1].mean()
+
+        est = ag.jackknife_over_draws(ratio, per_draw)
+        lo, hi = est.interval()
+        hits += lo <= 2.0 <= hi
+    assert 0.9 <= hits / n_sets <= 0.99
+    one = ag.jackknife_over_draws(lambda parts: np.concatenate(parts).mean(), [np.arange(5.0)])
+    assert one.n_draws == 1 and one.df == 4 and one.se == pytest.approx(ag.mean_estimate(np.arange(5.0)).se)
+    with pytest.raises(ValueError, match="per_draw"):
+        ag.jackknife_over_draws(np.mean, [np.array([1.0])])
+
+
+def test_replicates_are_the_draws_or_the_sequences_of_one_draw_and_each_draw_has_its_seed():
+    x = np.array([1.0, 2.0, 4.0])
+    assert ag.over_replicates(x, 3).n_draws == 3 and ag.over_replicates(x, 1).n_draws == 1
+    assert ag.over_replicates(x, 3).se == pytest.approx(ag.over_replicates(x, 1).se)
+    with pytest.raises(ValueError, match="values"):
+        ag.over_replicates(x, 2)
+    seeds = [ag.draw_seed(5, k) for k in range(20)]
+    assert seeds[0] == 5 and len(set(seeds)) == 20 and seeds == [ag.draw_seed(5, k) for k in range(20)]
+
+
+def test_a_stored_run_on_one_draw_is_checked_only_by_draws_that_agree_with_each_other():
+    rng = np.random.default_rng(11)
+    est = over_draws(_draws(rng, MIN_DRAWS, 4, mean=3.0, between=0.2, within=0.2))
+    agree = draws_verdict(ag.sign_verdict(est, +1), est)
+    fields = ag.draws_assumption(1, agree)
+    assert fields["assumption"] == "a single draw of the weights standing for all of them at the paper's scale"
+    assert "agree with each other, on reproduced" in fields["assumption_checked"]
+    flips = over_draws(_draws(rng, 8, 64, effects=[1, 1, 1, 1, 1, 1, 1, -1], within=0.01))
+    unstable = draws_verdict(ag.sign_verdict(flips, +1), flips)
+    few = draws_verdict(ag.sign_verdict(est, +1), 3)
+    assert ag.draws_assumption(1, unstable)["assumption_checked"] == ""
+    assert ag.draws_assumption(1, few)["assumption_checked"] == ""
+    assert ag.draws_assumption(None, agree) == {} and ag.draws_assumption(MIN_DRAWS, agree) == {}
+    stored = ag.Verdict("reproduced", "the effect = 2.9 ± 0.1")
+    assert ag.settle(agree, stored, **fields).label == "reproduced"
+    assert ag.settle(agree, stored, **ag.draws_assumption(1, unstable)).label == "not decided"
+    assert ag.settle(agree, ag.Verdict("not decided", "straddles"), **ag.draws_assumption(1, unstable)).label \
+        == "not decided"

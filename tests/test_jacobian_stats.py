@@ -178,3 +178,28 @@ def test_the_bootstraps_draw_what_the_loops_they_replace_drew():
     assert spread.se == se and rng.integers(0, 10**9) == after
     stats = profile_statistics(sample, 4, n_boot=20, rng=np.random.default_rng(9))
     assert math.isfinite(stats.spearman.se) and stats.spearman.se > 0 and stats.log10_ptt.se > 0
+
+
+def test_draw_profile_statistics_take_their_errors_over_the_weight_draws():
+    """Each statistic is its value on the whole sample, with a standard error over the draws; a draw
+    effect (each draw's profile tilted its own way) widens it past what the sequences alone show."""
+    rng = np.random.default_rng(3)
+    L, H, k, m = 40, 6, 8, 3
+    truth = ag.last_row(L, H, 0.5) ** 2
+    x = np.linspace(-1, 1, L)
+    tilts = 0.4 * rng.standard_normal(k)
+    rho2 = np.concatenate([truth * np.exp(t * x) * (1 + 0.05 * rng.standard_normal((m, L))) for t in tilts])
+    draws = ag.draw_slices(k * m, k)
+    sample = ag.ProfileSample(rho2)
+    out = ag.draw_profile_statistics(sample, H, draws, off=ag.ProfileSample(rho2[:, ::-1].copy()))
+    assert set(out) == {"spearman", "wasserstein", "log10_ptt", "ceiling", "rise", "ends", "rope", "rope_ceiling"}
+    assert all(e.n_draws == k and e.df == k - 1 and len(e.draw_means) == k for e in out.values())
+    assert out["log10_ptt"].value == pytest.approx(ag.log10_peak_to_trough(sample.profile()))
+    assert out["rope"].value == pytest.approx(ag.spearman(sample.profile(), sample.profile()[::-1]))
+    by_sequence = ag.bootstrap_estimate(lambda s: ag.log10_peak_to_trough(s.profile()), sample, n_boot=200,
+                                        rng=np.random.default_rng(0))
+    assert out["log10_ptt"].se > by_sequence.se  # the tilt differs between draws, not between a draw's sequences
+    only = ag.draw_profile_statistics(sample, H, draws, which=("ends",))
+    assert list(only) == ["ends"] and only["ends"].value == pytest.approx(out["ends"].value)
+    with pytest.raises(ValueError, match="which"):
+        ag.draw_profile_statistics(sample, H, draws, which=("rope",))  # no sample without positions

@@ -35,11 +35,19 @@ over draw means has neither defect and needs no random numbers.
 reference (0 for a sign, a bound, or the two ends of a band) as the estimate;
 :func:`~attention_geometry.verdicts.draws_verdict` lets a verdict be decisive only
 when that count is a majority beyond chance, which at the minimum of 8 draws means
-every draw. :func:`draw_slices` spreads ``n`` sequences over ``k`` draws.
+every draw. :func:`draw_slices` spreads ``n`` sequences over ``k`` draws,
+:func:`draw_seed` gives each draw its seed.
+
+A statistic that is not a mean of per-sequence values (a correlation of the average
+profile with a fit, a fitted rate) gets the same treatment from
+:func:`jackknife_over_draws`: the delete-one-draw jackknife, whose pseudo-values
+:math:`k\hat\theta - (k-1)\hat\theta_{(-i)}` play the part of the draw means (for the
+mean of the draw means they *are* the draw means, and the result is
+:func:`over_draws` exactly).
 """
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -48,7 +56,8 @@ import numpy.typing as npt
 from ._checks import check_int, described, fail
 from .stats import Estimate
 
-__all__ = ["DrawEstimate", "over_draws", "draw_difference", "sign_stability", "draw_slices"]
+__all__ = ["DrawEstimate", "over_draws", "over_replicates", "jackknife_over_draws", "draw_difference", "sign_stability",
+           "draw_slices", "draw_seed"]
 
 
 @dataclass(frozen=True)
@@ -87,6 +96,47 @@ def over_draws(per_draw: Sequence[npt.ArrayLike]) -> DrawEstimate:
                         draw_means=tuple(float(m) for m in means))
 
 
+def over_replicates(values: npt.ArrayLike, n_draws: int) -> DrawEstimate:
+    """:func:`over_draws` of replicate values ``values: (r,)``: with ``n_draws > 1`` they are the
+    draws (one value each, ``r = n_draws``), with one draw they are its sequences."""
+    values = np.asarray(values, dtype=np.float64).ravel()
+    if check_int("n_draws", n_draws, low=1) == 1:
+        return over_draws([values])
+    if values.size != n_draws:
+        raise fail("values", described(f"{values.size} values"), f"one per draw ({n_draws})")
+    return over_draws(values)
+
+
+def jackknife_over_draws(statistic: Callable[[list[np.ndarray]], float],
+                         per_draw: Sequence[npt.ArrayLike]) -> DrawEstimate:
+    r"""``statistic`` of every draw's data with its delete-one-draw jackknife standard error and
+    ``k - 1`` degrees of freedom. ``per_draw``: one array per draw (rows: its sequences, any
+    trailing shape); ``statistic`` takes a list of such arrays.
+
+    ``value``: the statistic of all ``k`` draws; ``se``: the standard deviation of the
+    pseudo-values :math:`\tilde\theta_i = k\hat\theta - (k-1)\hat\theta_{(-i)}` over
+    :math:`\sqrt k`, which is the jackknife's :math:`\sqrt{\tfrac{k-1}{k}\sum_i(\hat\theta_{(-i)}
+    - \bar\theta)^2}`; ``draw_means``: the pseudo-values, each draw's share of the statistic
+    (for the mean of the draw means, the draw means themselves). With one draw the rows of its
+    array (its sequences) are left out one at a time instead, and ``n_draws`` stays 1."""
+    draws = [np.asarray(v, dtype=np.float64) for v in per_draw]
+    if not draws or any(v.shape[0] == 0 for v in draws if v.ndim):
+        raise fail("per_draw", described(f"{len(draws)} draw(s), some empty" if draws else "no draws"),
+                   "at least one draw with at least one row each")
+    n_draws = len(draws)
+    if n_draws == 1:
+        if draws[0].ndim == 0 or draws[0].shape[0] < 2:
+            raise fail("per_draw", described("one draw of one sequence"),
+                       "two draws, or one draw of two sequences or more")
+        draws = [row[None] for row in draws[0]]
+    k = len(draws)
+    theta = float(statistic(draws))
+    left_out = np.array([statistic(draws[:i] + draws[i + 1:]) for i in range(k)], dtype=np.float64)
+    pseudo = k * theta - (k - 1) * left_out
+    return DrawEstimate(theta, float(pseudo.std(ddof=1) / math.sqrt(k)), k - 1, n_draws=n_draws,
+                        draw_means=tuple(float(p) for p in pseudo) if n_draws > 1 else (theta,))
+
+
 def draw_difference(a: DrawEstimate, b: DrawEstimate) -> DrawEstimate:
     """``a - b`` for two quantities measured on the *same* draws (draw ``i`` of both on the
     same weights), paired by draw: :func:`over_draws` of the per-draw differences. One
@@ -123,6 +173,14 @@ def sign_stability(draws: DrawEstimate | Sequence[npt.ArrayLike],
         raise fail("reference", reference, "a number or (low, high) with low <= high")
     side = _side(est.value, low, high)
     return sum(_side(m, low, high) == side for m in est.draw_means), len(est.draw_means)
+
+
+def draw_seed(seed: int, draw: int) -> int:
+    """The seed of weight draw ``draw`` of an experiment seeded ``seed``: ``seed`` itself for the
+    first (so that one draw is the experiment as it was), then independent streams of
+    ``numpy.random.SeedSequence([seed, draw])``."""
+    seed, draw = check_int("seed", seed, low=0), check_int("draw", draw, low=0)
+    return seed if draw == 0 else int(np.random.SeedSequence([seed, draw]).generate_state(1)[0])
 
 
 def draw_slices(n: int, n_draws: int) -> list[slice]:

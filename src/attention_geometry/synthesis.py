@@ -59,7 +59,7 @@ from .attention import make_mask, masked_softmax
 from .collapse import mu
 from .layernorm import NORMS, normalise
 from .recency.simulation import recency_fraction, triples
-from .draws import DrawEstimate, draw_slices, over_draws
+from .draws import DrawEstimate, draw_slices, over_draws, over_replicates
 from .stats import Estimate, difference_estimate
 
 __all__ = [
@@ -340,7 +340,7 @@ def measure(cfg: SynthConfig, *, d: int = 32, n: int = 64, batch: int = 64, jac_
     with np.errstate(divide="ignore"):  # a window's first_mid is 0: its logarithm is no estimate
         for k in ("first_mid", "last_mid"):
             logs = np.log(samples[k])
-            out[f"log_{k}"] = _draw_estimate([logs] if n_draws == 1 else list(logs[:, None]))
+            out[f"log_{k}"] = over_replicates(logs, n_draws) if np.all(np.isfinite(logs)) else _draw_estimate([logs])
     profiles, spread = arr["profiles"], arr["spread"]
     out.update(profile=profiles.mean(0).numpy(), profiles=profiles.numpy(), samples=samples, n_draws=n_draws,
                score_profile=arr["centred"].nanmean(dim=(0, 1)).numpy(),
@@ -390,7 +390,7 @@ def paired_change(variant: dict, baseline: dict, key: str, *, log: bool = False)
     if log:
         a, b = np.log(a), np.log(b)
     diff = np.asarray(a, dtype=np.float64) - np.asarray(b, dtype=np.float64)
-    return over_draws([diff] if baseline.get("n_draws", 1) == 1 else list(diff[:, None]))
+    return over_replicates(diff, baseline.get("n_draws", 1))
 
 
 def grid_change(points: Mapping[tuple, Estimate], *, along: int) -> dict:

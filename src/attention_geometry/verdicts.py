@@ -1067,7 +1067,7 @@ def synthesis_claims(results: dict, names: dict[str, str], cesaro_rate_fit: Esti
 # ------------------------------------------------------------------------------------------
 # Randomly initialised models: the replicate is the weight draw (attention_geometry.draws).
 
-__all__ += ["MIN_DRAWS", "draws_verdict"]
+__all__ += ["MIN_DRAWS", "draws_verdict", "draws_assumption"]
 
 #: The fewest independent weight draws on which a verdict about a randomly initialised model may decide.
 MIN_DRAWS = 8
@@ -1138,3 +1138,26 @@ def draws_verdict(verdict: Verdict, draws: Any, *, reference: float | tuple[floa
         return Verdict(verdict.label, f"{verdict.reason}; over {count} weight draws")
     agree = ", ".join(f"{same}/{k}" for same, k in sides)
     return Verdict(verdict.label, f"{verdict.reason}; over {count} weight draws, on its side in {agree}")
+
+
+def draws_assumption(paper_draws: int | None, at_defaults: Verdict, *, min_draws: int = MIN_DRAWS) -> dict[str, str]:
+    """The :class:`Claim` fields ``assumption`` and ``assumption_checked`` of a row whose stored
+    paper-scale run measured a randomly initialised model on ``paper_draws`` weight draws, fewer
+    than ``min_draws`` (``None``: no stored run; then, or with enough draws, ``{}``).
+
+    The assumption: that one draw (or those few) at the paper's scale stands for the
+    distribution of the weights. It counts as checked only when ``at_defaults`` -- the same
+    measurement at the default sizes, through :func:`draws_verdict` over at least ``min_draws``
+    draws -- is decisive: there the draws agree with each other on the verdict's side, so that
+    another draw would not flip it (the sentence names the verdict they agree on, which may
+    differ from the stored run's where the size matters). Otherwise the check is empty, and
+    :func:`settle` does not let a decisive stored verdict decide."""
+    if paper_draws is None or check_int("paper_draws", paper_draws, low=1) >= min_draws:
+        return {}
+    what = "a single draw" if paper_draws == 1 else f"{paper_draws} draws"
+    checked = ""
+    if at_defaults.label in _DECISIVE:
+        checked = (f"at the default sizes the weight draws agree with each other, on {at_defaults.label} "
+                   f"({at_defaults.reason})")
+    return {"assumption": f"{what} of the weights standing for all of them at the paper's scale",
+            "assumption_checked": checked}

@@ -25,7 +25,10 @@ noise, independent between sequences, is part of that spread).
 * :func:`boundary_contrast`, :func:`folded_profile`: spikes at chunk boundaries
   and the profile within chunks (the paper's Fig. 2);
 * :func:`anchored_valley_depth`: the valley under the last position, per
-  sequence (the paper's Fig. 3).
+  sequence (the paper's Fig. 3);
+* :func:`draw_profile_statistics`: the statistics the verdicts read, over the
+  *weight draws* of a random-init decoder whose sequences the sample holds (for a
+  claim about random-init models the replicate is the draw, not the sequence).
 
 Shapes: ``n`` sequences, ``L`` positions (``j = 1..L`` at index ``j - 1``).
 """
@@ -40,8 +43,9 @@ import numpy.typing as npt
 from scipy import optimize
 from scipy.special import logsumexp
 
-from .._checks import check_float, check_int, fail
+from .._checks import check_choice, check_float, check_int, fail
 from ..cesaro import classify_profile, log_cesaro_rows, log_last_row, profile_minimum
+from ..draws import DrawEstimate, jackknife_over_draws
 from ..stats import Estimate, FittedParameter, bootstrap_replicates, fitted_parameter, paired_difference, spearman
 from .theory import elementary_symmetric, layer_gains
 
@@ -70,6 +74,7 @@ __all__ = [
     "anchored_valley_depth",
     "effective_rank",
     "init_spread",
+    "draw_profile_statistics",
 ]
 
 ALPHA_BOUNDS = (0.005, 1.0)  # the search range of the Cesàro fit's alpha
@@ -566,3 +571,59 @@ def profile_statistics(sample: ProfileSample, H: int, *, n_boot: int, rng: np.ra
         ceiling=noise_ceiling_estimate(sample, n_boot=n_boot, rng=rng),
         noise_log_rmse=float(np.sqrt(np.mean(se_log**2))),
         late_minimum=late_minimum_test(sample), shape=classify_profile(rho, rtol=0.05))
+
+
+def _log10_ends(sample: ProfileSample) -> float:
+    return math.log10(min(ends_over_middle(sample.profile())))
+
+
+def draw_profile_statistics(on: ProfileSample, H: int, draws: Sequence[slice], off: ProfileSample | None = None,
+                            which: Sequence[str] | None = None) -> dict[str, DrawEstimate]:
+    r"""The statistics the verdicts of chapter 8 read, each over the weight draws: ``draws`` are
+    the rows of ``on`` (and ``off``) that went through each draw of a random-init decoder, and
+    every statistic is :func:`~attention_geometry.draws.jackknife_over_draws` of its value on
+    the whole sample (one draw: its sequences are left out one at a time, and ``n_draws`` is 1).
+
+    ``spearman`` and ``wasserstein``: the average profile against the paper's form fitted to it
+    (refitted without each draw); ``log10_ptt``; ``ceiling``: the noise ceiling (split halves,
+    stepped up); ``rise``: the late minimum's relative rise (:func:`late_minimum_test`);
+    ``ends``: :math:`\log_{10}` of the smaller of first/middle and last/middle; with ``off``
+    (the same sequences without positional information, row for row): ``rope``, the Spearman
+    between the two average profiles, and ``rope_ceiling``, the noise ceiling of ``off``. A
+    leave-one-out sample needs 4 sequences for the ceiling and the late minimum. ``which``: the
+    names to compute (default: all)."""
+    H = check_int("H", H, low=1)
+
+    def fitted(r):
+        p = r.profile()
+        return p, fit_cesaro(p, H).theory
+
+    stats = {
+        "spearman": lambda r: spearman(*fitted(r)),
+        "wasserstein": lambda r: normalised_positions_wasserstein(*fitted(r)),
+        "log10_ptt": lambda r: log10_peak_to_trough(r.profile()),
+        "ceiling": _split_half,
+        "rise": lambda r: late_minimum_test(r).rise.value,
+        "ends": _log10_ends,
+    }
+
+    def over(statistic, rho2):
+        return jackknife_over_draws(lambda parts: statistic(ProfileSample(np.concatenate(parts))),
+                                    [rho2[s] for s in draws])
+
+    names = tuple(stats) + (("rope", "rope_ceiling") if off is not None else ())
+    which = names if which is None else tuple(which)
+    for name in which:
+        check_choice("which", name, names)
+    out = {name: over(f, on.rho2) for name, f in stats.items() if name in which}
+    if off is not None and {"rope", "rope_ceiling"} & set(which):
+        if off.rho2.shape != on.rho2.shape:
+            raise fail("off", f"a sample of shape {off.rho2.shape}", f"the shape of on, {on.rho2.shape} (paired)")
+        L = on.L
+        if "rope" in which:
+            out["rope"] = over(lambda r: spearman(r.profile()[:L], r.profile()[L:]),
+                               np.concatenate([on.rho2, off.rho2], axis=1))
+        if "rope_ceiling" in which:
+            out["rope_ceiling"] = over(_split_half, off.rho2)
+    return out
+

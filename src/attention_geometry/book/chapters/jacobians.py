@@ -53,7 +53,7 @@ class JacobiansParams(ChapterParams):
     heads_width: int = Field(32, ge=8, le=1024, description="width of the heads study")
     heads_layers: int = Field(4, ge=1, le=48, description="depth of the heads study")
     heads_seq_len: int = Field(32, ge=4, le=1024, description="sequence length of the heads study")
-    n_inits: int = Field(6, ge=3, le=1000, description="initialisations per head count")
+    n_inits: int = Field(8, ge=3, le=1000, description="initialisations per head count (verdicts decide on 8 or more)")
     pretrained_sequences: int = Field(16, ge=4, le=1024,
         description="text windows fed to SmolLM2 and its random-init twin")
     pretrained_seq_len: int = Field(48, ge=16, le=8192, description="tokens per window for SmolLM2 (the paper: 2048)")
@@ -67,6 +67,9 @@ class JacobiansParams(ChapterParams):
     toy_eval_sequences: int = Field(8, ge=2, le=1024,
         description="held-out windows measured during training (the paper: 10)")
     device: Literal["cpu", "cuda"] = Field("cpu", description="where the decoders run")
+    n_draws: int = Field(8, ge=2, le=1024,
+        description="independent weight draws of every random-init decoder (and of SmolLM2's twin), the sequences "
+                    "spread over them; verdicts decide on 8 or more")
 
     @model_validator(mode="after")
     def _heads_fit_the_widths(self):
@@ -87,16 +90,24 @@ class JacobiansParams(ChapterParams):
             raise self.reject("pathway_widths", "holds a width that is not a multiple of 8", "multiples of 8")
         if self.toy_width % 8:
             raise self.reject("toy_width", "is not a multiple of 8", "a multiple of 8")
+        # the sequences are spread over the draws, and the draws left in when one is left out (the
+        # jackknife over draws) keep 4 sequences for the noise ceiling and the late minimum
+        if self.n_draws > min(self.n_sequences, self.pretrained_sequences):
+            raise self.reject("n_draws", "is more than n_sequences or pretrained_sequences",
+                              "at most min(n_sequences, pretrained_sequences)")
+        if self.n_sequences - -(-self.n_sequences // self.n_draws) < 4:
+            raise self.reject("n_draws", f"leaves fewer than 4 of n_sequences = {self.n_sequences} when one draw "
+                              "is left out", "a number of draws that leaves 4 sequences when one is left out")
         return self
 
     smoke = {"n_layers": 2, "width": 16, "n_heads": 2, "n_kv_heads": 1, "seq_len": 16, "gpt2_layers": 2,
-             "gpt2_width": 16, "gpt2_heads": 2, "gpt2_seq_len": 16, "n_sequences": 4, "probes": 1,
+             "gpt2_width": 16, "gpt2_heads": 2, "gpt2_seq_len": 16, "n_sequences": 8, "probes": 1,
              "batch_size": 4, "n_boot": 10, "mc_draws": 50, "est_layers": 1, "est_width": 8,
              "est_seq_len": 8, "est_k": 2, "n_probe_draws": 8, "pathway_widths": [16, 32, 64],
              "pathway_layers": 1, "pathway_seq_len": 8, "heads_list": [1, 2, 4], "heads_width": 16,
              "heads_layers": 1, "heads_seq_len": 8, "n_inits": 3, "pretrained_sequences": 4,
              "pretrained_seq_len": 24, "pretrained_probes": 1, "chunk_len": 8, "toy_layers": 1,
-             "toy_width": 16, "toy_seq_len": 16, "toy_steps": 4, "toy_eval_sequences": 2}
+             "toy_width": 16, "toy_seq_len": 16, "toy_steps": 4, "toy_eval_sequences": 2, "n_draws": 2}
     # The paper's shapes (Qwen2-0.5B; GPT-2 small), sigma = 0.02, 16 sequences: the largest
     # faithful subset on 2 CPU cores (the paper: exact profiles of 200 sequences).
     presets = {
