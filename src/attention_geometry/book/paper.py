@@ -335,21 +335,31 @@ def amend_stored_claims(project: Project, chapter_name: str, field: str, values:
                             "(a measurement is changed only by running it again)")
     if not why:
         raise PaperRunError("why = '' is not allowed; allowed: a sentence saying what was amended and why")
+    run = _run_with_claims(project, chapter_name, values)
+    claims = [{**c, field: values[c["id"]]} if c["id"] in values else c for c in run.claims]
+    _write_amended(project, run, claims, field, sorted(values), why)
+    return load_paper_run(chapter_name, project)
+
+
+def _run_with_claims(project: Project, chapter_name: str, ids) -> PaperRun:
+    """The stored run of ``chapter_name``, which must hold claim records with every id in ``ids``."""
     run = load_paper_run(chapter_name, project)
     if run is None or not run.claims:
         raise PaperRunError(f"chapter {chapter_name!r} has no stored paper run with claim records to amend")
     known = {c["id"] for c in run.claims}
-    unknown = sorted(set(values) - known)
+    unknown = sorted(set(ids) - known)
     if unknown:
         raise PaperRunError(f"claim ids {unknown} are not in the stored run of {chapter_name!r}; "
                             f"allowed: {', '.join(sorted(known))}")
-    claims = [{**c, field: values[c["id"]]} if c["id"] in values else c for c in run.claims]
-    amendment = {"date": now(), "commit": git_state(project)["commit"], "field": field,
-                 "claims": sorted(values), "why": why}
+    return run
+
+
+def _write_amended(project: Project, run: PaperRun, claims: list, field: str, ids: list, why: str) -> None:
+    """Write ``claims`` into the stored run, and the amendment into its provenance."""
+    amendment = {"date": now(), "commit": git_state(project)["commit"], "field": field, "claims": ids, "why": why}
     provenance = run.provenance.replace(amendments=[*(run.provenance.amendments or []), amendment])
     write_json_atomic(run.folder / "values.json", {**run.values, "claims": claims})
     write_json_atomic(run.folder / "provenance.json", provenance.to_json())
-    return load_paper_run(chapter_name, project)
 
 
 def attach_evidence(project: Project, chapter_name: str, verdicts: dict, why: str,
@@ -370,14 +380,8 @@ def attach_evidence(project: Project, chapter_name: str, verdicts: dict, why: st
 
     if not why:
         raise PaperRunError("why = '' is not allowed; allowed: a sentence saying how the evidence was rebuilt")
-    run = load_paper_run(chapter_name, project)
-    if run is None or not run.claims:
-        raise PaperRunError(f"chapter {chapter_name!r} has no stored paper run with claim records")
+    run = _run_with_claims(project, chapter_name, verdicts)
     stored = {c["id"]: c for c in run.claims}
-    unknown = sorted(set(verdicts) - set(stored))
-    if unknown:
-        raise PaperRunError(f"claim ids {unknown} are not in the stored run of {chapter_name!r}; "
-                            f"allowed: {', '.join(sorted(stored))}")
     for cid, verdict in verdicts.items():
         old = stored[cid]["verdict"]
         if not verdict.evidence:
@@ -388,11 +392,7 @@ def attach_evidence(project: Project, chapter_name: str, verdicts: dict, why: st
                                 f"{old['reason']!r}; the evidence must be the measurements that made it")
     claims = [{**c, "verdict": {**c["verdict"], "evidence": verdicts[c["id"]].evidence}} if c["id"] in verdicts
               else c for c in run.claims]
-    amendment = {"date": now(), "commit": git_state(project)["commit"], "field": "evidence",
-                 "claims": sorted(verdicts), "why": why}
-    provenance = run.provenance.replace(amendments=[*(run.provenance.amendments or []), amendment])
-    write_json_atomic(run.folder / "values.json", {**run.values, "claims": claims})
-    write_json_atomic(run.folder / "provenance.json", provenance.to_json())
+    _write_amended(project, run, claims, "evidence", sorted(verdicts), why)
     return {c["id"]: (c["verdict"]["label"], str(recompute(c["verdict"]).label)) for c in claims if c["id"] in verdicts}
 
 
