@@ -276,3 +276,13 @@ def test_the_scoreboard_refuses_a_word_that_is_not_a_label_and_says_when_it_is_e
     assert paper_scoreboard([]) == "No claim is in the ledger."
     page = ledger_page([_row(1, "Kim et al. 2025", "reproduced")])
     assert page.index("## Paper by paper") < page.index("1 claim in the ledger.") < page.index('id="ag-ledger"')
+
+
+def test_the_verdict_cell_skips_where_a_reason_was_measured_and_keeps_what_it_found():
+    from attention_geometry.book.ledger import reason_gist
+
+    assert reason_gist("in the paper-scale run, with a (b: c) model: RP = 0.14 ± 3e-05; claimed positive") == "RP = 0.14 ± 3e-05"
+    assert reason_gist("with X in place of Y: at the paper's settings: $a: b$ = 2") == "$a: b$ = 2"
+    assert reason_gist("at the paper's settings: ") == "at the paper's settings:"
+    assert reason_gist("at the book's smaller settings only: 0.5 ± 0.1") == "at the book's smaller settings only: 0.5 ± 0.1"
+    assert reason_gist("the interval contains 0") == "the interval contains 0"

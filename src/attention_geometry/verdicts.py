@@ -207,7 +207,9 @@ def _to_decide(est: Estimate, margin: float, n: int | None, level: float) -> str
     if n is not None:
         needed = samples_to_decide(est.se, margin, check_int("n", n, low=1), level=level)
         return f"about {needed:,.0f} samples (now {n:,}) would decide it if the value stays at {est.value:.3g}"
-    return f"about {max(factor, 1):.3g} times as many samples would decide it if the value stays at {est.value:.3g}"
+    if factor < 1.5:  # the interval is on the verge: a few more samples would clear the edge
+        return f"a few more samples would decide it if the value stays at {est.value:.3g}"
+    return f"about {factor:.2g} times as many samples would decide it if the value stays at {est.value:.3g}"
 
 
 def _could_see(est: Estimate, level: float, beyond: str) -> str:

@@ -43,7 +43,7 @@ from .toc import book_chapters
 
 __all__ = ["LEDGER_FIELDS", "PAPERS", "book_ledger", "ledger_row", "executed_values", "ledger_untested", "ledger_verdicts",
            "chapter_claims", "collect_ledger", "ledger_page", "paper_scoreboard", "paper_tally", "conflicting_verdicts",
-           "normalised_statement", "short_reason", "write_ledger_files"]
+           "normalised_statement", "reason_gist", "short_reason", "write_ledger_files"]
 
 #: Bibliography key -> how the ledger names the paper.
 PAPERS = {
@@ -213,6 +213,39 @@ def short_reason(reason: str, limit: int = 160) -> str:
     spaces = [j for j in range(1, limit) if head[j] == " " and not in_math(j)]
     cut = spaces[-1] if spaces else limit - 1
     return head[:cut].rstrip(" ,;:(-–—=±") + "…"
+
+
+#: The openings of a reason that say where it was measured, not what it found; the ledger's
+#: settings column says where, so the verdict cell skips them (:func:`reason_gist`).
+_SETTINGS_OPENING = re.compile(r"(at the paper's settings|in the paper-scale run|with .* in place of )")
+
+
+def reason_gist(reason: str, limit: int = 160) -> str:
+    """What a reason found, in its first clause (:func:`short_reason`), after the leading clauses
+    that only say where it was measured ("in the paper-scale run, with ...:", "at the paper's
+    settings:", "with X in place of Y:"): each ends at the first colon outside brackets and math.
+    A reason that is nothing but such clauses is shortened as it stands.
+
+    >>> reason_gist("in the paper-scale run, with d = 16 (the later one): RP - 1/2 = 0.14 ± 3e-05; claimed positive")
+    'RP - 1/2 = 0.14 ± 3e-05'
+    >>> reason_gist("at the book's smaller settings only: 0.5 ± 0.1")
+    "at the book's smaller settings only: 0.5 ± 0.1"
+    """
+    text = " ".join(reason.split())
+    while _SETTINGS_OPENING.match(text):
+        maths = [m.span() for m in _ATOMS.finditer(text)]
+        depth, colon = 0, None
+        for i, ch in enumerate(text):
+            if any(a <= i < b for a, b in maths):
+                continue
+            depth += (ch in "([") - (ch in ")]")
+            if depth == 0 and ch == ":" and text[i + 1:i + 2] == " ":
+                colon = i
+                break
+        if colon is None or not text[colon + 2:].strip():
+            break
+        text = text[colon + 2:]
+    return short_reason(text, limit)
 
 
 def _math(text: str) -> str:
@@ -432,7 +465,7 @@ def ledger_page(rows: list[dict]) -> str:
                 html.escape(r["paper"]), _math(r["where"]), html.escape(r["source"]), _math(r["statement"]),
                 _math(r["settings"]), _math(r["measured"]),
                 f'<strong>{html.escape(r["verdict"])}</strong><br><small title="{_plain(r["reason"])}">'
-                f'{_math(short_reason(r["reason"]))}</small>',
+                f'{_math(reason_gist(r["reason"]))}</small>',
                 f'<a href="{html.escape(r["link"])}">{html.escape(r["chapter"])}</a>'))
             + "</tr>")
     lines += ["</tbody></table>",
