@@ -36,7 +36,11 @@ import numpy as np
 from . import stats
 from ._checks import fail
 
-__all__ = ["EvidenceError", "UnknownRule", "rule", "rules", "rule_named", "encode", "decode"]
+__all__ = ["EvidenceError", "UnknownRule", "rule", "rules", "rule_named", "encode", "decode", "QUALIFIED",
+           "qualified_evidence", "core_rule"]
+
+#: The argument through which a rule qualifies another rule's verdict (``draws_verdict(verdict=...)``).
+QUALIFIED = "verdict"
 
 _RULES: dict[str, Callable[..., Any]] = {}
 
@@ -153,3 +157,21 @@ def rule_named(name: str) -> Callable[..., Any]:
         raise UnknownRule(f"stored evidence names the rule {name!r}, which attention_geometry.verdicts no longer "
                           f"has; rules: {', '.join(sorted(_RULES))}")
     return _RULES[name]
+
+
+def qualified_evidence(evidence: Mapping[str, Any]) -> Mapping[str, Any] | None:
+    """The evidence of the verdict that a qualifying rule (one whose argument :data:`QUALIFIED` is
+    another rule's verdict, like ``draws_verdict``) was given; ``None`` for any other rule, and for
+    a qualified verdict that has no evidence of its own."""
+    inner = evidence.get("args", {}).get(QUALIFIED)
+    if isinstance(inner, dict) and (inner.get("__verdict__") or {}).get("evidence"):
+        return inner["__verdict__"]["evidence"]
+    return None
+
+
+def core_rule(evidence: Mapping[str, Any]) -> str:
+    """The rule that read the measurement: through every qualifying rule down to the one it
+    qualifies (:func:`qualified_evidence`)."""
+    while (inner := qualified_evidence(evidence)) is not None:
+        evidence = inner
+    return evidence["rule"]

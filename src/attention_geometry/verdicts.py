@@ -80,7 +80,7 @@ import numpy as np
 import numpy.typing as npt
 
 from ._checks import ArgumentTypeError, check_choice, check_float, check_int, fail
-from .evidence import UnknownRule, decode, rule, rule_named
+from .evidence import QUALIFIED, UnknownRule, decode, qualified_evidence, rule, rule_named
 from .power import (detectable_effect, model_reference, projected_reliability, samples_for_reliability,
                     samples_to_decide)
 from .stats import Estimate
@@ -606,8 +606,8 @@ def _familywise(verdict: Verdict, k: int) -> Verdict:
     rule_fn = rule_named(evidence["rule"])
     params = inspect.signature(rule_fn).parameters
     args = {name: decode(v, recompute) for name, v in evidence["args"].items()}
-    if isinstance(args.get("verdict"), Verdict):  # a rule that qualifies another's verdict (draws_verdict)
-        return rule_fn(**{**args, "verdict": _familywise(args["verdict"], k)})
+    if qualified_evidence(evidence) is not None:  # a rule that qualifies another's verdict (draws_verdict)
+        return rule_fn(**{**args, QUALIFIED: _familywise(args[QUALIFIED], k)})
     if "level" not in params:
         return verdict
     level = float(args.get("level", params["level"].default))

@@ -43,6 +43,7 @@ No verdict is typed into a chapter: every one comes from a rule.
 import os
 from typing import Any, NamedTuple, Sequence
 
+from ..evidence import core_rule
 from ..verdicts import Claim, Verdict, phrase, recompute, settle
 from .findings import findings
 from .glue import glue, glue_json
@@ -92,19 +93,9 @@ def _same_rule(claim: Claim, stored: dict) -> bool:
     qualifies another rule's verdict (``draws_verdict``) is looked through: the rule compared is
     the one that read the measurement."""
     today = claim.verdict.evidence
-    if today is None or _core_rule(today) == "not_tested":  # the defaults cannot measure it; the stored run did
+    if today is None or core_rule(today) == "not_tested":  # the defaults cannot measure it; the stored run did
         return True
-    return _core_rule(stored["verdict"]["evidence"]) == _core_rule(today)
-
-
-def _core_rule(evidence: dict) -> str:
-    """The rule that read the measurement: through a rule whose argument ``verdict`` is another
-    rule's verdict (with its evidence), down to that rule."""
-    inner = evidence.get("args", {}).get("verdict")
-    while isinstance(inner, dict) and (inner.get("__verdict__") or {}).get("evidence"):
-        evidence = inner["__verdict__"]["evidence"]
-        inner = evidence.get("args", {}).get("verdict")
-    return evidence["rule"]
+    return core_rule(stored["verdict"]["evidence"]) == core_rule(today)
 
 
 def claims_markdown(claims: Sequence[Claim], run=None, *, this_is_the_run: bool = False) -> tuple[str, list[dict]]:
