@@ -124,6 +124,23 @@ def test_chapter_math_and_figures(browser, server):
     page.close()
 
 
+@pytest.mark.parametrize("chapter", [p for p in toc_pages() if re.match(r"book/0\d_", p)])
+def test_each_chapter_opens_with_its_findings(browser, server, chapter):
+    """A reader who opens a chapter sees "What this chapter finds" in the first screen, with its
+    sentences; the screenshot of that first screen is kept under _build/screenshots/."""
+    page, *_ = open_page(browser, server, f"{chapter}.html")
+    page.set_viewport_size({"width": 1280, "height": 900})
+    box = page.locator(".ag-findings").first
+    assert box.count() == 1, "no findings box"
+    top = box.bounding_box()["y"]
+    assert top < 900, f"the findings box starts {top:.0f} px down, below the first screen"
+    assert "finds" in box.inner_text() and len(box.inner_text().split()) > 20
+    out = ROOT / "_build" / "screenshots"
+    out.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(out / f"{chapter.split('/')[-1]}.png"), full_page=False)
+    page.close()
+
+
 def _prev_next(html: str) -> dict[str, str]:
     """``{"left-prev": href, "right-next": href}``: the page's previous and next links."""
     from html.parser import HTMLParser

@@ -184,7 +184,8 @@ PROSE_ALLOWED = {
     # a name from a fixed set that code compares ("degenerate" / "interior"; "U-shape", "monotone", ...)
     (f"{PACKAGE}.stats", "FittedParameter.label"), (f"{PACKAGE}.cesaro", "classify_profile"),
     (f"{PACKAGE}.stats", "band_position"),  # "below" / "within" / "above", one per value
-    (f"{PACKAGE}.recency.simulation", "control_names"),  # of the fixed CONTROLS, ("score", "weight", "U", "T")
+    (f"{PACKAGE}.recency.simulation", "control_names"),
+    (f"{PACKAGE}.evidence", "core_rule"),  # a rule's name from the fixed set of rules, not a phrase  # of the fixed CONTROLS, ("score", "weight", "U", "T")
     # the text corpus: data the models read, not words about a result
     (f"{PACKAGE}.models.corpus", "_stdlib_corpus"), (f"{PACKAGE}.models.corpus", "_extract_stdlib_corpus"),
     (f"{PACKAGE}.models.corpus", "_folder_corpus"), (f"{PACKAGE}.models.corpus", "load_corpus"),
