@@ -53,8 +53,10 @@ import logging
 import math
 import os
 import re
+import sys
 import time
 import uuid
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass, fields, replace
 from pathlib import Path
 from typing import Any, Callable
@@ -298,12 +300,29 @@ def _client(scheduler: str | None, n_workers: int | None, gpu: bool):
         from .paper import cuda_available
 
         resources = {"GPU": 1} if cuda_available() else None
-    # a point that kills its worker twice is failed (KilledWorker), not retried forever
-    with dask.config.set({"distributed.scheduler.allowed-failures": 1}):
+    # a point that kills its worker twice is failed (KilledWorker), not retried forever; what
+    # the workers and the cluster would log goes nowhere (a point's error comes back as its result)
+    with dask.config.set({"distributed.scheduler.allowed-failures": 1}), _stderr_silenced():
         cluster = LocalCluster(n_workers=n_workers or os.cpu_count() or 1, threads_per_worker=1,
-                               processes=True, dashboard_address=None, silence_logs=logging.ERROR,
+                               processes=True, dashboard_address=None, silence_logs=logging.CRITICAL,
                                resources=resources)
     return Client(cluster), cluster
+
+
+@contextmanager
+def _stderr_silenced():
+    """File descriptor 2 on /dev/null meanwhile, and so for good in the processes started
+    meanwhile (a local cluster's workers): Ctrl-C reaches the whole process group, and a
+    worker that takes it while starting or running prints tracebacks as it dies."""
+    sys.stderr.flush()
+    saved = os.dup(2)
+    with open(os.devnull, "w") as null:
+        os.dup2(null.fileno(), 2)
+    try:
+        yield
+    finally:
+        os.dup2(saved, 2)
+        os.close(saved)
 
 
 def _has_gpu_worker(client) -> bool:
@@ -349,9 +368,13 @@ def run_sweep(
     ids = [point_id(sweep, p) for p in sweep.points]
     todo = _points_to_run(project, sweep, ids, status.points, dep_keys, out_dir, redo)
     status.open_bar(sweep, len(ids), len(ids) - len(todo), progress)
-    if todo:
-        _run_points(project, sweep, todo, dep_keys, status, scheduler=scheduler, n_workers=n_workers,
-                    no_worker_timeout=no_worker_timeout, report=report)
+    try:
+        if todo:
+            _run_points(project, sweep, todo, dep_keys, status, scheduler=scheduler, n_workers=n_workers,
+                        no_worker_timeout=no_worker_timeout, report=report)
+    except BaseException:
+        status.close_bar(leave=False)  # Ctrl-C: the bar's line is cleared, for "interrupted" alone
+        raise
     status.close_bar()
     table = _write_results(sweep, ids, status.points, out_dir, report)
     if reports:
@@ -377,7 +400,8 @@ class _SweepStatus:
 
         self.bar = tqdm(total=total, initial=initial, desc=f"sweep {sweep.name}", unit="run", disable=not progress)
 
-    def close_bar(self) -> None:
+    def close_bar(self, leave: bool = True) -> None:
+        self.bar.leave = self.bar.leave and leave
         self.bar.close()
 
     def record(self, pid: str, parameters: dict, result: PointResult, notebook: str | None = None) -> None:
