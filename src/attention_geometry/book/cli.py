@@ -14,7 +14,8 @@ a file, an address, a port), the value and what is allowed, never a
 traceback. Exit codes: 0 success, 1 a failure (a chapter, a point, the HTML
 build), 2 bad input (unknown chapter, bad parameter, bad grid, bad device,
 unreachable scheduler, port in use), 130 interrupted (Ctrl-C: "interrupted",
-nothing else).
+nothing else). A stored result under ``results/`` that is not valid JSON is a
+failure (1), named with its fix, before anything that reads it runs.
 """
 
 import argparse
@@ -36,7 +37,7 @@ from pathlib import Path
 
 from .cache import chapter_key
 from .execute import ChapterFailed
-from .files import read_json_or_recover, write_json_atomic
+from .files import StoredResultCorrupt, corrupt_stored_results, read_json_or_recover, write_json_atomic
 from .paper import PaperRunError, run_paper, stale_paper_runs
 from .params import ParameterError
 from .progress import format_seconds, stderr_line as _err
@@ -93,6 +94,15 @@ def _record_build(project: Project, failed: list[dict], html: str) -> None:
     write_json_atomic(project.build / LAST_BUILD, {"date": now(), "failed": failed, "html": html})
 
 
+def _corrupt_results(project: Project, chapter: str | None = None, rewritten: Path | None = None) -> bool:
+    """Say which stored results (of ``chapter``; default: all; but those in the folder
+    ``rewritten``) are not valid JSON, one line each."""
+    messages = corrupt_stored_results(project.root, chapter, rewritten)
+    for message in messages:
+        _err(f"error: {message}")
+    return bool(messages)
+
+
 def cmd_book(args, project: Project) -> int:
     start = time.perf_counter()
     strays = stray_notebooks(project)
@@ -100,6 +110,8 @@ def cmd_book(args, project: Project) -> int:
         for message in strays:
             _err(f"error: {message}")
         return 2
+    if _corrupt_results(project):
+        return 1
     stale = stale_paper_runs(project)
     if stale:
         _err("make book FAILED before executing anything: stored paper-scale runs are stale.")
@@ -154,6 +166,8 @@ def cmd_run(args, project: Project) -> int:
     except ParameterError as err:
         _err(f"error: {err}")
         return 2
+    if _corrupt_results(project, chapter.name):
+        return 1
     estimate = estimate_seconds(project, chapter, parameters)
     if estimate is not None and estimate > LONG_RUN:
         print(f"estimated run time: about {format_seconds(estimate)} (the cost model of {chapter.name}, calibrated "
@@ -180,6 +194,8 @@ def cmd_sweep(args, project: Project) -> int:
         _err(f"error: invalid grid: {err}")
         return 2
     out = Path(args.out) if args.out else project.runs / chapter.name / sweep.name
+    if _corrupt_results(project, chapter.name, rewritten=out):
+        return 1
     print(f"sweep {sweep.name!r}: {len(sweep.points)} runs of {chapter.name} into {out}", flush=True)
     try:
         table = run_sweep(sweep, out, scheduler=args.scheduler, n_workers=args.workers, redo=args.redo,
@@ -448,6 +464,9 @@ def main(argv: list[str] | None = None, project: Project | None = None) -> int:
         interrupt_on_sigterm()
     try:
         return args.func(args, project)
+    except StoredResultCorrupt as err:  # read while the command ran (another chapter's, a device check)
+        _err(f"error: {err}")
+        return 1
     except KeyboardInterrupt:
         _err("interrupted")
         return 130

@@ -56,7 +56,7 @@ from typing import Any, Callable
 
 from .context import CHECKPOINT_ENV
 from .execute import execute_chapter
-from .files import read_json_or_recover, write_bytes_atomic, write_json_atomic
+from .files import read_json_or_recover, read_stored_json, write_bytes_atomic, write_json_atomic
 from .notebooks import CLAIMS_KEY, glued_data, slim_notebook
 from .params import ParameterError, check_parameters
 from .progress import stderr_line as _stderr
@@ -304,15 +304,16 @@ def load_paper_run(chapter_name: str, project: Project | str | os.PathLike | Non
     if there is none. ``project``: a :class:`Project`, its root folder, or (default)
     the project found from the working directory."""
     try:
-        folder = Project.of(project).results / chapter_name / "paper"
+        project = Project.of(project)
     except ProjectNotFound:  # a notebook run away from any clone of the book: nothing stored
         return None
+    folder, root = project.results / chapter_name / "paper", project.root
     if not (folder / "values.json").is_file() or not (folder / "parameters.json").is_file():
         return None
-    values = json.loads((folder / "values.json").read_text())
-    parameters = json.loads((folder / "parameters.json").read_text())
+    values = read_stored_json(folder / "values.json", root)  # a corrupt file: one line, and its fix
+    parameters = read_stored_json(folder / "parameters.json", root)
     provenance_file = folder / "provenance.json"
-    provenance = Provenance.from_json(json.loads(provenance_file.read_text()) if provenance_file.is_file() else {})
+    provenance = Provenance.from_json(read_stored_json(provenance_file, root) if provenance_file.is_file() else {})
     claims = values.pop("claims", None)
     return PaperRun(chapter=chapter_name, folder=folder, parameters=parameters, values=values,
                     claims=claims, provenance=provenance)
@@ -451,10 +452,9 @@ def load_device_check(chapter: str, project: Project | os.PathLike | str | None 
     """``chapter``'s stored device check (its ``"provenance"`` a :class:`~.provenance.Provenance`),
     or ``None`` when there is none."""
     try:
-        path = Project.of(project).results / chapter / DEVICE_CHECK
+        project = Project.of(project)
     except ProjectNotFound:  # away from any clone of the book: nothing stored
         return None
-    data, warning = read_json_or_recover(path, f"{chapter}'s device check")
-    if warning:
-        _stderr(warning)
+    path = project.results / chapter / DEVICE_CHECK
+    data = read_stored_json(path, project.root) if path.is_file() else None
     return {**data, "provenance": Provenance.from_json(data.get("provenance"))} if data else None
