@@ -409,3 +409,45 @@ def test_a_corrupt_stored_result_is_one_line_naming_the_file_and_the_fix(tmp_pat
     (tmp_path / "results" / "toy" / "device_check.json").write_text('{"measured": "x"')
     with pytest.raises(StoredResultCorrupt, match="results/toy/device_check.json is not valid JSON"):
         load_device_check("toy", project)
+
+
+def test_a_run_that_left_no_checkpoints_starts_again_and_a_kill_throws_away_time(tmp_path):
+    """An unfinished run (its parameters and 50 s of a killed part recorded) that left no
+    checkpoint starts from the beginning and says so, not "resuming"; its earlier part is
+    not the run's time. One that left a checkpoint 3 s into the killed part resumes, and
+    counts those 3 s only: the 47 s after the checkpoint were thrown away by the kill."""
+    from datetime import datetime, timezone
+
+    project = make_project(tmp_path, {"toy": (TOY, toy_spec(n_items=1)["toy"])})
+    chapter = project.chapter("toy")
+    checkpoints = tmp_path / "results" / "toy" / "paper" / "checkpoints"
+    killed_at = int(time.time()) - 3600  # whole seconds, as a part's start is recorded
+    started = datetime.fromtimestamp(killed_at, timezone.utc).isoformat(timespec="seconds")
+
+    def unfinished(*kept: str) -> None:
+        checkpoints.mkdir(parents=True, exist_ok=True)
+        (checkpoints / "parameters.json").write_text(json.dumps({**PAPER, "n_items": 1, "device": "cpu"}))
+        (checkpoints / "parts.json").write_text(json.dumps({"parts": [50.0], "commits": ["c0ffee"],
+                                                            "starts": [started]}))
+        (checkpoints / "toy.ipynb").write_text("{}")  # the killed part's scratch notebook: not a checkpoint
+        for name in kept:
+            (checkpoints / name).write_bytes(b"state")
+            os.utime(checkpoints / name, (killed_at + 3, killed_at + 3))
+
+    unfinished()
+    messages = []
+    run = run_paper(project, chapter, device="cpu", progress=False, report=messages.append)
+    assert "from the beginning: the unfinished run left no checkpoints to resume from" in messages[0]
+    assert "resuming" not in " ".join(messages)
+    p = run.provenance
+    assert p["resumed"] is False and p["parts"] == 1 and p["discarded_seconds"] == 50.0
+    assert p["wall_seconds"] == p["last_part_seconds"] and p["started"] != started
+
+    unfinished("other-0123456789abcdef.pt")  # a checkpoint written 3 s into the killed part
+    messages = []
+    run = run_paper(project, chapter, device="cpu", progress=False, report=messages.append)
+    assert "resuming from its checkpoints" in messages[0]
+    p = run.provenance
+    assert p["resumed"] is True and p["parts"] == 2 and p["started"] == started
+    assert p["discarded_seconds"] == 47.0
+    assert p["wall_seconds"] == pytest.approx(3.0 + p["last_part_seconds"], abs=0.15)

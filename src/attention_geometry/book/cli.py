@@ -38,7 +38,7 @@ from pathlib import Path
 from .cache import chapter_key
 from .execute import ChapterFailed
 from .files import StoredResultCorrupt, corrupt_stored_results, read_json_or_recover, write_json_atomic
-from .paper import PaperRunError, run_paper, stale_paper_runs
+from .paper import PaperRunError, checkpoint_files, run_paper, stale_paper_runs
 from .params import ParameterError
 from .progress import format_seconds, stderr_line as _err
 from .project import Project, ProjectNotFound
@@ -225,7 +225,10 @@ def cmd_paper(args, project: Project) -> int:
         _err(f"error: {err}")
         return 2
     except ChapterFailed as err:
-        _err(f"error: {err}\n  the checkpoints are kept: run the same command again to resume")
+        if checkpoint_files(project.paper_folder(chapter) / "checkpoints"):
+            _err(f"error: {err}\n  the checkpoints are kept: run the same command again to resume")
+        else:
+            _err(f"error: {err}\n  it left no checkpoints: the same command runs it again from the beginning")
         return 1
     print(f"stored in {run.folder}: {', '.join(sorted(p.name for p in run.folder.iterdir() if p.is_file()))}")
     return 0
