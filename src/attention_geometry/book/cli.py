@@ -45,7 +45,8 @@ from .project import Project, ProjectNotFound
 from .provenance import now
 from .registry import Chapter
 from .report import ReportFailed
-from .run import estimate_seconds, parse_assignments, resolve_parameters, run_chapter, run_command
+from .run import (check_run_name, device_assignment, estimate_seconds, parse_assignments, resolve_parameters,
+                  run_chapter, run_command)
 from .schedule import execute_book
 from .stage import HtmlBuildFailed, build_html, build_pdf
 from .sweep import SchedulerUnreachable, SweepError, load_grid, run_sweep
@@ -65,6 +66,9 @@ def _print_chapters(project: Project, stream) -> None:
         for pname, param in chapter.params.items():  # from the chapter's parameter model
             print(f"      {pname:<21} default {json.dumps(param.default):<14} {param.allowed()} -- {param.doc}",
                   file=stream)
+        for preset, values in {"smoke": chapter.smoke, **chapter.presets}.items():  # every chapter has a smoke set
+            shown = " ".join(f"{k}={json.dumps(v, separators=(',', ':'))}" for k, v in values.items())
+            print(f"      PRESET={preset:<14} {shown}", file=stream)
 
 
 def _chapter_or_list(project: Project, name: str) -> Chapter | None:
@@ -161,8 +165,9 @@ def cmd_run(args, project: Project) -> int:
     if chapter is None:
         return 2
     try:
-        given = parse_assignments(args.params)
+        given = parse_assignments(args.params + (device_assignment(chapter, args.device) if args.device else []))
         parameters, name = resolve_parameters(chapter, given, args.preset)
+        name = check_run_name(args.name) if args.name else name
     except ParameterError as err:
         _err(f"error: {err}")
         return 2
@@ -175,7 +180,7 @@ def cmd_run(args, project: Project) -> int:
     print(f"running {chapter.name} with {parameters or 'its defaults'} ...", flush=True)
     try:
         result = run_chapter(project, chapter, parameters, name, estimate=estimate,
-                             command=run_command(chapter, given, args.preset))
+                             command=run_command(chapter, given, args.preset, args.name))
     except (ChapterFailed, ReportFailed) as err:  # a failing cell; a report Jupyter Book could not build
         _err(f"error: {err}")
         return 1
@@ -189,9 +194,15 @@ def cmd_sweep(args, project: Project) -> int:
     if chapter is None:
         return 2
     try:
-        sweep = load_grid(args.grid, chapter, name=args.name)
+        sweep = load_grid(args.grid, chapter, name=check_run_name(args.name) if args.name else None)
     except SweepError as err:
         _err(f"error: invalid grid: {err}")
+        return 2
+    except ParameterError as err:
+        _err(f"error: {err}")
+        return 2
+    if args.workers is not None and args.workers < 1:
+        _err(f"error: --workers = {args.workers} is not allowed; allowed: at least 1 (WORKERS=<n>)")
         return 2
     out = Path(args.out) if args.out else project.runs / chapter.name / sweep.name
     if _corrupt_results(project, chapter.name, rewritten=out):
@@ -396,6 +407,9 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("chapter", help="chapter name (see `list`)")
     p.add_argument("params", nargs="*", metavar="NAME=VALUE", help="e.g. d_max=128 seed=3")
     p.add_argument("--preset", help="start from a named parameter set (e.g. smoke)")
+    p.add_argument("--device", help="cpu or cuda: the chapter's device parameter, checked like the others "
+                   "(a chapter without one runs on the CPU)")
+    p.add_argument("--name", help="the run's folder under runs/<chapter>/ (default: from the parameters)")
     p.set_defaults(func=cmd_run)
     p = sub.add_parser(
         "sweep",
