@@ -378,8 +378,8 @@ def run_sweep(
         if todo:
             _run_points(project, sweep, todo, dep_keys, status, scheduler=scheduler, n_workers=n_workers,
                         no_worker_timeout=no_worker_timeout, report=report)
-    except BaseException:
-        status.close_bar(leave=False)  # Ctrl-C: the bar's line is cleared, for "interrupted" alone
+    except KeyboardInterrupt:
+        status.close_bar(leave=False)  # the bar's line is cleared, for "interrupted" alone
         raise
     status.close_bar()
     table = _write_results(sweep, ids, status.points, out_dir, report)
