@@ -1,12 +1,14 @@
 # Attention Geometry — thin wrapper; the logic is in src/attention_geometry/book/ (cli.py).
 #   make book    virtual environment + execute chapters (cached, in parallel) + HTML
+#                [JOBS=n chapters at once] [FORCE=1 re-execute every chapter]
 #   make test    the whole test suite, one test file per core (builds the book first if needed)
-#   make run CHAPTER=layernorm PARAMS="d_max=128 seed=3"
+#   make run CHAPTER=layernorm PARAMS="d_max=128 seed=3" [PRESET=smoke] [DEVICE=cpu|cuda] [NAME=folder]
 #   make sweep CHAPTER=recency GRID=sweeps/recency-d-alpha.yaml [SCHEDULER=tcp://host:8786]
+#                [WORKERS=n] [REDO=1 rerun finished points] [NAME=sweep] [OUT=folder] [NO_REPORTS=1]
 #   make paper CHAPTER=jacobians [DEVICE=cpu|cuda] [RESTART=1]   (into results/<chapter>/paper/)
-#   make chapters  the chapters, their parameters, defaults and allowed values
-#   make serve   serve _build/html on http://localhost:$(PORT) (PORT=8000)
-#   make lab     JupyterLab on the chapters, which open as notebooks (LAB_PORT=8888)
+#   make chapters  the chapters, their parameters, defaults, allowed values and presets
+#   make serve   serve _build/html on http://localhost:8000 [PORT=n]
+#   make lab     JupyterLab on the chapters, which open as notebooks [LAB_PORT=8888]
 #   make pdf     the book as a PDF (_build/latex/book.pdf; needs TeX Live, see the README)
 #   make clean   remove _build (not runs/);  make clean-runs  remove runs/ (says what first)
 PYTHON ?= python3
@@ -24,11 +26,17 @@ SCHEDULER ?=
 DEVICE  ?=
 RESTART ?=
 JOBS    ?=
+FORCE   ?=
+NAME    ?=
+WORKERS ?=
+REDO    ?=
+NO_REPORTS ?=
 
 .PHONY: book test run sweep paper chapters serve lab pdf bench clean clean-runs help
 
+# the comment block at the top, and nothing after it
 help:
-	@sed -n '2,12p' Makefile
+	@awk 'NR > 1 && !/^#/ { exit } NR > 1 { sub(/^# ?/, ""); print }' Makefile
 
 # Re-install only when the requirements (or the package metadata) changed.
 # requirements-nodeps.txt: packages installed without their dependencies
@@ -42,20 +50,23 @@ $(STAMP): requirements.txt requirements-nodeps.txt pyproject.toml
 	@touch $@
 
 book: $(STAMP)
-	$(BIN)/attention-geometry book $(if $(JOBS),--jobs $(JOBS))
+	$(BIN)/attention-geometry book $(if $(JOBS),--jobs $(JOBS)) $(if $(FORCE),--force)
 
 test: book
 	$(BIN)/python -m pytest -n auto --dist loadfile --no-loadscope-reorder --durations=15
 
 run: $(STAMP)
-	@if [ -z "$(CHAPTER)" ]; then echo 'usage: make run CHAPTER=<name> PARAMS="name=value ..."'; \
+	@if [ -z "$(CHAPTER)" ]; then echo 'usage: make run CHAPTER=<name> PARAMS="name=value ..." [PRESET=] [DEVICE=] [NAME=]'; \
 	  $(BIN)/attention-geometry list; exit 2; fi
-	$(BIN)/attention-geometry run $(CHAPTER) $(PARAMS) $(if $(PRESET),--preset $(PRESET))
+	$(BIN)/attention-geometry run $(CHAPTER) $(PARAMS) $(if $(PRESET),--preset $(PRESET)) \
+	  $(if $(DEVICE),--device $(DEVICE)) $(if $(NAME),--name $(NAME))
 
 sweep: $(STAMP)
 	@if [ -z "$(CHAPTER)" ] || [ -z "$(GRID)" ]; then \
-	  echo 'usage: make sweep CHAPTER=<name> GRID=<file.yaml> [SCHEDULER=tcp://host:port] [OUT=folder]'; exit 2; fi
-	$(BIN)/attention-geometry sweep $(CHAPTER) $(GRID) $(if $(SCHEDULER),--scheduler $(SCHEDULER)) $(if $(OUT),--out $(OUT))
+	  echo 'usage: make sweep CHAPTER=<name> GRID=<file.yaml> [SCHEDULER=tcp://host:port] [WORKERS=n] [REDO=1] [NAME=] [OUT=folder] [NO_REPORTS=1]'; exit 2; fi
+	@if [ -n "$(PARAMS)$(PRESET)$(DEVICE)" ]; then echo 'error: PARAMS, PRESET and DEVICE are not sweep options; a sweep takes its values from GRID (a device for every point: fixed: {device: cuda})' >&2; exit 2; fi
+	$(BIN)/attention-geometry sweep $(CHAPTER) $(GRID) $(if $(SCHEDULER),--scheduler $(SCHEDULER)) $(if $(OUT),--out $(OUT)) \
+	  $(if $(WORKERS),--workers $(WORKERS)) $(if $(REDO),--redo) $(if $(NAME),--name $(NAME)) $(if $(NO_REPORTS),--no-reports)
 
 paper: $(STAMP)
 	@if [ -z "$(CHAPTER)" ]; then \

@@ -19,6 +19,7 @@ from attention_geometry.book.params import ParameterError
 from attention_geometry.book.project import Project, ProjectNotFound
 from attention_geometry.book.registry import CostModel
 from attention_geometry.book.schedule import execute_book, expected_seconds, lone_threads
+from attention_geometry.book.stage import STAMP
 
 from conftest import chapter_text, make_project, toy_chapter, write_toc
 
@@ -272,6 +273,38 @@ def test_ctrl_c_during_a_parallel_build_leaves_no_partial_notebook(tmp_path):
     assert proc.returncode == 130, err
     assert err.strip().splitlines()[-1] == "interrupted", err
     assert not list(executed.iterdir()), list(executed.iterdir())
+
+
+def quiet_lines(err: str) -> list[str]:
+    """What a terminal keeps of stderr: the last redraw of each line, blank ones dropped."""
+    return [line.split("\r")[-1] for line in err.splitlines() if line.split("\r")[-1].strip()]
+
+
+def test_ctrl_c_while_jupyter_book_builds_the_html_prints_interrupted_alone(tmp_path):
+    """Ctrl-C reaches Jupyter Book's process too (one process group): it leaves in silence
+    (its traceback, printed in the quarter second before the build killed it, could follow
+    the word), and the next build builds the HTML again."""
+    script = textwrap.dedent(f"""
+        import sys
+        sys.path.insert(0, {str(Path(__file__).parent)!r})
+        from conftest import make_project, toy_chapter
+        from test_build import TOY
+        from attention_geometry.book.cli import entry
+        project = make_project(__import__("pathlib").Path({str(tmp_path)!r}), {{"toy": (TOY, toy_chapter("toy"))}})
+        entry(["book", "--jobs", "1"], project)
+    """)
+    proc = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True, start_new_session=True)
+    for line in proc.stdout:
+        if line.startswith("building HTML"):
+            break
+    time.sleep(0.5)  # Jupyter Book is importing Sphinx: its KeyboardInterrupt traceback came from there
+    os.killpg(proc.pid, signal.SIGINT)  # what a terminal does on Ctrl-C
+    out, err = proc.communicate(timeout=90)
+    assert proc.returncode == 130, err
+    assert quiet_lines(err) == ["interrupted"], err
+    assert not (tmp_path / "_build" / "html" / STAMP).exists()  # the next build builds the HTML again
+    assert (tmp_path / "_build" / "executed" / "toy.ipynb").exists()  # what finished is kept
 
 
 def test_stale_partial_notebooks_are_cleaned_up(toy):

@@ -355,3 +355,99 @@ def test_every_commit_a_stored_run_names_is_in_the_history():
             if _git("merge-base", "--is-ancestor", commit, "HEAD").returncode != 0:
                 missing.setdefault(provenance.parent.parent.name, []).append(commit[:10])
     assert not missing, f"stored runs name commits that are not in HEAD's history: {missing}"
+
+
+@pytest.mark.parametrize("name", ["values.json", "provenance.json"])
+def test_a_corrupt_stored_result_is_one_line_naming_the_file_and_the_fix(tmp_path, capsys, name):
+    """A cut-off values.json or provenance.json: each reader (the book build, its appendix, a
+    chapter's claims through load_paper_run, a run, a stored sweep, a device check) says which
+    file and how to get it back, in one line, before anything executes; never a JSONDecodeError."""
+    from attention_geometry.book.appendices import reproducibility_page
+    from attention_geometry.book.files import StoredResultCorrupt
+    from attention_geometry.book.paper import load_device_check
+    from attention_geometry.book.sweep_results import load_sweep_results
+    from attention_geometry.book.toc import book_chapters
+
+    project = make_project(tmp_path, {"toy": (TOY, toy_spec()["toy"])})
+    folder = tmp_path / "results" / "toy" / "paper"
+    folder.mkdir(parents=True)
+    stored = {"values.json": {"total": 30, "claims": []}, "parameters.json": {**PAPER, "device": "cpu"},
+              "provenance.json": {"commit": "abc", "wall_seconds": 60}}
+    for file, data in stored.items():
+        (folder / file).write_text(json.dumps(data, indent=1))
+    load_paper_run("toy", project)  # intact: read
+    (folder / name).write_text(json.dumps(stored[name], indent=1)[:15])  # a copy cut off
+    expected = (f"the stored result results/toy/paper/{name} is not valid JSON (")
+    fix = (f"restore it from git (git checkout -- results/toy/paper/{name}), or compute it again with: "
+           "make paper CHAPTER=toy")
+
+    def one_error_line(err: str) -> str:
+        lines = err.strip().splitlines()
+        assert len(lines) == 1 and "Traceback" not in err and "JSONDecodeError" not in err, err
+        assert lines[0].startswith(f"error: {expected}") and lines[0].endswith(fix), lines[0]
+        return lines[0]
+
+    assert cli.main(["book", "--jobs", "1"], project=project) == 1
+    one_error_line(capsys.readouterr().err)
+    assert not project.executed.exists()  # before executing anything
+    assert cli.main(["run", "toy", "n_items=2"], project=project) == 1
+    one_error_line(capsys.readouterr().err)
+    assert not project.runs.exists()
+    for read in (lambda: load_paper_run("toy", project), lambda: reproducibility_page(book_chapters(project), project)):
+        with pytest.raises(StoredResultCorrupt) as err:
+            read()
+        assert str(err.value).startswith(expected) and str(err.value).endswith(fix)
+    assert (folder / name).read_text() == json.dumps(stored[name], indent=1)[:15]  # left as it is, for git
+
+    sweep = tmp_path / "results" / "toy" / "sweeps" / "grid"
+    sweep.mkdir(parents=True)
+    (sweep / "results.csv").write_text("run,status,key,value\n")
+    (sweep / "provenance.json").write_text('{"commit": ')
+    with pytest.raises(StoredResultCorrupt, match=r"results/toy/sweeps/grid/provenance.json is not valid JSON .*"
+                       r"make sweep CHAPTER=toy GRID=sweeps/grid.yaml OUT=results/toy/sweeps/grid$"):
+        load_sweep_results("toy", "grid", project)
+    (tmp_path / "results" / "toy" / "device_check.json").write_text('{"measured": "x"')
+    with pytest.raises(StoredResultCorrupt, match="results/toy/device_check.json is not valid JSON"):
+        load_device_check("toy", project)
+
+
+def test_a_run_that_left_no_checkpoints_starts_again_and_a_kill_throws_away_time(tmp_path):
+    """An unfinished run (its parameters and 50 s of a killed part recorded) that left no
+    checkpoint starts from the beginning and says so, not "resuming"; its earlier part is
+    not the run's time. One that left a checkpoint 3 s into the killed part resumes, and
+    counts those 3 s only: the 47 s after the checkpoint were thrown away by the kill."""
+    from datetime import datetime, timezone
+
+    project = make_project(tmp_path, {"toy": (TOY, toy_spec(n_items=1)["toy"])})
+    chapter = project.chapter("toy")
+    checkpoints = tmp_path / "results" / "toy" / "paper" / "checkpoints"
+    killed_at = int(time.time()) - 3600  # whole seconds, as a part's start is recorded
+    started = datetime.fromtimestamp(killed_at, timezone.utc).isoformat(timespec="seconds")
+
+    def unfinished(*kept: str) -> None:
+        checkpoints.mkdir(parents=True, exist_ok=True)
+        (checkpoints / "parameters.json").write_text(json.dumps({**PAPER, "n_items": 1, "device": "cpu"}))
+        (checkpoints / "parts.json").write_text(json.dumps({"parts": [50.0], "commits": ["c0ffee"],
+                                                            "starts": [started]}))
+        (checkpoints / "toy.ipynb").write_text("{}")  # the killed part's scratch notebook: not a checkpoint
+        for name in kept:
+            (checkpoints / name).write_bytes(b"state")
+            os.utime(checkpoints / name, (killed_at + 3, killed_at + 3))
+
+    unfinished()
+    messages = []
+    run = run_paper(project, chapter, device="cpu", progress=False, report=messages.append)
+    assert "from the beginning: the unfinished run left no checkpoints to resume from" in messages[0]
+    assert "resuming" not in " ".join(messages)
+    p = run.provenance
+    assert p["resumed"] is False and p["parts"] == 1 and p["discarded_seconds"] == 50.0
+    assert p["wall_seconds"] == p["last_part_seconds"] and p["started"] != started
+
+    unfinished("other-0123456789abcdef.pt")  # a checkpoint written 3 s into the killed part
+    messages = []
+    run = run_paper(project, chapter, device="cpu", progress=False, report=messages.append)
+    assert "resuming from its checkpoints" in messages[0]
+    p = run.provenance
+    assert p["resumed"] is True and p["parts"] == 2 and p["started"] == started
+    assert p["discarded_seconds"] == 47.0
+    assert p["wall_seconds"] == pytest.approx(3.0 + p["last_part_seconds"], abs=0.15)

@@ -251,3 +251,39 @@ def test_each_point_gets_a_report_and_the_sweep_an_index(project, tmp_path, monk
     assert "summary.png" in index and (out / "summary.png").exists()
     first, second = ((out / link).parents[1] / "_static" / "basic.css" for link in links)
     assert os.path.samefile(first, second)  # the static files are stored once per sweep
+
+
+def test_a_rerun_keeps_the_points_provenance_and_no_finished_point_leaves_no_figure(project, tmp_path):
+    """A rerun that only reuses points says when, and from which code, they were computed (in
+    their reports and the sweep's provenance.json), not the rerun's date and commit; a grid
+    of which no point finishes drops the earlier grid's summary.png, and index.html says so."""
+    out = tmp_path / "out"
+    sweep = load_grid({"name": "p", "grid": {"n": [1, 2]}}, CHAPTER)
+    run_sweep(sweep, out, n_workers=1, project=project, progress=False, reports=False)
+    status = json.loads((out / "status.json").read_text())
+    assert all(entry["date"] for entry in status.values())  # and its commit, in a git checkout
+    # as if computed long ago, at another commit (the toy project is no git checkout)
+    made = {"date": "2001-02-03T04:05:06+00:00", "commit": "c0ffee0123456789", "dirty": False}
+    (out / "status.json").write_text(json.dumps({d: {**e, **made} for d, e in status.items()}))
+    stored = json.loads((out / "provenance.json").read_text())
+    (out / "provenance.json").write_text(json.dumps({**stored, **made, "wall_seconds": 77.0}))
+
+    run_sweep(sweep, out, project=project, progress=False)  # reuses both points; renders their reports
+    provenance = json.loads((out / "provenance.json").read_text())
+    assert {k: provenance[k] for k in made} == made and provenance["wall_seconds"] == 77.0
+    assert provenance["point_commits"] == ["c0ffee0123456789"] and provenance["done"] == 2
+    index = (out / "index.html").read_text()
+    for link in re.findall(r'<a href="(html/[^"]+)">report</a>', index):
+        page = (out / link).read_text()
+        assert "2001-02-03 04:05 UTC" in page and "c0ffee0123" in page, link
+    assert (out / "summary.png").exists() and "No point of this sweep finished" not in index
+
+    nothing = load_grid({"name": "p", "grid": {"n": [60, 61]}}, CHAPTER)  # both fail
+    table = run_sweep(nothing, out, n_workers=1, project=project, progress=False)
+    assert set(runs(table)["status"]) == {"failed"}
+    assert not (out / "summary.png").exists()  # the earlier grid's figure is not this one's
+    index = (out / "index.html").read_text()
+    assert "No point of this sweep finished" in index and "summary.png" not in index
+    assert "AssertionError: n too large" in index
+    provenance = json.loads((out / "provenance.json").read_text())
+    assert provenance["done"] == 0 and provenance["computed_now"] == 2 and provenance["point_commits"] == []

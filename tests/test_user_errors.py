@@ -138,6 +138,25 @@ def test_ctrl_c_prints_interrupted_and_nothing_else(toy):
     assert not list(Path(tempfile.gettempdir()).glob(f"ag-kernel-{proc.pid}-*"))
 
 
+def test_ctrl_c_during_a_sweep_prints_interrupted_and_nothing_else(toy, tmp_path):
+    """Ctrl-C reaches the local cluster's workers too (one process group): while they start,
+    each printed two tracebacks as it died, and the cluster logged their deaths."""
+    grid = tmp_path / "grid.yaml"
+    grid.write_text("runs:\n  - {n: 13, xs: [0.5]}\n  - {n: 13, xs: [0.25]}\n")
+    proc = subprocess.Popen(command(toy, "sweep", "toy", str(grid), "--workers", "2"), stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, start_new_session=True)
+    assert proc.stdout.readline().startswith("sweep 'grid': 2 runs of toy")
+    time.sleep(2)  # the cluster's workers are starting
+    os.killpg(proc.pid, signal.SIGINT)  # what a terminal does on Ctrl-C
+    out, err = proc.communicate(timeout=90)
+    assert proc.returncode == 130, err
+    # the progress bar's line is cleared: what a terminal shows is the last redraw of each line
+    shown = [line.split("\r")[-1] for line in err.splitlines() if line.split("\r")[-1].strip()]
+    assert [line for line in shown if not line.startswith("sweep grid:")] == ["interrupted"], err
+    assert shown[-1] == "interrupted", err
+    assert not list((toy.runs / "toy" / "grid").glob(".*partial*"))
+
+
 # 6. device=cuda without CUDA -> rejected by parameter validation before any work
 def test_cuda_without_cuda_is_rejected_before_any_work(toy, capsys):
     import torch

@@ -14,7 +14,8 @@ a file, an address, a port), the value and what is allowed, never a
 traceback. Exit codes: 0 success, 1 a failure (a chapter, a point, the HTML
 build), 2 bad input (unknown chapter, bad parameter, bad grid, bad device,
 unreachable scheduler, port in use), 130 interrupted (Ctrl-C: "interrupted",
-nothing else).
+nothing else). A stored result under ``results/`` that is not valid JSON is a
+failure (1), named with its fix, before anything that reads it runs.
 """
 
 import argparse
@@ -36,15 +37,16 @@ from pathlib import Path
 
 from .cache import chapter_key
 from .execute import ChapterFailed
-from .files import read_json_or_recover, write_json_atomic
-from .paper import PaperRunError, run_paper, stale_paper_runs
+from .files import StoredResultCorrupt, corrupt_stored_results, read_json_or_recover, write_json_atomic
+from .paper import PaperRunError, checkpoint_files, run_paper, stale_paper_runs
 from .params import ParameterError
 from .progress import format_seconds, stderr_line as _err
 from .project import Project, ProjectNotFound
 from .provenance import now
 from .registry import Chapter
 from .report import ReportFailed
-from .run import estimate_seconds, parse_assignments, resolve_parameters, run_chapter, run_command
+from .run import (check_run_name, device_assignment, estimate_seconds, parse_assignments, resolve_parameters,
+                  run_chapter, run_command)
 from .schedule import execute_book
 from .stage import HtmlBuildFailed, build_html, build_pdf
 from .sweep import SchedulerUnreachable, SweepError, load_grid, run_sweep
@@ -64,6 +66,9 @@ def _print_chapters(project: Project, stream) -> None:
         for pname, param in chapter.params.items():  # from the chapter's parameter model
             print(f"      {pname:<21} default {json.dumps(param.default):<14} {param.allowed()} -- {param.doc}",
                   file=stream)
+        for preset, values in {"smoke": chapter.smoke, **chapter.presets}.items():  # every chapter has a smoke set
+            shown = " ".join(f"{k}={json.dumps(v, separators=(',', ':'))}" for k, v in values.items())
+            print(f"      PRESET={preset:<14} {shown}", file=stream)
 
 
 def _chapter_or_list(project: Project, name: str) -> Chapter | None:
@@ -93,6 +98,15 @@ def _record_build(project: Project, failed: list[dict], html: str) -> None:
     write_json_atomic(project.build / LAST_BUILD, {"date": now(), "failed": failed, "html": html})
 
 
+def _corrupt_results(project: Project, chapter: str | None = None, rewritten: Path | None = None) -> bool:
+    """Say which stored results (of ``chapter``; default: all; but those in the folder
+    ``rewritten``) are not valid JSON, one line each."""
+    messages = corrupt_stored_results(project.root, chapter, rewritten)
+    for message in messages:
+        _err(f"error: {message}")
+    return bool(messages)
+
+
 def cmd_book(args, project: Project) -> int:
     start = time.perf_counter()
     strays = stray_notebooks(project)
@@ -100,6 +114,8 @@ def cmd_book(args, project: Project) -> int:
         for message in strays:
             _err(f"error: {message}")
         return 2
+    if _corrupt_results(project):
+        return 1
     stale = stale_paper_runs(project)
     if stale:
         _err("make book FAILED before executing anything: stored paper-scale runs are stale.")
@@ -149,11 +165,14 @@ def cmd_run(args, project: Project) -> int:
     if chapter is None:
         return 2
     try:
-        given = parse_assignments(args.params)
+        given = parse_assignments(args.params + (device_assignment(chapter, args.device) if args.device else []))
         parameters, name = resolve_parameters(chapter, given, args.preset)
+        name = check_run_name(args.name) if args.name else name
     except ParameterError as err:
         _err(f"error: {err}")
         return 2
+    if _corrupt_results(project, chapter.name):
+        return 1
     estimate = estimate_seconds(project, chapter, parameters)
     if estimate is not None and estimate > LONG_RUN:
         print(f"estimated run time: about {format_seconds(estimate)} (the cost model of {chapter.name}, calibrated "
@@ -161,7 +180,7 @@ def cmd_run(args, project: Project) -> int:
     print(f"running {chapter.name} with {parameters or 'its defaults'} ...", flush=True)
     try:
         result = run_chapter(project, chapter, parameters, name, estimate=estimate,
-                             command=run_command(chapter, given, args.preset))
+                             command=run_command(chapter, given, args.preset, args.name))
     except (ChapterFailed, ReportFailed) as err:  # a failing cell; a report Jupyter Book could not build
         _err(f"error: {err}")
         return 1
@@ -175,11 +194,19 @@ def cmd_sweep(args, project: Project) -> int:
     if chapter is None:
         return 2
     try:
-        sweep = load_grid(args.grid, chapter, name=args.name)
+        sweep = load_grid(args.grid, chapter, name=check_run_name(args.name) if args.name else None)
     except SweepError as err:
         _err(f"error: invalid grid: {err}")
         return 2
+    except ParameterError as err:
+        _err(f"error: {err}")
+        return 2
+    if args.workers is not None and args.workers < 1:
+        _err(f"error: --workers = {args.workers} is not allowed; allowed: at least 1 (WORKERS=<n>)")
+        return 2
     out = Path(args.out) if args.out else project.runs / chapter.name / sweep.name
+    if _corrupt_results(project, chapter.name, rewritten=out):
+        return 1
     print(f"sweep {sweep.name!r}: {len(sweep.points)} runs of {chapter.name} into {out}", flush=True)
     try:
         table = run_sweep(sweep, out, scheduler=args.scheduler, n_workers=args.workers, redo=args.redo,
@@ -209,7 +236,10 @@ def cmd_paper(args, project: Project) -> int:
         _err(f"error: {err}")
         return 2
     except ChapterFailed as err:
-        _err(f"error: {err}\n  the checkpoints are kept: run the same command again to resume")
+        if checkpoint_files(project.paper_folder(chapter) / "checkpoints"):
+            _err(f"error: {err}\n  the checkpoints are kept: run the same command again to resume")
+        else:
+            _err(f"error: {err}\n  it left no checkpoints: the same command runs it again from the beginning")
         return 1
     print(f"stored in {run.folder}: {', '.join(sorted(p.name for p in run.folder.iterdir() if p.is_file()))}")
     return 0
@@ -377,6 +407,9 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("chapter", help="chapter name (see `list`)")
     p.add_argument("params", nargs="*", metavar="NAME=VALUE", help="e.g. d_max=128 seed=3")
     p.add_argument("--preset", help="start from a named parameter set (e.g. smoke)")
+    p.add_argument("--device", help="cpu or cuda: the chapter's device parameter, checked like the others "
+                   "(a chapter without one runs on the CPU)")
+    p.add_argument("--name", help="the run's folder under runs/<chapter>/ (default: from the parameters)")
     p.set_defaults(func=cmd_run)
     p = sub.add_parser(
         "sweep",
@@ -448,6 +481,9 @@ def main(argv: list[str] | None = None, project: Project | None = None) -> int:
         interrupt_on_sigterm()
     try:
         return args.func(args, project)
+    except StoredResultCorrupt as err:  # read while the command ran (another chapter's, a device check)
+        _err(f"error: {err}")
+        return 1
     except KeyboardInterrupt:
         _err("interrupted")
         return 130

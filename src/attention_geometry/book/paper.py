@@ -14,7 +14,8 @@ and stores in ``results/<chapter>/paper/`` (committed to the repository):
 - ``provenance.json`` (a :class:`~.provenance.Provenance`): commit, dirty
   flag, date, device, CPU model and cores, torch and numpy versions, wall time
   (summed over every part of a run that was killed and resumed: ``parts``,
-  ``last_part_seconds``), and the chapter's ``paper_note``.
+  ``last_part_seconds``; a killed part counts up to its last checkpoint, and
+  what a kill threw away is ``discarded_seconds``), and the chapter's ``paper_note``.
 
 The device is CUDA when torch sees one, else the CPU; ``device`` overrides it
 and becomes the chapter's ``device`` parameter if it has one. The ``device``
@@ -24,7 +25,7 @@ Interruption: the kernel gets ``AG_RUN_KIND=paper`` and
 ``AG_CHECKPOINT_DIR=results/<chapter>/paper/checkpoints``, where the chapter's
 heavy loops checkpoint (:func:`.context.run_context`). The in-progress run's
 parameters are written there first; starting the run again resumes from the
-checkpoints, and starting it with other parameters is refused (``--restart``
+checkpoints (where the run left none, it starts from the beginning and says so), and starting it with other parameters is refused (``--restart``
 discards the checkpoints). The stored files are written, each atomically, only
 when the run has finished; then the checkpoints are removed, so that no later
 run reuses what older code computed.
@@ -51,12 +52,13 @@ import os
 import shutil
 import time
 from dataclasses import dataclass
+from datetime import datetime
 from pathlib import Path
 from typing import Any, Callable
 
 from .context import CHECKPOINT_ENV
 from .execute import execute_chapter
-from .files import read_json_or_recover, write_bytes_atomic, write_json_atomic
+from .files import read_json_or_recover, read_stored_json, write_bytes_atomic, write_json_atomic
 from .notebooks import CLAIMS_KEY, glued_data, slim_notebook
 from .params import ParameterError, check_parameters
 from .progress import stderr_line as _stderr
@@ -67,7 +69,7 @@ from .registry import Chapter
 __all__ = ["PRESET", "DEVICES", "PaperRun", "PaperRunError", "StalePaperRun", "chapters_with_paper_preset",
            "choose_device", "paper_parameters", "run_paper", "load_paper_run", "check_paper_run_fresh",
            "stale_paper_runs", "regenerate_command", "amend_stored_claims", "attach_evidence", "AMENDABLE",
-           "DEVICE_CHECK", "store_device_check", "load_device_check"]
+           "DEVICE_CHECK", "store_device_check", "load_device_check", "checkpoint_files"]
 
 PRESET = "paper"
 DEVICES = ("cpu", "cuda")
@@ -156,20 +158,34 @@ HEARTBEAT_S = 5.0
 class _WallClock:
     """The wall time of a run that may be killed and resumed: every part (one
     start of the run) records its elapsed time in ``path`` every
-    :data:`HEARTBEAT_S` seconds, so a killed part counts up to its last beat."""
+    :data:`HEARTBEAT_S` seconds. What a kill threw away is not the run's time
+    (``discarded``): a killed part counts up to its newest checkpoint among
+    ``kept`` (the chapter's checkpoints this part resumes from), and with none
+    kept the earlier parts do not count at all (the run starts again)."""
 
-    def __init__(self, path: Path, commit: str | None = None, started: str | None = None):
+    def __init__(self, path: Path, commit: str | None = None, started: str | None = None,
+                 kept: list[Path] | None = None):
         import threading
 
         earlier, _ = read_json_or_recover(path, "the paper run's elapsed time")
         earlier = earlier or {}
         self.path, self.earlier = path, [float(x) for x in earlier.get("parts", [])]
+        self.discarded = float(earlier.get("discarded", 0.0))
 
-        def per_part(field, this):  # older files recorded no commits, and no start times
+        def per_part(field):  # older files recorded no commits, and no start times
             known = list(earlier.get(field, []))
-            return [*([None] * (len(self.earlier) - len(known))), *known[:len(self.earlier)], this]
+            return [*([None] * (len(self.earlier) - len(known))), *known[:len(self.earlier)]]
 
-        self.commits, self.starts = per_part("commits", commit), per_part("starts", started)
+        commits, starts = per_part("commits"), per_part("starts")
+        if self.earlier and not kept:  # nothing of the earlier parts is in this run
+            self.discarded += sum(self.earlier)
+            self.earlier, commits, starts = [], [], []
+        elif self.earlier and starts[-1]:  # the killed part counts up to its newest checkpoint
+            since = max(p.stat().st_mtime for p in kept) - datetime.fromisoformat(starts[-1]).timestamp()
+            useful = min(self.earlier[-1], max(0.0, since))
+            self.discarded += self.earlier[-1] - useful
+            self.earlier[-1] = round(useful, 1)
+        self.commits, self.starts = [*commits, commit], [*starts, started]
         self.start, self._stop, self._end = time.perf_counter(), threading.Event(), None
         self._beat()
         self._thread = threading.Thread(target=self._run, daemon=True)
@@ -177,7 +193,7 @@ class _WallClock:
 
     def _beat(self) -> None:
         write_json_atomic(self.path, {"parts": [*self.earlier, round(self.seconds(), 1)], "commits": self.commits,
-                                      "starts": self.starts})
+                                      "starts": self.starts, "discarded": round(self.discarded, 1)})
 
     def _run(self) -> None:
         while not self._stop.wait(HEARTBEAT_S):
@@ -212,12 +228,16 @@ def run_paper(
     parameters = paper_parameters(project, chapter, device)
     folder = project.paper_folder(chapter)
     checkpoints = folder / "checkpoints"
-    resumed = _claim_checkpoints(chapter, checkpoints, parameters, restart, report)
+    unfinished = _claim_checkpoints(chapter, checkpoints, parameters, restart, report)
+    kept = checkpoint_files(checkpoints)
+    resumed = unfinished and bool(kept)
     started, git = now(), git_state(project)  # the code as the run starts
-    report(f"paper run of {chapter.name} on {device} ({device_name(device)})"
-           f"{', resuming from its checkpoints' if resumed else ''}: {json.dumps(parameters, sort_keys=True)}")
+    how = (", resuming from its checkpoints" if resumed else
+           ", from the beginning: the unfinished run left no checkpoints to resume from" if unfinished else "")
+    report(f"paper run of {chapter.name} on {device} ({device_name(device)}){how}: "
+           f"{json.dumps(parameters, sort_keys=True)}")
     scratch = checkpoints / f"{chapter.stem}.ipynb"
-    clock = _execute_timed(project, chapter, scratch, parameters, progress, git, started)
+    clock = _execute_timed(project, chapter, scratch, parameters, progress, git, started, kept)
     nb, values, claims = _read_run(scratch, chapter, report)
     provenance = computed_by(
         project, command=f"{regenerate_command(chapter.name)} DEVICE={device}", device=device, git=git,
@@ -225,7 +245,7 @@ def run_paper(
         started=next(t for t in clock.starts if t),  # the first part's start (the first one recorded)
         part_started=clock.starts, wall_seconds=round(clock.total(), 1), parts=len(clock.earlier) + 1,
         last_part_seconds=round(clock.seconds(), 1), part_commits=clock.commits, resumed=resumed,
-        note=values.get(NOTE_GLUE, ""))
+        discarded_seconds=round(clock.discarded, 1), note=values.get(NOTE_GLUE, ""))
     _store_run(folder, chapter, nb, values, claims, parameters, provenance)
     report(f"paper run of {chapter.name} done in {clock.total():.0f} s"
            + (f" ({clock.seconds():.0f} s in this part)" if clock.earlier else "") + f": {folder}")
@@ -255,11 +275,20 @@ def _claim_checkpoints(chapter: Chapter, checkpoints: Path, parameters: dict, re
     return bool(previous)
 
 
+def checkpoint_files(checkpoints: Path) -> list[Path]:
+    """The chapter's own checkpoints in ``checkpoints``: not the run's records
+    (``parameters.json``, ``parts.json``), its notebooks or a file being written."""
+    if not checkpoints.is_dir():
+        return []
+    return [p for p in checkpoints.iterdir() if p.is_file() and not p.name.startswith(".")
+            and p.name not in ("parameters.json", "parts.json") and p.suffix != ".ipynb"]
+
+
 def _execute_timed(project: Project, chapter: Chapter, scratch: Path, parameters: dict, progress: bool,
-                   git: dict, started: str) -> _WallClock:
+                   git: dict, started: str, kept: list[Path]) -> _WallClock:
     """Execute the chapter into ``scratch`` (beside its checkpoints), timing this part of the run."""
     checkpoints = scratch.parent
-    clock = _WallClock(checkpoints / "parts.json", git.get("commit"), started)
+    clock = _WallClock(checkpoints / "parts.json", git.get("commit"), started, kept)
     reference = project.executed / f"{chapter.stem}.ipynb"  # the book's run: its cell times scale the estimate
     try:
         execute_chapter(project, chapter, scratch, parameters, kind="paper",
@@ -304,15 +333,16 @@ def load_paper_run(chapter_name: str, project: Project | str | os.PathLike | Non
     if there is none. ``project``: a :class:`Project`, its root folder, or (default)
     the project found from the working directory."""
     try:
-        folder = Project.of(project).results / chapter_name / "paper"
+        project = Project.of(project)
     except ProjectNotFound:  # a notebook run away from any clone of the book: nothing stored
         return None
+    folder, root = project.results / chapter_name / "paper", project.root
     if not (folder / "values.json").is_file() or not (folder / "parameters.json").is_file():
         return None
-    values = json.loads((folder / "values.json").read_text())
-    parameters = json.loads((folder / "parameters.json").read_text())
+    values = read_stored_json(folder / "values.json", root)  # a corrupt file: one line, and its fix
+    parameters = read_stored_json(folder / "parameters.json", root)
     provenance_file = folder / "provenance.json"
-    provenance = Provenance.from_json(json.loads(provenance_file.read_text()) if provenance_file.is_file() else {})
+    provenance = Provenance.from_json(read_stored_json(provenance_file, root) if provenance_file.is_file() else {})
     claims = values.pop("claims", None)
     return PaperRun(chapter=chapter_name, folder=folder, parameters=parameters, values=values,
                     claims=claims, provenance=provenance)
@@ -451,10 +481,9 @@ def load_device_check(chapter: str, project: Project | os.PathLike | str | None 
     """``chapter``'s stored device check (its ``"provenance"`` a :class:`~.provenance.Provenance`),
     or ``None`` when there is none."""
     try:
-        path = Project.of(project).results / chapter / DEVICE_CHECK
+        project = Project.of(project)
     except ProjectNotFound:  # away from any clone of the book: nothing stored
         return None
-    data, warning = read_json_or_recover(path, f"{chapter}'s device check")
-    if warning:
-        _stderr(warning)
+    path = project.results / chapter / DEVICE_CHECK
+    data = read_stored_json(path, project.root) if path.is_file() else None
     return {**data, "provenance": Provenance.from_json(data.get("provenance"))} if data else None

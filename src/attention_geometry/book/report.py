@@ -221,6 +221,9 @@ def sweep_index(out_dir: Path, title: str, rows: list[dict], varying: list[str],
         body.append(f"<tr><td><code>{esc(row['run'])}</code></td>{cells}<td>{status}</td>"
                     f"<td>{esc(_number(row.get('headline', '')))}</td><td>{link}</td></tr>")
     figure = f'<p><img src="{esc(summary)}" alt="summary figure" style="max-width:100%"></p>' if summary else ""
+    if not any(row["status"] == "done" for row in rows):  # say so, rather than show nothing, or an old figure
+        figure = (f"<p><strong>No point of this sweep finished</strong> ({len(rows)} point(s): the reason of "
+                  "each is in the table), so there is no summary figure and no report.</p>")
     page = f"""<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><title>{esc(title)}</title>
 <style>body{{font-family:system-ui,sans-serif;max-width:70rem;margin:2rem auto;padding:0 1rem;color:#222}}

@@ -23,7 +23,7 @@ from .registry import Chapter
 from .report import Report, build_report
 
 __all__ = ["run_name", "parse_assignments", "resolve_parameters", "estimate_seconds", "RunResult", "run_chapter",
-           "run_command"]
+           "run_command", "check_run_name", "device_assignment"]
 
 
 def run_name(parameters: dict) -> str:
@@ -38,12 +38,17 @@ def run_name(parameters: dict) -> str:
 
 
 def parse_assignments(items: list[str]) -> dict:
-    """``["d=128", "alphas=[0.1, 0.5]"]`` -> ``{"d": 128, "alphas": [0.1, 0.5]}`` (YAML values)."""
-    out = {}
+    """``["d=128", "alphas=[0.1, 0.5]"]`` -> ``{"d": 128, "alphas": [0.1, 0.5]}`` (YAML values).
+    A name given twice is an error (which value was meant is not for the tool to guess)."""
+    out, texts = {}, {}
     for item in items:
         name, sep, value = item.partition("=")
         if not sep or not name.strip():
             raise ParameterError(f"expected NAME=VALUE, got {item!r}")
+        if name.strip() in texts:
+            raise ParameterError(f"parameter {name.strip()!r} is given twice ({texts[name.strip()]!r} and "
+                                 f"{value!r}); allowed: once")
+        texts[name.strip()] = value
         try:
             out[name.strip()] = yaml.safe_load(value) if value.strip() else ""
         except yaml.YAMLError as err:
@@ -81,12 +86,34 @@ def estimate_seconds(project: Project, chapter: Chapter, parameters: dict) -> fl
     return chapter.cost.estimate(parameters, chapter.model.defaults(), seconds)
 
 
-def run_command(chapter: Chapter, given: dict, preset: str | None) -> str:
-    """The ``make run`` command line of a run."""
+def run_command(chapter: Chapter, given: dict, preset: str | None, name: str | None = None) -> str:
+    """The ``make run`` command line of a run (``name``: the run's folder, when given)."""
     params = " ".join(f"{k}={v if isinstance(v, str) else json.dumps(v, separators=(',', ':'))}"
                       for k, v in given.items())
     return (f"make run CHAPTER={chapter.name}" + (f' PARAMS="{params}"' if params else "")
-            + (f" PRESET={preset}" if preset else ""))
+            + (f" PRESET={preset}" if preset else "") + (f" NAME={name}" if name else ""))
+
+
+_RUN_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._+-]*")
+
+
+def check_run_name(name: str) -> str:
+    """``name`` if it can name a run's folder (``runs/<chapter>/<name>/``) or a sweep's."""
+    if not _RUN_NAME.fullmatch(name or ""):
+        raise ParameterError(f"run name {name!r} is not allowed; allowed: letters, digits and . _ + - "
+                             "(not first), as one folder name")
+    return name
+
+
+def device_assignment(chapter: Chapter, device: str) -> list[str]:
+    """``DEVICE=`` as the chapter's ``device`` parameter (``["device=cuda"]``), checked with
+    the others; a chapter without one runs on the CPU: ``cpu`` is no change there, ``cuda`` an error."""
+    if "device" in chapter.params:
+        return [f"device={device}"]
+    if device == "cpu":
+        return []
+    raise ParameterError(f"DEVICE = {device!r} is not available for {chapter.name}: it has no device parameter "
+                         "and runs on the CPU; allowed: cpu, or no DEVICE")
 
 
 @dataclass(frozen=True)

@@ -149,7 +149,15 @@ def _prune_removed_pages(project: Project, pages: list[str]) -> list[Path]:
 
 # Jupyter Book's own `jb build` path (its configuration reading, external toc and
 # Sphinx call), with any output folder: the book and every run report go through it.
-_JUPYTER_BOOK = """
+# Ctrl-C reaches Jupyter Book too (one process group): it leaves at once, in silence, and the
+# command that started it says "interrupted" (its traceback would follow the word otherwise)
+_QUIET_ON_INTERRUPT = """
+import os, signal
+signal.signal(signal.SIGINT, lambda signum, frame: os._exit(130))
+signal.signal(signal.SIGTERM, lambda signum, frame: os._exit(130))
+"""
+
+_JUPYTER_BOOK = _QUIET_ON_INTERRUPT + """
 import sys
 from pathlib import Path
 from jupyter_book.sphinx import build_sphinx
@@ -202,7 +210,8 @@ def build_pdf(project: Project, report: Callable[[str], None] = partial(print, f
     needs TeX Live with XeLaTeX and latexmk (see the README)."""
     stage = stage_book(project)
     report("building the PDF with Jupyter Book's LaTeX builder (a few minutes) ...")
-    cmd = [sys.executable, "-c", "import sys; from jupyter_book.cli.main import main; sys.exit(main())",
+    script = _QUIET_ON_INTERRUPT + "import sys; from jupyter_book.cli.main import main; sys.exit(main())"
+    cmd = [sys.executable, "-c", script,
            "build", str(stage), "--path-output", str(project.root), "--builder", "pdflatex", "-q"]
     env = {**os.environ, "PYTHONPATH": project.pythonpath()}
     done = subprocess.run(cmd, cwd=project.root, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,

@@ -36,11 +36,13 @@ Results land in ``runs/<chapter>/<sweep>/`` (or ``out_dir``; a sweep a chapter
 shows is stored in ``results/<chapter>/sweeps/<sweep>/``, see
 :mod:`.sweep_results`): one notebook per point, named by the values that vary
 and a digest of *all* its parameters (``fixed`` ones included); ``status.json``
-(each point's :class:`PointResult`: parameters, cache key, values, status and error);
+(each point's :class:`PointResult`: parameters, cache key, values, status, error, and
+when and at which commit it was computed, which a rerun that reuses it keeps);
 ``results.csv`` (a tidy table: one row per point and glued number, for the
-current grid only), ``summary.png``, ``provenance.json``, one report per point (the chapter rendered
-through the book's pipeline, :mod:`.report`) under ``html/<point>/`` and
-``index.html``, a table of the points linking to them. A point is reused on a rerun
+current grid only), ``summary.png`` (none when no point finished), ``provenance.json``
+(a rerun that computed no point keeps the one of the run that did), one report per
+point (the chapter rendered through the book's pipeline, :mod:`.report`) under
+``html/<point>/`` and ``index.html``, a table of the points linking to them. A point is reused on a rerun
 only if its parameters and its cache key (chapter source, library modules it
 imported, requirements: see :mod:`.cache`) are unchanged; ``redo`` reruns all.
 """
@@ -53,8 +55,10 @@ import logging
 import math
 import os
 import re
+import sys
 import time
 import uuid
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass, fields, replace
 from pathlib import Path
 from typing import Any, Callable
@@ -70,7 +74,7 @@ from .notebooks import glued_data, parse_glued
 from .params import ParameterError, check_parameters
 from .progress import stderr_line as _stderr
 from .project import Project
-from .provenance import computed_by, git_state
+from .provenance import Provenance, computed_by, git_state, now
 from .registry import Chapter
 from .report import ReportFailed, build_report, share_static, sweep_index
 from .run import run_name
@@ -207,7 +211,8 @@ class PointResult:
     parameters): ``"done"`` with its glued ``values``, the library ``modules`` its
     kernel imported and its cache ``key``; or ``"failed"`` with the ``error``.
     ``notebook``: the file name of its executed (or partial) notebook in the
-    sweep's folder, if any."""
+    sweep's folder, if any. ``date``, ``commit`` and ``dirty``: when it was
+    computed and from which code (a point reused by a later run keeps its own)."""
 
     status: str  # "done" or "failed" ("missing": a point of the grid not in status.json)
     error: str = ""
@@ -217,6 +222,9 @@ class PointResult:
     key: str | None = None
     parameters: dict | None = None
     notebook: str | None = None
+    date: str | None = None
+    commit: str | None = None
+    dirty: bool | None = None
 
     @classmethod
     def failed(cls, error: str, seconds: float = math.nan) -> "PointResult":
@@ -298,12 +306,29 @@ def _client(scheduler: str | None, n_workers: int | None, gpu: bool):
         from .paper import cuda_available
 
         resources = {"GPU": 1} if cuda_available() else None
-    # a point that kills its worker twice is failed (KilledWorker), not retried forever
-    with dask.config.set({"distributed.scheduler.allowed-failures": 1}):
+    # a point that kills its worker twice is failed (KilledWorker), not retried forever; what
+    # the workers and the cluster would log goes nowhere (a point's error comes back as its result)
+    with dask.config.set({"distributed.scheduler.allowed-failures": 1}), _stderr_silenced():
         cluster = LocalCluster(n_workers=n_workers or os.cpu_count() or 1, threads_per_worker=1,
-                               processes=True, dashboard_address=None, silence_logs=logging.ERROR,
+                               processes=True, dashboard_address=None, silence_logs=logging.CRITICAL,
                                resources=resources)
     return Client(cluster), cluster
+
+
+@contextmanager
+def _stderr_silenced():
+    """File descriptor 2 on /dev/null meanwhile, and so for good in the processes started
+    meanwhile (a local cluster's workers): Ctrl-C reaches the whole process group, and a
+    worker that takes it while starting or running prints tracebacks as it dies."""
+    sys.stderr.flush()
+    saved = os.dup(2)
+    with open(os.devnull, "w") as null:
+        os.dup2(null.fileno(), 2)
+    try:
+        yield
+    finally:
+        os.dup2(saved, 2)
+        os.close(saved)
 
 
 def _has_gpu_worker(client) -> bool:
@@ -343,29 +368,34 @@ def run_sweep(
     git = git_state(project)  # the code as the sweep starts
     out_dir = Path(out_dir) if out_dir else project.runs / sweep.chapter.name / sweep.name
     out_dir.mkdir(parents=True, exist_ok=True)
-    status = _SweepStatus(out_dir, report)
+    status = _SweepStatus(out_dir, report, git)
     clean_leftovers(out_dir)  # of an earlier sweep whose processes were killed
     dep_keys = dependency_keys(project, sweep.chapter)
     ids = [point_id(sweep, p) for p in sweep.points]
     todo = _points_to_run(project, sweep, ids, status.points, dep_keys, out_dir, redo)
     status.open_bar(sweep, len(ids), len(ids) - len(todo), progress)
-    if todo:
-        _run_points(project, sweep, todo, dep_keys, status, scheduler=scheduler, n_workers=n_workers,
-                    no_worker_timeout=no_worker_timeout, report=report)
+    try:
+        if todo:
+            _run_points(project, sweep, todo, dep_keys, status, scheduler=scheduler, n_workers=n_workers,
+                        no_worker_timeout=no_worker_timeout, report=report)
+    except KeyboardInterrupt:
+        status.close_bar(leave=False)  # the bar's line is cleared, for "interrupted" alone
+        raise
     status.close_bar()
     table = _write_results(sweep, ids, status.points, out_dir, report)
     if reports:
         _write_reports(project, sweep, ids, status.points, out_dir, report, git)
-    _write_provenance(project, sweep, table, out_dir, git, computed_now=len(todo), scheduler=scheduler,
-                      n_workers=n_workers, seconds=time.perf_counter() - start)
+    _write_provenance(project, sweep, table, [status.points.get(parameters_digest(p)) for p in sweep.points],
+                      out_dir, git, computed_now=len(todo), scheduler=scheduler, n_workers=n_workers,
+                      seconds=time.perf_counter() - start)
     return table
 
 
 class _SweepStatus:
     """``status.json`` of a sweep's folder, as its points finish, and the progress bar."""
 
-    def __init__(self, out_dir: Path, report: Callable[[str], None]):
-        self.out_dir, self.path = out_dir, out_dir / "status.json"
+    def __init__(self, out_dir: Path, report: Callable[[str], None], git: dict):
+        self.out_dir, self.path, self.git = out_dir, out_dir / "status.json", git
         stored, warning = read_json_or_recover(self.path, "sweep status file")
         if warning:
             report(warning)
@@ -377,7 +407,8 @@ class _SweepStatus:
 
         self.bar = tqdm(total=total, initial=initial, desc=f"sweep {sweep.name}", unit="run", disable=not progress)
 
-    def close_bar(self) -> None:
+    def close_bar(self, leave: bool = True) -> None:
+        self.bar.leave = self.bar.leave and leave
         self.bar.close()
 
     def record(self, pid: str, parameters: dict, result: PointResult, notebook: str | None = None) -> None:
@@ -387,7 +418,9 @@ class _SweepStatus:
             write_text_atomic(self.out_dir / name, notebook)
         if result.done:
             (self.out_dir / f"{pid}.failed.ipynb").unlink(missing_ok=True)
-        self.points[parameters_digest(parameters)] = replace(result, parameters=parameters, notebook=name)
+        self.points[parameters_digest(parameters)] = replace(
+            result, parameters=parameters, notebook=name, date=now(), commit=self.git.get("commit"),
+            dirty=self.git.get("dirty"))
         write_json_atomic(self.path, {digest: r.to_json() for digest, r in self.points.items()})
         self.bar.update(1)
 
@@ -469,18 +502,28 @@ def _collect_points(client, sweep: Sweep, pending: dict, status: _SweepStatus, n
         time.sleep(0.2)
 
 
-def _write_provenance(project: Project, sweep: Sweep, table, out_dir: Path, git: dict, *, computed_now: int,
-                      scheduler: str | None, n_workers: int | None, seconds: float) -> None:
-    """``provenance.json``: who computed the sweep, where, and how many points came out of it."""
+def _write_provenance(project: Project, sweep: Sweep, table, points: list[PointResult | None], out_dir: Path,
+                      git: dict, *, computed_now: int, scheduler: str | None, n_workers: int | None,
+                      seconds: float) -> None:
+    """``provenance.json``: who computed the sweep, where, and how many points came out of it;
+    ``point_commits``: the commits its finished points were computed at. A run that computed
+    no point keeps the stored command, commit, date, machine and wall time: those of the run
+    that computed them."""
     runs = table.drop_duplicates("run")
-    provenance = computed_by(
-        project, command=f"make sweep CHAPTER={sweep.chapter.name} (sweep {sweep.name})", device=None, git=git,
-        chapter=sweep.chapter.name, wall_seconds=round(seconds, 1),
-        extra={"sweep": sweep.name, "points": len(sweep.points), "varying": sweep.varying,
-               "done": int((runs["status"] == "done").sum()), "failed": int((runs["status"] != "done").sum()),
-               "computed_now": computed_now, "scheduler": scheduler or os.environ.get(SCHEDULER_ENV)
-               or f"local cluster of {n_workers or os.cpu_count()} workers",
-               "devices": sorted({str(p.get("device", "cpu")) for p in sweep.points})})
+    done = [p for p in points if p is not None and p.done]
+    counts = {"sweep": sweep.name, "points": len(sweep.points), "varying": sweep.varying,
+              "done": int((runs["status"] == "done").sum()), "failed": int((runs["status"] != "done").sum()),
+              "point_commits": sorted({p.commit for p in done if p.commit}),
+              "devices": sorted({str(p.get("device", "cpu")) for p in sweep.points})}
+    stored, _ = read_json_or_recover(out_dir / "provenance.json", "sweep provenance file")
+    if not computed_now and stored:
+        provenance = Provenance.from_json(stored).replace(**counts)
+    else:
+        provenance = computed_by(
+            project, command=f"make sweep CHAPTER={sweep.chapter.name} (sweep {sweep.name})", device=None,
+            git=git, chapter=sweep.chapter.name, wall_seconds=round(seconds, 1),
+            extra={**counts, "computed_now": computed_now, "scheduler": scheduler
+                   or os.environ.get(SCHEDULER_ENV) or f"local cluster of {n_workers or os.cpu_count()} workers"})
     write_json_atomic(out_dir / "provenance.json", provenance.to_json())
 
 
@@ -516,7 +559,8 @@ def plotted(sweep: Sweep, keys) -> tuple[str | None, list[str]]:
 
 def _write_summary(sweep: Sweep, table, out_dir: Path, report: Callable[[str], None]) -> None:
     done = table[(table["status"] == "done") & table["key"].notna()]
-    if done.empty:
+    if done.empty:  # an earlier grid's figure would pass for this one's
+        (out_dir / "summary.png").unlink(missing_ok=True)
         return
     from ..figures.sweep import sweep_summary_figure
 
@@ -562,12 +606,15 @@ def _write_reports(project: Project, sweep: Sweep, ids: list[str], status: dict,
 
     def build(job):
         pid, p, notebook, digest, row = job
+        rec = status[parameters_digest(p)]
+        # when and from which code the point was computed: a point reused by this run keeps its own
+        made = {k: getattr(rec, k) for k in ("date", "commit", "dirty") if getattr(rec, k) is not None}
         try:
             build_report(project, sweep.chapter, notebook, out_dir / "html" / pid, parameters=p,
                          provenance=computed_by(project, command=f"make sweep CHAPTER={sweep.chapter.name} "
                                                 f"(sweep {sweep.name}, point {pid})", device=None, git=git,
-                                                wall_seconds=status[parameters_digest(p)].seconds
-                                                ).replace(device=p.get("device", "cpu")),
+                                                wall_seconds=rec.seconds
+                                                ).replace(device=p.get("device", "cpu"), **made),
                          title=f"{sweep.chapter.name}: sweep {sweep.name}, point {pid}")
             write_text_atomic(out_dir / "html" / pid / ".notebook-digest", digest)
         except ReportFailed as err:

@@ -5,11 +5,11 @@ chapter executions); it reads ``results/<chapter>/sweeps/<name>/results.csv``
 (the sweep's tidy table) and its ``provenance.json``.
 """
 
-import json
 import os
 from dataclasses import dataclass
 from pathlib import Path
 
+from .files import read_stored_json
 from .project import Project
 from .provenance import Provenance
 
@@ -45,9 +45,10 @@ def load_sweep_results(chapter: str, name: str,
     the working directory."""
     import pandas as pd
 
-    folder = Project.of(project).results / chapter / "sweeps" / name
+    project = Project.of(project)
+    folder = project.results / chapter / "sweeps" / name
     if not (folder / "results.csv").exists():
         return None
     prov = folder / "provenance.json"
     return StoredSweep(name=name, folder=folder, table=pd.read_csv(folder / "results.csv"),
-                       provenance=Provenance.from_json(json.loads(prov.read_text()) if prov.exists() else {}))
+                       provenance=Provenance.from_json(read_stored_json(prov, project.root) if prov.exists() else {}))
