@@ -30,6 +30,7 @@ import yaml
 
 from .appendices import chapter_title
 from .files import write_text_atomic
+from .notebooks import strip_machine_paths
 from .project import Project
 from .provenance import Provenance
 from .registry import Chapter
@@ -157,6 +158,7 @@ def build_report(project: Project, chapter: Chapter, notebook: Path, out: Path, 
         stage = Path(tmp) / "stage"
         stage.mkdir()
         nb = _with_header(json.loads(Path(notebook).read_text()), header)
+        strip_machine_paths(nb, project.root)  # a stored notebook written before execute stripped them
         (stage / f"{page}.ipynb").parent.mkdir(parents=True, exist_ok=True)
         (stage / f"{page}.ipynb").write_text(json.dumps(nb))
         for extra in pages[1:]:
