@@ -39,7 +39,7 @@ from typing import Mapping
 from .cache import META_KEY, chapter_key, library_snapshot
 from .context import RUN_KIND_ENV, RUN_KINDS
 from .files import FILE_MODE, write_bytes_atomic
-from .leftovers import KERNEL_PID, kernel_dir, partial_notebook
+from .leftovers import CONNECTION_FILE, KERNEL_PID, kernel_dir, partial_notebook
 from .notebooks import strip_machine_paths, strip_tagged_cells
 from .params import check_parameters
 from .progress import CellProgress, cell_durations
@@ -117,6 +117,8 @@ def _kernel_manager_class(socket_dir: str, env: Mapping[str, str]):
             super().__init__(**kwargs)
             self.transport = "ipc"
             self.ip = os.path.join(socket_dir, "kernel")
+            # in the kernel's folder, not a tmpXXXX.json of its own: a killed run's goes with the folder
+            self.connection_file = os.path.join(socket_dir, CONNECTION_FILE)
 
         async def start_kernel(self, **kw):
             kw["env"] = {**(kw.pop("env", None) or os.environ), **env}
