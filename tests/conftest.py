@@ -24,7 +24,8 @@ if os.environ.get("PYTEST_XDIST_WORKER"):  # `make test` runs one worker per cor
 # 34, paper 24, majority 19, interactive 18, cache 14, run_report 12, recency 11,
 # selectability 10), so that the files handed out last are short and both workers
 # finish together; the chapters' two-kernel file starts first, beside another.
-SLOW_FILES_FIRST = ("test_chapters.py", "test_user_errors.py", "test_build.py", "test_sweep.py", "test_paper.py",
+SLOW_FILES_FIRST = ("test_chapters.py", "test_user_errors.py", "test_build.py", "test_machine_paths.py",
+                    "test_leftovers.py", "test_sweep.py", "test_paper.py",
                     "test_majority.py", "test_interactive.py", "test_cache.py", "test_run_report.py",
                     "test_recency.py", "test_selectability.py", "test_browser.py")
 

@@ -6,7 +6,7 @@ import shutil
 
 import pytest
 
-from attention_geometry.book.cache import chapter_key, dependency_keys, is_fresh, library_snapshot
+from attention_geometry.book.cache import chapter_key, code_digest, dependency_keys, is_fresh, library_snapshot
 from attention_geometry.book.files import read_json_or_recover, write_json_atomic
 from attention_geometry.book.project import Project
 from attention_geometry.book.schedule import execute_book
@@ -71,18 +71,41 @@ def test_modules_are_recorded_and_the_record_cell_stripped(project):
     assert all("_ag_" not in "".join(c["source"]) for c in nb["cells"])
 
 
+CODE_EDIT = "\nEXTRA = 1\n"
+
+
 def test_editing_a_module_reexecutes_exactly_its_importers(project, tmp_path):
     assert executed(build(project)) == set()  # a copied project is still up to date
-    edit(tmp_path / "src" / "lib_a.py")
+    edit(tmp_path / "src" / "lib_a.py", CODE_EDIT)
     assert executed(build(project)) == {"uses_a", "uses_c"}
-    edit(tmp_path / "src" / "lib_c.py")
+    edit(tmp_path / "src" / "lib_c.py", CODE_EDIT)
     assert executed(build(project)) == {"uses_c"}
+
+
+def test_a_comment_docstring_or_layout_edit_reexecutes_nothing(project, tmp_path):
+    lib_a, lib_c = tmp_path / "src" / "lib_a.py", tmp_path / "src" / "lib_c.py"
+    lib_a.write_text('"""Module A: its docstring."""\n\n# why A is 1\nA = (\n    1  # one\n)\n')
+    edit(lib_c, '\n\ndef f():\n    """Does nothing."""\n    return 1\n')  # code: uses_c only
+    assert executed(build(project)) == {"uses_c"}
+    lib_c.write_text(lib_c.read_text().replace('"""Does nothing."""', '"""Returns one."""  # a comment'))
+    assert executed(build(project)) == set()
+    lib_a.write_text(lib_a.read_text().replace("1  # one", "2"))  # code again
+    assert executed(build(project)) == {"uses_a", "uses_c"}
+
+
+def test_code_digest_ignores_comments_docstrings_and_layout_only():
+    base = code_digest(b'"""Doc."""\nimport os\n\ndef f(x):\n    """Doc."""\n    return x + 1\n')
+    assert code_digest(b'import os  # why\ndef f(x):\n    return (x\n            + 1)\n') == base
+    assert code_digest(b'import os\ndef f(x):\n    return x + 2\n') != base
+    assert code_digest(b'import os\ndef f(x):\n    "first statement: a docstring"\n    return x + 1\n') == \
+        code_digest(b'import os\ndef f(x):\n    "another"\n    return x + 1\n')  # a docstring all the same
+    assert code_digest(b'def f(:\n') != code_digest(b'def f(:  # broken\n')  # unparsable: its bytes
 
 
 def test_editing_a_dependency_chapter_reexecutes_its_dependant(project, tmp_path):
     edit(tmp_path / "book" / "uses_b.md", "\nMore prose.\n")
     assert executed(build(project)) == {"uses_b", "runs_b"}
-    edit(tmp_path / "src" / "lib_b.py")  # the dependency's modules chain too
+    edit(tmp_path / "src" / "lib_b.py", CODE_EDIT)  # the dependency's modules chain too
     assert executed(build(project)) == {"uses_b", "runs_b"}
 
 

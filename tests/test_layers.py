@@ -113,6 +113,26 @@ def test_every_public_name_comes_from_one_module_and_shadows_no_module():
     assert ag.layer_norm.__module__ == "attention_geometry.layernorm" and ag.selectability.__name__.endswith("selectability")
 
 
+def test_a_public_name_loads_only_the_module_that_exports_it():
+    """``ag.last_row`` imports cesaro (and what cesaro imports), not the rest of the
+    mathematics: the modules a chapter's kernel loaded are those it used, which is what
+    the book's cache keys a chapter on (issue 32 item 9)."""
+    code = ("import sys, attention_geometry as ag; ag.last_row; from attention_geometry import layer_norm; "
+            "print(sorted(m.split('.', 1)[1] for m in sys.modules if m.startswith('attention_geometry.')))")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == str(["_checks", "cesaro", "layernorm"])
+
+
+def test_the_public_names_read_from_the_sources_are_the_modules_all():
+    """The lazy ``ag.<name>`` finds a name's module by reading every ``__all__`` from the
+    sources; each must be read, and read as the imported module has it."""
+    import attention_geometry as ag
+
+    for module in ag.MODULES:
+        assert ag._exports(module.__name__.split(".", 1)[1]) == list(module.__all__), module.__name__
+    assert None not in ag._exporter()
+
+
 # errors of the maths that are not about an argument (a failed root bracket, a failed solver, an overflow)
 NOT_ARGUMENT_ERRORS = {("attention_geometry.cesaro", "_bisect")}
 
@@ -184,8 +204,9 @@ PROSE_ALLOWED = {
     # a name from a fixed set that code compares ("degenerate" / "interior"; "U-shape", "monotone", ...)
     (f"{PACKAGE}.stats", "FittedParameter.label"), (f"{PACKAGE}.cesaro", "classify_profile"),
     (f"{PACKAGE}.stats", "band_position"),  # "below" / "within" / "above", one per value
-    (f"{PACKAGE}.recency.simulation", "control_names"),
-    (f"{PACKAGE}.evidence", "core_rule"),  # a rule's name from the fixed set of rules, not a phrase  # of the fixed CONTROLS, ("score", "weight", "U", "T")
+    (f"{PACKAGE}.recency.simulation", "control_names"),  # of the fixed CONTROLS, ("score", "weight", "U", "T")
+    (f"{PACKAGE}.evidence", "core_rule"),  # a rule's name from the fixed set of rules, not a phrase
+    (PACKAGE, "_exports"), (PACKAGE, "_exporter"),  # the package's public names, read from the sources
     # the text corpus: data the models read, not words about a result
     (f"{PACKAGE}.models.corpus", "_stdlib_corpus"), (f"{PACKAGE}.models.corpus", "_extract_stdlib_corpus"),
     (f"{PACKAGE}.models.corpus", "_folder_corpus"), (f"{PACKAGE}.models.corpus", "load_corpus"),

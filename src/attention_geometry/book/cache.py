@@ -6,7 +6,14 @@ A chapter's key hashes
 - the requirements files (``requirements*.txt``);
 - the library modules its kernel *actually imported*, as recorded when it
   executed (``modules`` in the notebook's metadata), plus any non-Python file
-  under ``src/``. Before a chapter has ever run, every library file counts;
+  under ``src/``. ``ag.<name>`` imports only the module that exports the name
+  (see ``attention_geometry/__init__.py``), so the list is what the chapter used,
+  not the whole package; the library modules the tooling a chapter calls imports
+  (:mod:`.claims` reads :mod:`attention_geometry.verdicts`) count too, rightly.
+  Before a chapter has ever run, every library file counts.
+  A Python module counts by its *code* (:func:`code_digest`): its syntax tree
+  without docstrings, so that editing a comment, a docstring or the layout
+  re-executes nothing;
 - the current keys of the chapters it declares in ``depends_on`` (chapter 9
   executes chapter 6 through a sweep), which chain their sources and modules;
 - its stored results, if any: the paper-scale run and stored sweeps under
@@ -25,6 +32,7 @@ starts importing a new module can only do so through a change to its source
 or to a module it already imported, both of which change the key.
 """
 
+import ast
 import hashlib
 import json
 from pathlib import Path
@@ -33,7 +41,7 @@ from typing import Mapping, Sequence
 from .project import Project
 from .registry import Chapter
 
-__all__ = ["META_KEY", "TOOLING", "library_files", "library_snapshot", "is_tooling", "chapter_key",
+__all__ = ["META_KEY", "TOOLING", "code_digest", "library_files", "library_snapshot", "is_tooling", "chapter_key",
            "notebook_record", "dependency_keys", "is_fresh"]
 
 # The metadata entry of an executed notebook that the tooling writes.
@@ -70,9 +78,34 @@ def _digest(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
+def code_digest(source: bytes) -> str:
+    """The sha256 of a Python module's code: the dump of its syntax tree, docstrings
+    removed. Comments, docstrings, blank lines and line breaks inside brackets do not
+    count; anything that changes what runs does (a module that does not parse counts
+    by its bytes). The dump leaves line numbers out, so a comment edit that shifts
+    them re-executes nothing: a warning a cached chapter shows keeps its old line."""
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError):
+        return _digest(source)
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) and node.body:
+            first = node.body[0]
+            if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant) \
+                    and isinstance(first.value.value, str):
+                node.body = node.body[1:] or [ast.Pass()]
+    return _digest(ast.dump(tree).encode())
+
+
+def _file_digest(path: Path) -> str:
+    data = path.read_bytes()
+    return code_digest(data) if path.suffix == ".py" else _digest(data)
+
+
 def library_snapshot(project: Project) -> dict[str, str]:
-    """``{path under src/: sha256}`` of every library file, as it is now."""
-    return {_rel_to_src(project, p): _digest(p.read_bytes()) for p in library_files(project)}
+    """``{path under src/: sha256}`` of every library file, as it is now (a Python
+    module by its code: :func:`code_digest`)."""
+    return {_rel_to_src(project, p): _file_digest(p) for p in library_files(project)}
 
 
 def _stored_result_files(project: Project, chapter: Chapter) -> list[Path]:
@@ -112,7 +145,7 @@ def chapter_key(
         digest = snapshot.get(rel)
         if digest is None:
             path = project.src / rel
-            digest = _digest(path.read_bytes()) if path.is_file() else "missing"
+            digest = _file_digest(path) if path.is_file() else "missing"
         add("src/" + rel, digest)
     for dep, key in sorted((dep_keys or {}).items()):
         add("depends on " + dep, key)

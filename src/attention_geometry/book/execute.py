@@ -19,6 +19,11 @@ of every sweep point and of paper-scale runs. It
   failing cell, so that the kernel does not wait for a rewrite of the whole
   notebook around every cell. Once the last cell has replied the kernel is
   stopped, not asked to tear itself down (every output is in by then).
+- keeps this machine's absolute paths out of the notebooks it writes, which are
+  published (the book's downloads, ``results/``): papermill's record of its input
+  and output names the chapter's source and the output relative to the project,
+  and a path in an output (a warning's file) is made relative or named
+  (:func:`.notebooks.strip_machine_paths`).
 """
 
 import json
@@ -34,8 +39,8 @@ from typing import Mapping
 from .cache import META_KEY, chapter_key, library_snapshot
 from .context import RUN_KIND_ENV, RUN_KINDS
 from .files import FILE_MODE, write_bytes_atomic
-from .leftovers import KERNEL_PID, kernel_dir, partial_notebook
-from .notebooks import strip_tagged_cells
+from .leftovers import CONNECTION_FILE, KERNEL_PID, kernel_dir, partial_notebook
+from .notebooks import strip_machine_paths, strip_tagged_cells
 from .params import check_parameters
 from .progress import CellProgress, cell_durations
 from .project import Project
@@ -112,6 +117,8 @@ def _kernel_manager_class(socket_dir: str, env: Mapping[str, str]):
             super().__init__(**kwargs)
             self.transport = "ipc"
             self.ip = os.path.join(socket_dir, "kernel")
+            # in the kernel's folder, not a tmpXXXX.json of its own: a killed run's goes with the folder
+            self.connection_file = os.path.join(socket_dir, CONNECTION_FILE)
 
         async def start_kernel(self, **kw):
             kw["env"] = {**(kw.pop("env", None) or os.environ), **env}
@@ -223,7 +230,7 @@ def _run_papermill(project: Project, chapter: Chapter, source_nb: Path, partial:
         )
     except PapermillExecutionError as err:
         first = (err.source or "").strip().splitlines()[:1]
-        raise _failure(chapter, partial, output,
+        raise _failure(project, chapter, partial, output,
                        f"failed in cell In [{err.exec_count}] (code cell starting "
                        f"{first[0] if first else ''!r}): {err.ename}: {err.evalue}",
                        ename=err.ename, evalue=err.evalue, source=err.source or "") from None
@@ -232,7 +239,7 @@ def _run_papermill(project: Project, chapter: Chapter, source_nb: Path, partial:
     except Exception as err:  # the kernel died (killed, out of memory) or did not start
         log = Path(socket_dir, "kernel.log")
         tail = log.read_text(errors="replace").strip().splitlines()[-5:] if log.exists() else []
-        raise _failure(chapter, partial, output,
+        raise _failure(project, chapter, partial, output,
                        f"its kernel stopped: {type(err).__name__}: {err}"
                        + "".join(f"\n  kernel: {line}" for line in tail),
                        ename=type(err).__name__, evalue=str(err)) from None
@@ -247,6 +254,7 @@ def _save_executed(project: Project, chapter: Chapter, partial: Path, output: Pa
 
     done = nbformat.read(partial, as_version=4)
     modules = _take_recorded_modules(done)
+    _publishable(project, chapter, done, output)
     key = chapter_key(project, chapter, parameters, modules, dep_keys, snapshot)
     done.metadata[META_KEY] = {
         "chapter": chapter.name,
@@ -263,10 +271,35 @@ def _save_executed(project: Project, chapter: Chapter, partial: Path, output: Pa
     return Execution(output=output, seconds=seconds, modules=modules, key=key)
 
 
-def _failure(chapter: Chapter, partial: Path, output: Path, what: str, **fields) -> ChapterFailed:
+def _relative(project: Project, path: Path) -> str:
+    """``path`` relative to the project if it is inside it, else its name."""
+    try:
+        return Path(path).absolute().relative_to(project.root.absolute()).as_posix()
+    except ValueError:
+        return Path(path).name
+
+
+def _publishable(project: Project, chapter: Chapter, nb, output: Path) -> None:
+    """Take this machine's paths out of ``nb`` (see the module docstring), and the record
+    cell (which names ``src/``) out of a failed one."""
+    nb["cells"] = [c for c in nb.get("cells", []) if RECORD_TAG not in c.get("metadata", {}).get("tags", [])]
+    papermill = nb.get("metadata", {}).get("papermill")
+    if isinstance(papermill, dict):
+        papermill["input_path"], papermill["output_path"] = chapter.source, _relative(project, output)
+    strip_machine_paths(nb, project.root)
+
+
+def _failure(project: Project, chapter: Chapter, partial: Path, output: Path, what: str,
+             **fields) -> ChapterFailed:
     kept = failed_path(output)
     message = f"chapter {chapter.name!r} ({chapter.source}) {what}"
     if partial.exists() and partial.stat().st_size:
+        try:  # a notebook kept for reading, and maybe stored (a sweep's failed point): no machine paths either
+            nb = json.loads(partial.read_text())
+            _publishable(project, chapter, nb, kept)
+            write_bytes_atomic(partial, (json.dumps(nb, indent=1, ensure_ascii=False) + "\n").encode())
+        except (OSError, ValueError):
+            pass  # cut off mid-write: kept as it is
         os.chmod(partial, FILE_MODE)
         os.replace(partial, kept)
         message += f"\n  partial notebook kept at {kept}"

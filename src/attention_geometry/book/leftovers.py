@@ -3,13 +3,18 @@
 An execution writes its partial notebook beside the output
 (``.<stem>.<pid>.<random>.partial.ipynb``) and runs its kernel on sockets in a
 temporary folder (``ag-kernel-<pid>-<random>``, with the kernel's own pid in
-``kernel.pid``); a sweep point works in ``ag-point-<pid>-<random>``. An
-execution that ends, however it ends, removes them. A process killed outright
-(a Dask worker that dies, ``kill -9``) cannot: :func:`clean_leftovers` removes
-those whose owner is gone, and stops a kernel that outlived its owner. Files of
+``kernel.pid`` and its connection file ``kernel.json``); a sweep point works in
+``ag-point-<pid>-<random>``, and a run report is built in
+``.report-<pid>-<random>`` beside it. An execution that ends, however it ends,
+removes them. A process killed outright (a Dask worker that dies, ``kill -9``)
+cannot: :func:`clean_leftovers` removes those whose owner is gone, and stops a
+kernel that outlived its owner. It also removes the connection files that kernels
+started before the connection file moved into the kernel folder left in the
+temporary directory (``tmp*.json`` naming a dead owner's kernel folder). Files of
 a live process are never touched, so two runs side by side are safe.
 """
 
+import json
 import os
 import re
 import secrets
@@ -18,11 +23,13 @@ import signal
 import tempfile
 from pathlib import Path
 
-__all__ = ["KERNEL_PID", "partial_notebook", "kernel_dir", "point_dir", "owner", "clean_leftovers"]
+__all__ = ["KERNEL_PID", "CONNECTION_FILE", "partial_notebook", "kernel_dir", "point_dir", "report_dir", "owner",
+           "clean_leftovers"]
 
 KERNEL_PID = "kernel.pid"
+CONNECTION_FILE = "kernel.json"
 _PARTIAL = re.compile(r"^\..+\.(\d+)\.[0-9a-f]{8}\.partial\.")
-_FOLDER = re.compile(r"^ag-(?:kernel|point)-(\d+)-")
+_FOLDER = re.compile(r"^(?:ag-(?:kernel|point)|\.report)-(\d+)-")
 
 
 def _tag() -> str:
@@ -40,6 +47,11 @@ def kernel_dir() -> str:
 
 def point_dir() -> tempfile.TemporaryDirectory:
     return tempfile.TemporaryDirectory(prefix=f"ag-point-{os.getpid()}-")
+
+
+def report_dir(parent: Path) -> tempfile.TemporaryDirectory:
+    """Where a run report is built, beside the folder it replaces (an atomic rename)."""
+    return tempfile.TemporaryDirectory(prefix=f".report-{os.getpid()}-", dir=parent)
 
 
 def owner(path: Path) -> int | None:
@@ -88,6 +100,11 @@ def clean_leftovers(*folders: Path) -> list[Path]:
             if pid is None or not _alive(pid):
                 path.unlink(missing_ok=True)
                 removed.append(path)
+        for path in Path(folder).glob(".report-*"):  # a report's build folder
+            pid = owner(path)
+            if path.is_dir() and (pid is None or not _alive(pid)):
+                shutil.rmtree(path, ignore_errors=True)
+                removed.append(path)
     tmp = Path(tempfile.gettempdir())
     for path in [*tmp.glob("ag-kernel-*"), *tmp.glob("ag-point-*")]:
         pid = owner(path)
@@ -96,4 +113,22 @@ def clean_leftovers(*folders: Path) -> list[Path]:
         _stop_orphan_kernel(path, pid)
         shutil.rmtree(path, ignore_errors=True)
         removed.append(path)
+    for path in tmp.glob("tmp*.json"):
+        pid = _old_connection_file_owner(path)
+        if pid is not None and not _alive(pid):
+            path.unlink(missing_ok=True)
+            removed.append(path)
     return removed
+
+
+def _old_connection_file_owner(path: Path) -> int | None:
+    """The owner of the kernel folder that a connection file left in the temporary
+    directory names (``"ip": "/tmp/ag-kernel-<pid>-.../kernel"``); ``None`` for any other file."""
+    try:
+        if path.stat().st_size > 4096:
+            return None
+        ip = json.loads(path.read_text()).get("ip", "")
+    except (OSError, ValueError, AttributeError):
+        return None
+    folder = Path(ip).parent if isinstance(ip, str) else None
+    return owner(folder) if folder and folder.name.startswith("ag-kernel-") else None

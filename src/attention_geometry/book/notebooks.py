@@ -1,20 +1,31 @@
-"""Reading executed notebooks: glued values, and trimming for storage.
+"""Reading executed notebooks: glued values, trimming for storage, and this machine's paths.
 
 :func:`glued_data` is the one reader of what a chapter glued: the book's
 prose numbers, a chapter's values read by another (:func:`~.ledger.executed_values`),
 a chapter's claim records (:func:`~.ledger.chapter_claims`), a stored paper run's
 values (:func:`~.paper.run_paper`) and a sweep point's (:mod:`.sweep`).
+
+:func:`strip_machine_paths` takes the absolute paths of the machine that ran a
+chapter out of its notebook (papermill's scratch paths, a warning's
+``/home/me/clone/.venv/lib/.../site-packages/x.py``, a temporary folder), since an
+executed notebook is published: downloaded from the book, committed under
+``results/``.
 """
 
 import ast
 import json
 import math
+import os
 import re
+import sysconfig
+import tempfile
+from functools import cache
 from pathlib import Path
 from typing import Any, Iterator
 
 __all__ = ["JSON_MIME", "CLAIMS_KEY", "CLAIMS_MIME", "load_notebook", "glued_values", "glued_data", "parse_glued",
-           "strip_tagged_cells", "slim_notebook"]
+           "strip_tagged_cells", "slim_notebook", "machine_paths", "has_machine_paths",
+           "strip_machine_paths"]
 
 IMAGE_MIMES = ("image/png", "image/jpeg", "image/svg+xml")
 WIDGET_MIME = "application/vnd.jupyter.widget-view+json"
@@ -126,3 +137,68 @@ def slim_notebook(nb) -> None:
             outputs.append(output)
         if "outputs" in cell:
             cell["outputs"] = outputs
+
+
+def machine_paths(root: Path | str) -> dict[str, str]:
+    """``{absolute folder of this machine: what it reads as in a published notebook}``:
+    the project ``root`` (as given and resolved) becomes relative (``src/x.py``),
+    Python's own folders ``site-packages`` and ``python3.11``, the temporary folder
+    ``tmp`` and the home folder ``~``."""
+    return {**_system_paths(), **{str(r): "" for r in {Path(root).absolute(), Path(root).resolve()}}}
+
+
+@cache
+def _system_paths() -> dict[str, str]:
+    paths = sysconfig.get_paths()
+    out = {str(Path.home()): "~"}
+    for folder in {tempfile.gettempdir(), os.path.realpath(tempfile.gettempdir())}:
+        out[folder] = "tmp"
+    for key in ("stdlib", "platstdlib"):
+        out[paths[key]] = Path(paths[key]).name
+    for key in ("purelib", "platlib"):
+        out[paths[key]] = "site-packages"
+    return {k: v for k, v in out.items() if len(k) > 1}  # never "/" itself
+
+
+def _path_pattern(paths: dict[str, str]) -> re.Pattern:
+    # longest first: site-packages inside the project's .venv reads "site-packages/...", not ".venv/lib/..."
+    alternatives = "|".join(re.escape(p) for p in sorted(paths, key=len, reverse=True))
+    # a whole path only: not the end of a longer one (``a/tmp``), not the start of another name (``/tmpx``)
+    return re.compile(rf"(?<![\w./~-])(?:{alternatives})(?=/|(?![\w.-]))(/?)")
+
+
+def has_machine_paths(text: str, root: Path | str) -> bool:
+    """Whether ``text`` holds an absolute path of this machine (:func:`machine_paths`)."""
+    return bool(_path_pattern(machine_paths(root)).search(text))
+
+
+def strip_machine_paths(nb, root: Path | str) -> bool:
+    """Rewrite, in place, the absolute paths of this machine (:func:`machine_paths`) in every
+    string of ``nb`` (a notebook dict or nbformat node) but the cells' sources and the
+    base64 images; whether anything changed."""
+    paths = machine_paths(root)
+    pattern = _path_pattern(paths)
+
+    def replace(m: re.Match) -> str:
+        to, slash = paths[m.group(0).removesuffix("/") if m.group(1) else m.group(0)], m.group(1)
+        return to + slash if to else ("" if slash else ".")
+
+    changed = False
+
+    def scrub(value, key=None):
+        nonlocal changed
+        if isinstance(value, str):
+            new = pattern.sub(replace, value)
+            changed = changed or new != value
+            return new
+        if isinstance(value, list):
+            return [scrub(v) for v in value]
+        if isinstance(value, dict):
+            for k, v in value.items():
+                if k in ("source", "attachments") or (k.startswith("image/") and k != "image/svg+xml"):
+                    continue
+                value[k] = scrub(v, k)
+        return value
+
+    scrub(nb)
+    return changed

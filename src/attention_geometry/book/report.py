@@ -14,13 +14,18 @@ the main book's HTML (``_build/html``) when it has been built
 ``index.html``);
 :func:`sweep_index` writes a sweep's ``index.html``, one row per point with a
 link to its report.
+
+A report's ``_static`` files (MathJax, the theme: ~33 MB) are hard links to those of
+another run report's, when they are the same bytes (:func:`share_static`): each
+report stays a folder that opens alone, and the disk holds one copy. A report is
+built in a scratch folder beside it (``.report-<pid>-...``); one left by a killed
+run is removed by the next (:mod:`.leftovers`).
 """
 
 import html
 import json
 import os
 import shutil
-import tempfile
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
@@ -30,6 +35,8 @@ import yaml
 
 from .appendices import chapter_title
 from .files import write_text_atomic
+from .leftovers import clean_leftovers, report_dir
+from .notebooks import strip_machine_paths
 from .project import Project
 from .provenance import Provenance
 from .registry import Chapter
@@ -153,10 +160,12 @@ def build_report(project: Project, chapter: Chapter, notebook: Path, out: Path, 
     chapter_name = chapter_title(chapter, project.root)
     header = header_markdown(changed_parameters(chapter, parameters, project), provenance, book_page, chapter_name)
     pages = [page] + ([BIBLIOGRAPHY] if BIBLIOGRAPHY in toc_pages(project) else [])
-    with tempfile.TemporaryDirectory(prefix=".report-", dir=out.parent) as tmp:
+    clean_leftovers(out.parent)  # the build folder of a report whose run was killed
+    with report_dir(out.parent) as tmp:
         stage = Path(tmp) / "stage"
         stage.mkdir()
         nb = _with_header(json.loads(Path(notebook).read_text()), header)
+        strip_machine_paths(nb, project.root)  # a stored notebook written before execute stripped them
         (stage / f"{page}.ipynb").parent.mkdir(parents=True, exist_ok=True)
         (stage / f"{page}.ipynb").write_text(json.dumps(nb))
         for extra in pages[1:]:
@@ -181,13 +190,27 @@ def build_report(project: Project, chapter: Chapter, notebook: Path, out: Path, 
         if out.exists():
             shutil.rmtree(out)
         os.replace(building, out)
+    twin = _report_sharing_static(project, out)
+    if twin is not None:
+        share_static(twin, out)
     return Report(folder=out, page=out / f"{page}.html")
+
+
+def _report_sharing_static(project: Project, out: Path) -> Path | None:
+    """Another run report whose ``_static`` files this one's can be hard links to: the first
+    under ``runs/``, else the first sibling (a sweep's points). Not the main book's: Sphinx
+    rewrites its ``_static`` files in place, which would change a linked report."""
+    candidates = [*sorted(project.runs.glob("*/*/html")), *sorted(out.parent.glob("*"))]
+    for other in candidates:
+        if other.is_dir() and other.resolve() != out and (other / "_static").is_dir():
+            return other
+    return None
 
 
 def share_static(first: Path, other: Path) -> int:
     """Make the files of ``other/_static`` that are byte-identical to ``first/_static``'s
-    hard links to them (each report carries ~30 MB of MathJax and theme files; a sweep
-    stores them once). Returns the bytes saved."""
+    hard links to them (each report carries ~33 MB of MathJax and theme files; the run
+    reports and a sweep's store them once). Returns the bytes saved."""
     saved = 0
     for path in sorted((Path(other) / "_static").rglob("*")):
         twin = Path(first) / "_static" / path.relative_to(Path(other) / "_static")
@@ -195,7 +218,10 @@ def share_static(first: Path, other: Path) -> int:
             continue
         if path.stat().st_size == twin.stat().st_size and path.read_bytes() == twin.read_bytes():
             tmp = path.with_name(f".{path.name}.link")
-            os.link(twin, tmp)
+            try:
+                os.link(twin, tmp)
+            except OSError:  # another file system, or links not allowed: the copy stays
+                return saved
             os.replace(tmp, path)
             saved += path.stat().st_size
     return saved

@@ -3,8 +3,9 @@
 :func:`stage_book` writes ``_build/stage/``: the configuration, every page of
 ``_toc.yml`` (a chapter as its executed notebook, the generated appendices as
 Markdown, the preface with its section "What the book finds" written from the
-ledger, :func:`~.findings.fill_generated`) and the files under ``book/`` that pages use (images). A file is
-rewritten only when its bytes change, so Sphinx's incremental build stays
+ledger, :func:`~.findings.fill_generated`) and the files under ``book/`` that pages use (images).
+A chapter's notebook, which readers download, is staged without this machine's
+paths (:func:`~.notebooks.strip_machine_paths`). A file is rewritten only when its bytes change, so Sphinx's incremental build stays
 incremental; anything else in the stage (a page removed from the toc) is
 deleted.
 
@@ -27,6 +28,7 @@ from typing import Callable
 from .appendices import errata_page, parameters_page, reproducibility_page
 from .findings import PREFACE_MARKER, fill_generated
 from .ledger import book_ledger, ledger_page, write_ledger_files
+from .notebooks import has_machine_paths, strip_machine_paths
 from .files import write_bytes_atomic, write_json_atomic, write_text_atomic
 from .project import Project
 from .provenance import tree_state
@@ -48,6 +50,17 @@ def _sync(data: bytes, dst: Path) -> None:
     if dst.exists() and dst.read_bytes() == data:
         return
     write_bytes_atomic(dst, data)
+
+
+def _published(notebook: bytes, project: Project) -> bytes:
+    """An executed notebook as the book offers it for download: without this machine's
+    paths (a notebook executed before :mod:`.execute` stripped them has them stripped here)."""
+    text = notebook.decode()
+    if not has_machine_paths(text, project.root):
+        return notebook
+    nb = json.loads(text)
+    strip_machine_paths(nb, project.root)
+    return (json.dumps(nb, indent=1, ensure_ascii=False) + "\n").encode()
 
 
 def _generated(kind: str, project: Project) -> str:
@@ -95,7 +108,7 @@ def stage_book(project: Project) -> Path:
             executed = project.executed / f"{chapter.stem}.ipynb"
             if not executed.exists():
                 raise FileNotFoundError(f"{chapter.name}: no executed notebook at {executed}")
-            put(executed.read_bytes(), f"{page}.ipynb")
+            put(_published(executed.read_bytes(), project), f"{page}.ipynb")
         else:  # a prose page; the preface's "What the book finds" is written from the ledger here
             text = src.read_text()
             if PREFACE_MARKER in text:
