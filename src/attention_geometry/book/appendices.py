@@ -4,9 +4,13 @@
   presets, allowed values and meaning, written from the chapter's parameter
   model (:mod:`.chapters`; a test keeps its defaults equal to the chapter's
   ``parameters`` cell).
-- **Errata**: every chapter's "Errata and caveats" section, collected, with
-  the glued numbers still pointing at the chapter that computed them, and a
-  link back.
+- **Errata of the papers**: a table per paper of the places where its text is
+  wrong as written, from the records of :mod:`.errata` (location, what the paper
+  writes, what is right, the evidence in the book, the severity).
+- **Caveats and run settings**: every chapter's closing section ("Caveats", or
+  "Errata and caveats" as it was called before the papers' errata moved to
+  their own page), collected, with the glued numbers still pointing at the
+  chapter that computed them, and a link back.
 - **Reproducibility**: the commit and the date of the build (the directive
   ``{ag-build-info}`` of :mod:`.sphinx_pages`, filled in as Sphinx reads the page, so
   that the HTML and the PDF state them as text); the environment (package versions of the running
@@ -25,11 +29,13 @@ import re
 from pathlib import Path
 
 from .cache import META_KEY
+from .errata import ERRATA, PAPERS, Erratum
 from .paper import PRESET, load_paper_run, regenerate_command
 from .project import Project
 from .registry import Chapter
+from .tables import markdown_table
 
-__all__ = ["chapter_title", "parameters_page", "errata_page", "reproducibility_page"]
+__all__ = ["chapter_title", "parameters_page", "errata_page", "caveats_page", "reproducibility_page"]
 
 
 def chapter_title(chapter: Chapter, root: Path) -> str:
@@ -83,10 +89,12 @@ def parameters_page(chapters: list[Chapter], project: Project) -> str:
 
 
 _HEADING = re.compile(r"^(#{1,6})\s+(.*)$")
+# the chapters' closing section: "Caveats" (with or without more words), or its older name
+_CAVEATS = re.compile(r"^(errata and caveats|caveats)\b", re.I)
 
 
-def _errata_section(text: str) -> str | None:
-    """The body of the first heading containing 'Errata', up to the next heading of its level."""
+def _caveats_section(text: str) -> str | None:
+    """The body of the first heading "Caveats…" or "Errata and caveats", up to the next heading of its level."""
     lines = text.splitlines()
     in_code = False
     start = level = None
@@ -94,23 +102,28 @@ def _errata_section(text: str) -> str | None:
         if line.lstrip().startswith("```"):
             in_code = not in_code
         m = None if in_code else _HEADING.match(line)
-        if start is None and m and "errata" in m.group(2).lower():
+        if start is None and m and _CAVEATS.match(m.group(2).strip()):
             start, level = i + 1, len(m.group(1))
         elif start is not None and m and len(m.group(1)) <= level:
             return "\n".join(lines[start:i])
     return "\n".join(lines[start:]) if start is not None else None
 
 
-def _relocate(body: str, notebook: str) -> str:
-    """Make a chapter's markdown safe to paste into another page: glue points back
-    at the chapter's notebook, labels and names are dropped (they would clash)."""
+def _point_glue_back(text: str, notebook: str) -> str:
+    """Glue roles that read the value from ``notebook`` (the chapter that computed it)."""
     def point_back(m):
         role, key = m.group(1) or "", m.group(2)
         if role == ":text" and ":" not in key:
             key += ":s"  # myst-nb splits off a format before the document: give it one
         return f"{{glue{role}}}`{notebook}::{key}`"
 
-    body = re.sub(r"\{glue(:\w+)?\}`(?!\S+::)([^`]+)`", point_back, body)
+    return re.sub(r"\{glue(:\w+)?\}`(?!\S+::)([^`]+)`", point_back, text)
+
+
+def _relocate(body: str, notebook: str) -> str:
+    """Make a chapter's markdown safe to paste into another page: glue points back
+    at the chapter's notebook, labels and names are dropped (they would clash)."""
+    body = _point_glue_back(body, notebook)
     body = re.sub(r"^\([^)]+\)=\s*$", "", body, flags=re.M)
     body = re.sub(r"^:(label|name):.*$", "", body, flags=re.M)
     body = re.sub(r"(\$\$)\s*\([\w:-]+\)\s*$", r"\1", body, flags=re.M)
@@ -119,21 +132,81 @@ def _relocate(body: str, notebook: str) -> str:
     return body.strip()
 
 
-def errata_page(chapters: list[Chapter], project: Project) -> str:
+def _bibliography(root: Path) -> dict[str, dict[str, str]]:
+    """``references.bib`` as key -> {title, author, year} (braces dropped)."""
+    path = Path(root) / "references.bib"
+    entries: dict[str, dict[str, str]] = {}
+    for m in re.finditer(r"@\w+\{([^,\s]+),(.*?)\n\}", path.read_text() if path.exists() else "", re.S):
+        fields = dict(re.findall(r"(\w+)\s*=\s*\{(.*)\},?\s*$", m.group(2), re.M))
+        entries[m.group(1)] = {k: v.replace("{", "").replace("}", "") for k, v in fields.items()}
+    return entries
+
+
+def _short_citation(entry: dict[str, str]) -> str:
+    """"Kim et al. (2025)", "Chowdhury (2026)": the bibliography's author-year style, as text."""
+    authors = [a.split(",")[0].strip() for a in entry.get("author", "").split(" and ") if a.strip()]
+    names = (authors[0] if len(authors) == 1 else f"{authors[0]} and {authors[1]}" if len(authors) == 2
+             else f"{authors[0]} et al." if authors else "?")
+    return f"{names} ({entry.get('year', '?')})"
+
+
+def _erratum_row(erratum: Erratum, notebook: str) -> list[str]:
+    return [_point_glue_back(text, notebook) for text in
+            (erratum.location, erratum.written, erratum.right, erratum.evidence, erratum.severity)]
+
+
+def errata_page(chapters: list[Chapter], project: Project, errata: tuple[Erratum, ...] = ERRATA,
+                papers: tuple[str, ...] = PAPERS) -> str:
+    """The papers' errata: a table per paper with an erratum, in the order of ``papers``."""
+    stems = {c.name: c.stem for c in chapters}
+    bib = _bibliography(project.root)
     lines = [
         "(appendix-errata)=",
-        "# Appendix: errata and caveats, collected",
+        "# Appendix: errata of the papers",
         "",
-        "Every chapter closes with the places where a paper's statement does not hold",
-        "as written. They are collected here from the chapters (numbers included, as",
-        "computed there); each heading links back to the chapter.",
+        "The places where a paper's text is wrong as written, each with what is right and where",
+        "the book shows it. The severity says how much it matters: a *slip with no effect* is a",
+        "misprint that nothing later uses; a *wrong number* is a wrong value, formula or factor",
+        "whose conclusion still holds; a *wrong conclusion* is a statement that does not hold as",
+        "the paper makes it. The book's own caveats, run settings and implementation notes are",
+        "on the next page, {ref}`appendix-caveats`.",
+        "",
+    ]
+    for key in papers:
+        entry = bib.get(key, {})
+        rows = [e for e in errata if e.paper == key and e.chapter in stems]
+        lines += [f"## {entry.get('title', key)}", ""]
+        if not rows:
+            lines += [f"{{cite:t}}`{key}`: no erratum is recorded.", ""]
+            continue
+        docs = list(dict.fromkeys(stems[e.chapter] for e in rows))
+        lines += [f"{{cite:t}}`{key}`, shown in " + " and ".join(f"{{doc}}`{d}`" for d in docs) + ".", ""]
+        table = markdown_table(
+            ["where in the paper", "what the paper writes", "what is right", "evidence", "severity"],
+            [_erratum_row(e, f"{stems[e.chapter]}.ipynb") for e in rows])
+        lines += [f"````{{table}} Errata of {_short_citation(entry) if entry else key}.",
+                  f":name: errata-{key}", "", table, "````", ""]
+    return "\n".join(lines)
+
+
+def caveats_page(chapters: list[Chapter], project: Project) -> str:
+    """Every chapter's closing section ("Caveats" or "Errata and caveats"), collected."""
+    lines = [
+        "(appendix-caveats)=",
+        "# Appendix: caveats and run settings",
+        "",
+        "Every chapter closes with what its results leave out: the book's own caveats, the",
+        "settings of its runs against the papers', and how it computes what it computes.",
+        "They are collected here from the chapters (numbers included, as computed there); each",
+        "heading links back to the chapter. Where a paper itself is wrong, see",
+        "{ref}`appendix-errata`.",
         "",
     ]
     for chapter in chapters:
-        body = _errata_section((project.root / chapter.source).read_text())
-        doc = Path(chapter.source).name.removesuffix(".md")
-        lines += [f"## {chapter_title(chapter, project.root)}", "", f"From {{doc}}`{doc}`:", ""]
-        lines += [_relocate(body, f"{doc}.ipynb") if body else "*(This chapter has no errata section.)*", ""]
+        body = _caveats_section((project.root / chapter.source).read_text())
+        lines += [f"## {chapter_title(chapter, project.root)}", "", f"From {{doc}}`{chapter.stem}`:", ""]
+        lines += [_relocate(body, f"{chapter.stem}.ipynb") if body else "*(This chapter has no caveats section.)*",
+                  ""]
     return "\n".join(lines)
 
 

@@ -41,7 +41,10 @@ COMPARATIVE = re.compile(
 _CELL = re.compile(r"^```\{code-cell\}[^\n]*\n(.*?)^```\s*$", re.S | re.M)
 _GLUE = re.compile(r"\{glue(?::text|:md)?\}`[^`]*`")
 _FENCE = re.compile(r"^(`{3,}|~{3,}).*?^\1\s*$", re.S | re.M)
-_MATH_BLOCK = re.compile(r"^\$\$.*?^\$\$.*?$", re.S | re.M)
+# display math: "$$" alone or opening a block up to the next line that starts with "$$", or a
+# whole display on one line ("$$ a = b $$", which has no closing line of its own)
+_MATH_BLOCK = re.compile(r"^\$\$(?:[^\n]*?\$\$[ \t]*(?:\([^)\n]*\))?[ \t]*$|.*?^\$\$[^\n]*$)", re.S | re.M)
+_COMMENT = re.compile(r"^\s*%")
 
 
 @dataclass(frozen=True)
@@ -124,8 +127,8 @@ def glued_count(paragraph: str) -> int:
 
 def crowded_paragraphs(source: str, limit: int = MAX_GLUED_PER_PARAGRAPH) -> list[str]:
     """Paragraphs that carry more glued values than ``limit``, each named by its first line."""
-    return [f"line {start}: {glued_count(p)} glued values: {p.splitlines()[0][:60]}"
-            for start, p in prose_paragraphs(source) if glued_count(p) > limit]
+    return [f"line {start}: {glued_count(_without_comments(p))} glued values: {p.splitlines()[0][:60]}"
+            for start, p in prose_paragraphs(source) if glued_count(_without_comments(p)) > limit]
 
 
 def _sentences(paragraph: str) -> list[str]:
@@ -133,20 +136,40 @@ def _sentences(paragraph: str) -> list[str]:
     return [s for s in re.split(r"(?<=[.;:!?])\s+(?=[A-Z$({])", flat) if s]
 
 
+def _vouched(lines: list[str], start: int, paragraph: str) -> bool:
+    """Whether :data:`ANY_PARAMETERS` stands on the line above the paragraph or among the
+    comment lines that open it (a MyST comment needs no blank line before the text)."""
+    above = lines[start - 2].strip() if start >= 2 else ""
+    opening = []
+    for line in paragraph.splitlines():
+        if not _COMMENT.match(line):
+            break
+        opening.append(line.strip())
+    return above == ANY_PARAMETERS or ANY_PARAMETERS in opening
+
+
+def _without_comments(paragraph: str) -> str:
+    """The paragraph as the reader sees it: MyST comment lines (``% ...``) are not shown."""
+    return "\n".join(line for line in paragraph.splitlines() if not _COMMENT.match(line))
+
+
 def fixed_comparisons(source: str) -> list[str]:
     """Sentences with a glued value and a comparing or concluding word that is literal text, not
     glued: a rerun at other parameters changes the number and leaves the word, which may then be
     false. Paragraphs under the comment :data:`ANY_PARAMETERS` are vouched for and skipped; so
-    are comparisons inside inline math (``$L \\le 40$`` states a setting, not a finding)."""
+    are comparisons inside inline math (``$L \\le 40$`` states a setting, not a finding), inside
+    a role's target (``{prf:ref}`thm-holds```) and in inline code."""
     found, lines = [], source.splitlines()
     for start, paragraph in prose_paragraphs(source):
-        if paragraph.lstrip().startswith("%") or (start >= 2 and lines[start - 2].strip() == ANY_PARAMETERS):
+        if _vouched(lines, start, paragraph):
             continue
-        for sentence in _sentences(paragraph):
+        for sentence in _sentences(_without_comments(paragraph)):
             if not _GLUE.search(sentence):
                 continue
-            words = re.sub(r"\$[^$]*\$", " ", _GLUE.sub(" ", sentence))
-            words = re.sub(r"\{[a-z]+\}`[^`]*`", " ", words)  # cite, ref, eq roles
+            words = _GLUE.sub(" ", sentence)
+            words = re.sub(r"\{[a-z:-]+\}`[^`]*`", " ", words)  # cite, ref, eq, prf:ref ... roles
+            words = re.sub(r"`[^`]*`", " ", words)  # inline code
+            words = re.sub(r"\$\$.*?\$\$|\$[^$]*\$", " ", words)  # inline math, $$...$$ too
             hit = COMPARATIVE.search(words)
             if hit:
                 found.append(f"line {start}: {hit.group(0)!r} in: {sentence[:110]}")

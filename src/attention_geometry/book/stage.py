@@ -25,7 +25,7 @@ from functools import partial
 from pathlib import Path
 from typing import Callable
 
-from .appendices import errata_page, parameters_page, reproducibility_page
+from .appendices import caveats_page, errata_page, parameters_page, reproducibility_page
 from .findings import PREFACE_MARKER, fill_generated
 from .ledger import book_ledger, ledger_page, write_ledger_files
 from .notebooks import has_machine_paths, strip_machine_paths
@@ -69,6 +69,8 @@ def _generated(kind: str, project: Project) -> str:
         return parameters_page(chapters, project)
     if kind == "errata":
         return errata_page(chapters, project)
+    if kind == "caveats":
+        return caveats_page(chapters, project)
     if kind == "claims":
         return ledger_page(book_ledger(project=project) or [])
     return reproducibility_page(chapters, project)

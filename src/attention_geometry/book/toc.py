@@ -2,7 +2,7 @@
 
 Every page of ``_toc.yml`` is built. A page whose source has code cells is a
 chapter: it must have an entry in the project's chapter registry (its parameter
-specification), and it is executed before the book is built. Three pages are
+specification), and it is executed before the book is built. The appendices are
 generated at build time and have no source (:data:`GENERATED_PAGES`).
 """
 
@@ -21,6 +21,7 @@ __all__ = ["GENERATED_PAGES", "toc_pages", "page_source", "has_code", "chapter_f
 GENERATED_PAGES = {
     "book/appendix_parameters": "parameters",
     "book/appendix_errata": "errata",
+    "book/appendix_caveats": "caveats",
     "book/appendix_reproducibility": "reproducibility",
     "book/appendix_claims": "claims",
 }
