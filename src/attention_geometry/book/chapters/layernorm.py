@@ -107,7 +107,7 @@ def eps_scale_words(unitvar: float, unitnorm: float) -> str:
     """How the deficits of unit-variance and unit-norm inputs at the largest dimension compare."""
     ratio = unitnorm / unitvar if unitvar > 0 else float("inf")
     if ratio >= 10:
-        return (f"the unit-norm deficit is {ratio:.0e} times the unit-variance one: the same $\\varepsilon$ "
+        return (f"the unit-norm deficit is {ratio:,.0f} times the unit-variance one: the same $\\varepsilon$ "
                 "is negligible or not depending on the scale of the activations per coordinate")
     return (f"the two deficits are within a factor {max(ratio, 1 / ratio):.1f} of each other at this dimension, "
             "so the scale of the activations per coordinate barely matters here")
