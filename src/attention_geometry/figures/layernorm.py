@@ -28,7 +28,7 @@ def plot_decomposition_error(check, max_points=4000):
 
     ``check`` maps ``"d"``, ``"kappa"``, ``"torch64"``, ``"torch32"`` and
     ``"library32"`` to arrays ``(n,)``, one entry per input: its dimension, the
-    condition number :math:`|\mu|/\sigma`, and the largest entrywise error of
+    condition number :math:`|\bar x|/\sigma`, and the largest entrywise error of
     PyTorch (float64, float32) and of the library (float32). Left: max and median
     error against ``d``; right: error against :math:`\kappa`.
     """
@@ -58,7 +58,7 @@ def plot_decomposition_error(check, max_points=4000):
     for key, label, colour in series:
         right.scatter(check["kappa"][idx], np.maximum(check[key][idx], floor), s=6,
                       alpha=0.5, color=colour, label=label, rasterized=True)
-    right.set(xscale="log", yscale="log", xlabel=r"condition number $\kappa = |\mu(x)| / \sigma(x)$",
+    right.set(xscale="log", yscale="log", xlabel=r"condition number $\kappa = |\bar x| / \sigma(x)$",
               ylabel="error of each input", title=r"Error against $\kappa$")
     right.legend(fontsize="small", markerscale=3)
     return fig
@@ -148,19 +148,19 @@ def plot_layernorm_3d(x, px, y, circle, n_paths=8):
     c = sns.color_palette()
     everything = np.vstack([x, px, y])
     _plane_patch(ax, np.ones(3), np.zeros(3), 1.05 * np.max(np.abs(everything)), c[0])
-    ax.plot(*_closed(circle).T, color=c[3], lw=2, label=r"image: circle of radius $\sqrt{3}$ in $H$")
+    ax.plot(*_closed(circle).T, color=c[3], lw=2, label=r"image: circle of radius $\sqrt{3}$ in $\mathcal{H}$")
     ax.quiver(0, 0, 0, 1, 1, 1, color="black", lw=1.5, arrow_length_ratio=0.15)
     ax.text(1.1, 1.1, 1.1, r"$\mathbf{1}$", color="black")
     for i in range(min(n_paths, len(x))):
         ax.plot(*np.stack([x[i], px[i]]).T, color="grey", lw=0.8, ls=":")
         ax.plot(*np.stack([px[i], y[i]]).T, color="grey", lw=0.8)
     ax.scatter(*x.T, s=14, color=c[7], alpha=0.8, label="inputs $x$")
-    ax.scatter(*px.T, s=14, color=c[0], label=r"projections $Px$ (in $H$)")
+    ax.scatter(*px.T, s=14, color=c[0], label=r"projections $Px$ (in $\mathcal{H}$)")
     ax.scatter(*y.T, s=22, color=c[3], edgecolor="black", lw=0.4,
                label=r"outputs $\mathrm{LN}(x) = \sqrt{3}\,Px/\|Px\|$")
     _equal_3d(ax, everything)
     ax.view_init(elev=20, azim=-10)
-    ax.set_title(r"LayerNorm in $d = 3$: project onto $H \perp \mathbf{1}$, then scale")
+    ax.set_title(r"LayerNorm in $d = 3$: project onto $\mathcal{H} \perp \mathbf{1}$, then scale")
     ax.legend(loc="upper left", fontsize="small")
     return fig
 
@@ -180,7 +180,7 @@ def plot_affine_image_3d(circle, ellipse, n_points, y_points, gamma, beta):
     radius = 0.8 * np.max(np.abs(everything))
     _plane_patch(ax, np.ones(3), np.zeros(3), radius, c[0], alpha=0.08)
     _plane_patch(ax, 1.0 / gamma, beta, radius, c[2], alpha=0.12)
-    ax.plot(*_closed(circle).T, color=c[0], lw=2, label=r"$\gamma = \mathbf{1}, \beta = 0$: circle in $H$")
+    ax.plot(*_closed(circle).T, color=c[0], lw=2, label=r"$\gamma = \mathbf{1}, \beta = 0$: circle in $\mathcal{H}$")
     ax.plot(*_closed(ellipse).T, color=c[2], lw=2,
             label=r"$\gamma \odot v + \beta$: ellipse in the plane through $\beta$")
     for n, y in zip(n_points, y_points):

@@ -80,3 +80,349 @@ class SelectabilityParams(ChapterParams):
         (0.2, {"table_sets": 1, "table_n_max": 2}),
         (0.1, {"pretrained_sequences": 1, "pretrained_seq_len": 1}),
     ))
+
+
+# What the chapter glues beside its computations: its tables, its claim records, and the words that
+# read its numbers, computed from the run so that a rerun at other parameters says what it measured.
+
+#: The paper's Tables 1-2 (% unselectable keys in layers 1-4), transcribed from the repository's
+#: image files unselectable/images/table1.png and table2.png.
+PAPER_TABLES = {("layernorm", "residual"): [44.8, 28.5, 22.3, 26.1], ("layernorm", "normed"): [0.0] * 4,
+                ("projection", "normed"): [51.0, 32.2, 34.7, 36.8]}
+#: What each (model, place) of the tables is, in the book's words.
+PLACES = {("layernorm", "residual"): "before LayerNorm", ("layernorm", "normed"): "after LayerNorm",
+          ("layernorm", "sphere"): r"after LayerNorm with $\varepsilon = 0$",
+          ("projection", "normed"): "after the norm without scaling",
+          ("layernorm", "keys"): "per-head keys, LayerNorm", ("projection", "keys"): "per-head keys, without scaling"}
+
+
+def _markdown(values: dict) -> dict:
+    """``values`` with each ``*-words`` entry and each ``*-tab-*`` table as Markdown (``{glue:md}``)."""
+    from IPython.display import Markdown
+    return {k: Markdown(v) if k.endswith("-words") or "-tab-" in k else v for k, v in values.items()}
+
+
+def _table(header, rows) -> str:
+    from ..tables import markdown_table
+    return markdown_table(header, rows)
+
+
+def timed(sets, fast, reference):
+    """``fast`` and ``reference`` applied to every set, with the CPU seconds each took."""
+    import time
+    t0 = time.process_time()
+    a = [fast(k) for k in sets]
+    t1 = time.process_time()
+    b = [reference(k) for k in sets]
+    return a, b, (t1 - t0, time.process_time() - t1)
+
+
+def agreement_words(disagree: int) -> str:
+    """Whether the fast test and the LP reference decide every key alike."""
+    return "agree on every key" if disagree == 0 else f"disagree on {disagree} keys"
+
+
+def fast_test_glue(sets, fast, ref, seconds, rng) -> dict:
+    """The check of the fast test against one LP per key, and its cost on a set of the paper's size
+    (two sets of 1,024 Gaussian keys in d = 8 drawn from ``rng``; ten LPs timed)."""
+    import time
+
+    from ... import selectability as sel
+    big = rng.standard_normal((2, 1024, 8))
+    t3 = time.process_time()
+    sel.classify_keys(big)
+    t4 = time.process_time()
+    [sel.l1_margin_lp(sel.normalise_keys(big[0]), i) for i in range(10)]
+    big_lp = (time.process_time() - t4) / 10 * 1024
+    disagree = sum(int((a != b).sum()) for a, b in zip(fast, ref))
+    rows = [("random Gaussian sets", len(sets)), ("keys in them", sum(len(k) for k in sets)),
+            ("unselectable keys (fast test)", sum(int(a.sum()) for a in fast)),
+            ("keys on which the two tests disagree", disagree),
+            ("CPU time of the fast test (s)", f"{seconds[0]:.2f}"), ("CPU time of one LP per key (s)", f"{seconds[1]:.2f}"),
+            ("fast test, one set of 1,024 keys in $d = 8$ (s)", f"{(t4 - t3) / 2:.2f}"),
+            ("one LP per key on that set, from ten of its keys (s)", f"{big_lp:.1f}")]
+    return _markdown({"sel-check-sets": len(sets), "sel-check-disagree": disagree, "sel-check-fast-s": seconds[0],
+                      "sel-check-lp-s": seconds[1], "sel-check-big-s": (t4 - t3) / 2, "sel-check-big-lp-s": big_lp,
+                      "sel-tab-fast": _table(("quantity", "value"), rows), "sel-check-words": agreement_words(disagree)})
+
+
+def small_words(largest: float) -> str:
+    """Where n <= d + 1 every set of keys in general position is affinely independent."""
+    return "as affine independence demands" if largest == 0 else "where affine independence demands 0"
+
+
+def ln_words(largest: float) -> str:
+    """After LayerNorm the corollary demands no unselectable key."""
+    return ("{prf:ref}`sel-cor-sphere` in action" if largest == 0 else
+            "where {prf:ref}`sel-cor-sphere` demands 0")
+
+
+def grid_glue(P, ns, ds, grid_plain, grid_ln, contour) -> dict:
+    """The heat map: its numbers, the contour table, and the words that read them."""
+    import numpy as np
+
+    import attention_geometry as ag
+    from ... import selectability as sel, stats as st
+    small = ns[:, None] <= ds[None, :] + 1  # n <= d + 1: affinely independent
+    stages = grid_plain["stages"] + grid_ln["stages"]
+    share = dict(zip(sel.STAGES, 100 * stages / stages.sum()))
+    corner = grid_plain["any"][-1, 0]
+    corner_words = ag.trend_word(  # the corner's fraction of sets against one half, with its interval
+        st.proportion_estimate(round(corner * P.grid_sets), P.grid_sets), reference=0.5,
+        above="the rule (more than half of the sets)", below="the exception (fewer than half of the sets)",
+        neither="neither the rule nor the exception (about half of the sets, not resolved against one half)")
+
+    def n_star(v):
+        return "not reached on the grid" if np.isnan(v) else f"{v:.1f}"
+    contour_rows = [(int(d), n_star(m), n_star(lo), n_star(hi)) for d, m, lo, hi in zip(ds, *contour)]
+    grid_rows = [(rf"sets with an unselectable key, $n = {ns[-1]}$, $d = {ds[0]}$", f"{corner:.2f}"),
+                 (rf"mean fraction of unselectable keys there", f"{grid_plain['mean'][-1, 0]:.2f}"),
+                 (rf"sets with an unselectable key, $n = {ns[-1]}$, $d = {ds[-1]}$", f"{grid_plain['any'][-1, -1]:.2f}"),
+                 (r"largest fraction of sets where $n \le d + 1$", f"{grid_plain['any'][small].max():.2f}"),
+                 ("largest fraction of sets after LayerNorm", f"{grid_ln['any'].max():.2f}")]
+    return _markdown({
+        "sel-grid-sets": P.grid_sets, "sel-grid-keys": int(stages.sum()), "sel-ln-max": grid_ln["any"].max(),
+        "sel-small-max": grid_plain["any"][small].max(), "sel-corner-any": corner, "sel-corner-words": corner_words,
+        "sel-corner-mean": grid_plain["mean"][-1, 0], "sel-far-any": grid_plain["any"][-1, -1],
+        "sel-n-lo": int(ns[0]), "sel-n-corner": int(ns[-1]), "sel-d-lo": int(ds[0]), "sel-d-hi": int(ds[-1]),
+        "sel-small-words": small_words(grid_plain["any"][small].max()), "sel-ln-words": ln_words(grid_ln["any"].max()),
+        "sel-stage-query": share["query"], "sel-stage-duplicate": share["duplicate"], "sel-stage-nnls": share["nnls"],
+        "sel-stage-lp": share["lp"],
+        "sel-tab-grid": _table(("quantity", "value"), grid_rows),
+        "sel-tab-contour": _table(("$d$", "$n^*(d)$", "95 % low", "95 % high"), contour_rows)})
+
+
+def growth_glue(growth: dict, growth_sets: int) -> dict:
+    """The Gaussian level at 128 and 1,024 keys (``growth``: estimates per size, 16 to 1,024 keys)."""
+    return {"sel-g8-128": growth["Gaussian, d = 8"][3].value, "sel-g8-1024": growth["Gaussian, d = 8"][-1].value,
+            "sel-g7-1024": growth["Gaussian, d = 7"][-1].value, "sel-growth-sets": growth_sets}
+
+
+def tiny_glue(P) -> dict:
+    """The training of the tiny decoders, as this run sets it."""
+    return {"sel-tiny-steps": P.tiny_steps, "sel-tiny-batch": P.tiny_batch, "sel-tiny-seq": P.tiny_seq_len,
+            "sel-tiny-lr": P.tiny_lr, "sel-tiny-schedule": P.tiny_schedule_steps or P.tiny_steps}
+
+
+def lm_words(interval: tuple[float, float]) -> str:
+    """How the held-out losses compare, from the interval of (without scaling − LayerNorm)."""
+    lo, hi = interval
+    return ("the model without scaling does worse" if lo > 0 else "the model without scaling does better" if hi < 0
+            else "the two models are not told apart")
+
+
+def lm_glue(P, held: dict, lm, losses: dict) -> dict:
+    """The language-modelling comparison (``lm``: paired difference per window, without scaling − LayerNorm)."""
+    lo, hi = lm.interval()
+    return _markdown({"sel-lm-windows": P.lm_windows, "sel-lm-ln": held["layernorm"].mean(),
+                      "sel-lm-proj": held["projection"].mean(), "sel-lm-diff": lm.value, "sel-lm-lo": lo,
+                      "sel-lm-hi": hi, "sel-lm-wins": lm.wins, "sel-lm-words": lm_words((lo, hi)),
+                      "sel-train-ln": losses["layernorm"][-50:].mean(), "sel-train-proj": losses["projection"][-50:].mean()})
+
+
+def layer_table(meas: dict, gauss: dict):
+    """The tiny decoders' percentages per layer beside the paper's and the Gaussian level at the same n,
+    as long rows (for the figure), and the difference from the Gaussian level set by set."""
+    import numpy as np
+    import pandas as pd
+
+    import attention_geometry as ag
+    rows, excess = [], {}
+    for (norm, place), paper_values in PAPER_TABLES.items():
+        g = gauss[8 if place == "residual" else 7]
+        for layer in range(4):
+            est = ag.mean_estimate(meas[norm][place][:, layer])
+            excess[(norm, place, layer)] = ag.paired_difference(meas[norm][place][:, layer], g)  # same n, set by set
+            rows += [dict(layer=layer + 1, what=f"{norm}, {place}", source=s, percent=v, se=e) for s, v, e in
+                     [("this book", est.value, est.se), ("paper", paper_values[layer], np.nan),
+                      ("Gaussian, same n", g.mean(), ag.mean_estimate(g).se)]]
+    return pd.DataFrame(rows), excess
+
+
+def tables_glue(P, meas: dict, gauss: dict, radius, layer_rows, excess: dict) -> dict:
+    """Tables 1-2 as this run measures them: the per-layer table, the table of differences from the
+    Gaussian level, and the numbers the text reads."""
+    import attention_geometry as ag
+    out = {"sel-table-sets": P.table_sets, "sel-table-lo": P.table_n_min, "sel-table-hi": P.table_n_max,
+           "sel-g8-table": gauss[8].mean(), "sel-g7-table": gauss[7].mean(), "sel-radius-min": radius.min(),
+           "sel-ln-after-max": meas["layernorm"]["normed"].max(), "sel-ln-before-mean": meas["layernorm"]["residual"].mean(),
+           "sel-proj-after-mean": meas["projection"]["normed"].mean(), "sel-sphere-max": meas["layernorm"]["sphere"].max(),
+           "sel-m-layernorm-residual": meas["layernorm"]["residual"].mean(),
+           "sel-m-layernorm-normed": meas["layernorm"]["normed"].mean(),
+           "sel-m-projection-normed": meas["projection"]["normed"].mean()}
+    for (norm, place, layer), est in excess.items():
+        if place != "normed" or norm == "projection":
+            if layer in (0, 3):
+                key = f"sel-x-{norm}-{place}-{layer + 1}"
+                lo, hi = est.interval()
+                out.update({key: est.value, f"{key}-lo": lo, f"{key}-hi": hi, f"{key}-words": ag.relative_words(est)})
+    sources = ("this book", "paper", "Gaussian, same n")
+    per_layer = []
+    for what in layer_rows["what"].unique():
+        norm, place = what.split(", ")
+        for source in sources:
+            part = layer_rows[(layer_rows["what"] == what) & (layer_rows["source"] == source)].sort_values("layer")
+            per_layer.append([PLACES[norm, place], source] + [f"{v:.1f}" for v in part["percent"]])
+    diff_rows = []
+    for (norm, place, layer), est in excess.items():
+        if (norm, place) in (("layernorm", "residual"), ("projection", "normed")):
+            lo, hi = est.interval()
+            diff_rows.append((PLACES[norm, place], layer + 1, f"{est.value:.1f}", f"{lo:.1f} to {hi:.1f}",
+                              ag.relative_words(est) + " Gaussian keys"))
+    out.update({"sel-tab-layers": _table(("states", "source", "layer 1", "layer 2", "layer 3", "layer 4"), per_layer),
+                "sel-tab-excess": _table(("states", "layer", "trained − Gaussian (points)", "95 % interval", "reading"),
+                                         diff_rows)})
+    return _markdown(out)
+
+
+def short_glue(P, short: dict, g7_short, short_excess) -> dict:
+    """Table 3 as this run measures it: per-layer percentages on the short sets, and the numbers the text reads."""
+    import attention_geometry as ag
+    lo, hi = short_excess.interval()
+    rows = [(PLACES[norm, place], *(f"{v:.1f}" for v in values[place].mean(0)), f"{values[place].mean():.1f}")
+            for norm, values in short.items() for place in ("normed", "keys")]
+    rows.append(("Gaussian keys, $d = 7$, same sizes", "", "", "", "", f"{g7_short.mean():.1f}"))
+    return _markdown({
+        "sel-short-sets": P.short_sets, "sel-short-lo": P.short_n_min, "sel-short-hi": P.short_n_max,
+        "sel-short-proj": short["projection"]["normed"].mean(), "sel-short-g7": g7_short.mean(),
+        "sel-short-x": short_excess.value, "sel-short-x-lo": lo, "sel-short-x-hi": hi,
+        "sel-short-x-words": ag.relative_words(short_excess),
+        "sel-heads-ln": short["layernorm"]["keys"].mean(), "sel-heads-proj": short["projection"]["keys"].mean(),
+        "sel-short-ln-max": short["layernorm"]["normed"].max(),
+        "sel-tab-short": _table(("states", "layer 1", "layer 2", "layer 3", "layer 4", "mean"), rows)})
+
+
+def pretrained_rows(model, normed):
+    """Per layer of a pretrained decoder (its normed hidden states ``normed``): the percentage of
+    unselectable normed states (with the hint k / g^2) and of per-head keys, duplicates, zero gains."""
+    import numpy as np
+    import pandas as pd
+
+    from ... import selectability as sel
+    from ...models import pretrained
+    rows = []
+    for layer, u in enumerate(normed):
+        g = model.model.layers[layer].input_layernorm.weight.detach().double().numpy()
+        x = u.detach().double().numpy()
+        hint = x / np.where(g == 0, 1.0, g) ** 2
+        pct, stages = sel.percent_unselectable(x, hint)
+        keys = pretrained.per_head_keys(model, layer, u).detach().double().numpy()
+        rows.append(dict(layer=layer, normed=pct, duplicates=100 * stages[1] / stages.sum(),
+                         keys=sel.percent_unselectable(keys)[0], zero_gains=int((g == 0).sum())))
+    return pd.DataFrame(rows)
+
+
+def pretrained_long(smol):
+    """``pretrained_rows`` in long form, for the figure."""
+    return smol.rename(columns={"normed": "normed hidden states", "keys": "per-head keys (W_K x)"}).melt(
+        id_vars="layer", value_vars=["normed hidden states", "per-head keys (W_K x)"], var_name="what",
+        value_name="percent")
+
+
+def pretrained_glue(smol, ids) -> dict:
+    """What the text reads from ``pretrained_rows``: the numbers, the table, and the words."""
+    import numpy as np
+    rest = smol.iloc[1:]  # layers after the position-free first one
+    same_0 = bool(np.isclose(smol["keys"][0], smol.duplicates[0]))  # a repeated token's keys are unselectable anyway
+    dup_rest, zero = rest["duplicates"].max(), int(smol.zero_gains.sum())
+    rows = [(int(r.layer), f"{r.normed:.2f}", f"{r.duplicates:.2f}", f"{r.keys:.2f}", int(r.zero_gains))
+            for r in smol.itertuples()]
+    return _markdown({
+        "sel-smol-seq": ids.shape[1], "sel-smol-nseq": ids.shape[0], "sel-smol-normed-max": smol.normed.max(),
+        "sel-smol-normed-nodup-max": (smol.normed - smol.duplicates).max(), "sel-smol-dup-0": smol.duplicates[0],
+        "sel-smol-zero-gains": zero, "sel-smol-keys-rest-max": rest["keys"].max(), "sel-smol-keys-0": smol["keys"][0],
+        "sel-smol-last": len(smol) - 1, "sel-smol-rest-normed-max": rest["normed"].max(),
+        "sel-smol-keys-0-words": "the same tokens" if same_0 else f"where {smol.duplicates[0]:.2f} % are duplicates",
+        "sel-smol-keys-where": ("only where tokens repeat in layer 0" if same_0 and rest["keys"].max() == 0
+                                else f"in up to {smol['keys'].max():.2f} % of the keys of a layer"),
+        "sel-smol-dup-words": ("The duplicates are all in layer 0" if dup_rest == 0 else
+                               f"Most duplicates are in layer 0 (at most {dup_rest:.2f} % in a later layer)"),
+        "sel-smol-affine-words": ("applies, and in the layers after the first at most" if zero == 0 else
+                                  "does not apply to every layer; in the layers after the first at most"),
+        "sel-smol-spread-words": ("the trained keys of one text are spread enough in 64 dimensions that each is a "
+                                  "vertex of their hull" if rest["keys"].max() == 0 else
+                                  "the others are vertices of their hull"),
+        "sel-tab-smol": _table(("layer", "normed states (%)", "duplicates (%)", "per-head keys (%)", "zero gains"), rows)})
+
+
+def paper_vs_gauss_glue(growth: dict, growth_ns) -> dict:
+    """The paper's Tables 1-2 against Gaussian sets of the paper's own key counts (768 and 1,024)."""
+    from ... import stats as st
+    at_paper_n = {d: [growth[f"Gaussian, d = {d}"][growth_ns.index(n)] for n in (768, 1024)] for d in (8, 7)}
+    band = {d: " to ".join(f"{e.format()} %" for e in at_paper_n[d]) for d in (8, 7)}
+    pairs = ((("layernorm", "residual"), 8), (("projection", "normed"), 7))
+    position = {d: ", ".join(f"layer {i + 1}: {w}" for i, w in enumerate(st.band_position(PAPER_TABLES[key], at_paper_n[d])))
+                for key, d in pairs}
+    where = [w for key, d in pairs for w in st.band_position(PAPER_TABLES[key], at_paper_n[d])]
+    return {"sel-gauss-paper-8": band[8], "sel-gauss-paper-7": band[7],
+            "sel-paper-vs-gauss-t2": position[8], "sel-paper-vs-gauss-t1": position[7],
+            "sel-paper-vs-gauss-reading": reading_words(where)}
+
+
+def reading_words(where: list[str]) -> str:
+    """What the positions of the paper's values against the Gaussian band say about training."""
+    if set(where) == {"below"}:
+        return ("in every layer of both tables they do: the unselectable keys the tables report are what is left "
+                "of the Gaussian level, not something training creates")
+    return (f"that holds in {where.count('below')} of the {len(where)} layers of the two tables; where they lie "
+            "within or above it, the tables do not show training removing unselectable keys")
+
+
+def claims(P, *, grid_ln, ds, ns, contour, meas, gauss, short, g7_short, radius, models, training, lm) -> list:
+    """The chapter's claims, each with its measurement and its verdict rule."""
+    import numpy as np
+
+    import attention_geometry as ag
+    row = dict(paper="brody2023expressivity", section="sel-tables")
+    original_grid = (P.grid_n_min, P.grid_n_max, P.grid_d_min, P.grid_d_max, P.grid_sets) == (3, 60, 3, 15, 100)
+    tiny_settings = f"{P.tiny_steps:,} steps × {P.tiny_batch} × {P.tiny_seq_len} bytes, lr {P.tiny_lr:g}"
+    trained = dict(shortfall=ag.training_shortfall(training),  # rows measured on the trained decoders
+                   stand_in="byte-level decoders trained and measured on the book's corpus in place of the original's "
+                            "GPT-2 tokens (trained on English Wikipedia, measured on SQuAD and SST-2)")
+    out = [ag.Claim(
+        "sel-fig1d", where="abstract, (b); Fig. 1d", source="abstract", at_paper_settings=original_grid, **row,
+        statement="scaling allows each key to potentially receive the highest attention, and prevents keys from being "
+                  "'un-select-able' (Fig. 1d: Gaussian keys after LayerNorm)",
+        measured=f"largest fraction of sets with an unselectable key after LN: {grid_ln['any'].max():.2f}",
+        settings=f"n {P.grid_n_min}-{P.grid_n_max}, d {P.grid_d_min}-{P.grid_d_max}, {P.grid_sets} sets per cell",
+        verdict=ag.property_verdict(bool(grid_ln["any"].max() == 0), "no set after LayerNorm has one"))]
+    out.append(ag.Claim(
+        "sel-fig1c", where="Fig. 1c (repository file unselectable/images/figure1cd.png)", source="repository",
+        at_paper_settings=original_grid, **row,
+        statement="Gaussian keys without LayerNorm: the fraction of sets with an unselectable key over n and d",
+        measured="50 % contour n*(d): " + ", ".join(f"{v:.0f} (d = {d})" for d, v in zip(ds, contour[0]) if v == v)
+                 + f"; not reached by n = {ns[-1]} for {int(np.isnan(contour[0]).sum())} larger d",
+        settings=f"{P.grid_sets} sets per cell",
+        verdict=ag.not_tested("the figure is an image this book cannot read: its contour is not available to compare")))
+    n_range, paper_range = (P.table_n_min, P.table_n_max), (768, 1024)
+    for cid, (norm, place), where in [("sel-table2-before", ("layernorm", "residual"), "Table 2, before LN"),
+                                      ("sel-table1-noscale", ("projection", "normed"), "Table 1, without scaling")]:
+        est = [ag.mean_estimate(meas[norm][place][:, layer]) for layer in range(4)]
+        out.append(ag.Claim(
+            cid, where=f"{where} (repository file unselectable/images/table{where[6]}.png)", source="repository", **row,
+            statement=f"% unselectable keys per layer, {where}: " + " / ".join(f"{v:g}" for v in PAPER_TABLES[(norm, place)]),
+            measured=" / ".join(e.format() for e in est) + f" (Gaussian, same n: {gauss[8 if place == 'residual' else 7].mean():.1f})",
+            settings=f"{P.table_sets} sets of {P.table_n_min}-{P.table_n_max} keys; {tiny_settings}", **trained,
+            verdict=ag.table_verdict(est, PAPER_TABLES[(norm, place)], n_range, paper_range,
+                                     labels=[f"layer {i}" for i in range(1, 5)])))
+    ln_after = max(meas["layernorm"]["normed"].max(), short["layernorm"]["normed"].max())
+    on_sphere = max(meas["layernorm"]["sphere"].max(), short["layernorm"]["sphere"].max())
+    out += [ag.Claim(
+        "sel-table2-after", where="Tables 1-2, after LN", source="repository", **row,
+        statement="after LayerNorm no key is unselectable (0 % in every layer)",
+        measured=f"largest % in any set and layer: {ln_after:.2f} (epsilon = 0: {on_sphere:.2f})", settings=tiny_settings,
+        **trained,
+        verdict=ag.after_norm_verdict(ln_after, on_sphere, radius.min(), eps=models["layernorm"].config.eps)),
+      ag.Claim(
+        "sel-table3", where="Table 3 (SST-2, at most 128 tokens)", source="repository", **row,
+        statement="% unselectable keys per layer of the model without scaling on short sequences",
+        measured=f"{short['projection']['normed'].mean():.1f} % (Gaussian d = 7, same n: {g7_short.mean():.1f} %)",
+        settings=f"{P.short_sets} sets of {P.short_n_min}-{P.short_n_max} keys; {tiny_settings}", **trained,
+        verdict=ag.not_tested("the paper's Table 3 values are not in the sources available to this book"))]
+    out.append(ag.Claim(
+        "sel-lm", where="abstract; Fig. 4", source="abstract", **row,
+        statement="Transformers do indeed benefit from these properties of LayerNorm in general language modeling",
+        measured=f"held-out loss, projection-only − LN, per window: {lm.format()} nats/byte",
+        settings=f"{P.lm_windows} held-out windows, one training seed per model; {tiny_settings}", **trained,
+        verdict=ag.sign_verdict(lm, +1, what="projection-only − LN")))
+    return out

@@ -56,3 +56,188 @@ class UniformAttentionParams(ChapterParams):
         (0.7, {"steps": 1, "n_seeds": 1, "n_sequences": 1, "length": 1}),
         (0.2, {"geo_steps": 1, "geo_seeds": 1, "geo_batch": 1}),
     ))
+
+
+# What the chapter glues beside its computations: tables, and the words that read its numbers,
+# computed from the run so that a rerun at other parameters says what that run measured.
+
+NORM_NAMES = {"layernorm": "LayerNorm", "rmsnorm": "fair control (`rmsnorm`)", "original_code": "original's variant"}
+
+
+def _markdown(values: dict) -> dict:
+    """``values`` with each ``*-words`` entry and each ``*-tab-*`` table as Markdown (``{glue:md}``)."""
+    from IPython.display import Markdown
+    return {k: Markdown(v) if k.endswith("-words") or "-tab-" in k else v for k, v in values.items()}
+
+
+def check_glue(check: dict, cs, *, check_keys: int, d: int) -> dict:
+    """The numerical check of :prf:ref:`prop-ua-uniform` (``uniform_query_check`` over the factors
+    ``cs``): its table, and whether the LayerNorm spread is rounding error."""
+    import numpy as np
+
+    from ..tables import markdown_table
+    per_c = check["spread_scaled"] / cs  # constant if the spread is proportional to c
+    rel_ln = float((check["spread_ln"] / cs).max())
+    rows = [(r"largest score spread of $c\,\mathbf 1$, LayerNorm keys", f"{check['spread_ln'].max():.1e}"),
+            (r"largest change of a score when $c\,\mathbf 1$ is added to a query, LayerNorm keys", f"{check['shift'].max():.1e}"),
+            (r"largest $\lvert$attention weight $- 1/n\rvert$ at the largest $c$, LayerNorm keys", f"{check['att_dev']:.1e}"),
+            (r"smallest score spread of $c\,\mathbf 1$, scaled keys", f"{check['spread_scaled'].min():.2f}"),
+            (r"score spread over $c$, scaled keys (median)", f"{np.median(per_c):.2f}"),
+            (r"largest relative departure of that ratio from its median", f"{np.abs(per_c / np.median(per_c) - 1).max():.0e}")]
+    return _markdown({
+        "ua-check-keys": check_keys, "ua-d": d, "ua-c-max": cs[-1], "ua-spread-ln": check["spread_ln"].max(),
+        "ua-spread-ln-rel": rel_ln, "ua-spread-sc-rel": np.median(per_c),
+        "ua-spread-sc-rel-dev": np.abs(per_c / np.median(per_c) - 1).max(),
+        "ua-tab-check": markdown_table(("quantity", "value"), rows),
+        "ua-check-words": rounding_words(rel_ln)})
+
+
+def rounding_words(relative_spread: float, rounding: float = 1e-9) -> str:
+    """Whether the LayerNorm keys' spread, relative to c, is rounding error (below ``rounding``)."""
+    return ("the LayerNorm keys give scores equal up to rounding, at every $c$" if relative_spread < rounding else
+            f"the LayerNorm keys' scores spread by {relative_spread:.0e} $c$, more than rounding")
+
+
+def settings_glue(P, rows, geometry_rows) -> dict:
+    """The run's settings, and its table of differences from the original (``run_differences``)."""
+    from ...words import differences_in_words
+    from ..tables import markdown_table
+    table = markdown_table(("setting", "this run", "the original"),
+                           [(f"`{k}`", f"{a:,}", f"{b:,}") for k, a, b in rows] or [("every setting", "the original's", "the original's")])
+    return {"ua-differences": _markdown({"ua-tab-differences": table})["ua-tab-differences"],
+            "ua-differences-words": differences_in_words(rows + geometry_rows),
+            "ua-length": P.length, "ua-classes": P.n_classes, "ua-margin": P.min_margin,
+            "ua-n-sequences": P.n_sequences, "ua-seeds": P.n_seeds, "ua-steps": P.steps, "ua-batch": P.batch,
+            "ua-lr": P.lr, "ua-eval-every": P.eval_every, "ua-eval-seq": P.eval_sequences,
+            "ua-decay-epochs": P.lr_decay_epochs}
+
+
+def enumeration_words(first_parts: int, possible: int) -> str:
+    """Whether the depth-first enumeration reached every smallest part a kept partition can have."""
+    return "stops before it has visited" if first_parts < possible else "visits"
+
+
+def data_glue(train_counts, length: int, n_classes: int, min_margin: int, runs: dict, d: int) -> dict:
+    """Facts about the first seed's training set (``train_counts``: class counts per sequence) and the runs."""
+    import attention_geometry as ag
+    top2 = train_counts.topk(2, dim=-1).values.float()
+    smallest = train_counts.masked_fill(train_counts == 0, length + 1).min(-1).values  # each partition's first part
+    possible = ag.possible_smallest_parts(length, n_classes, min_margin)
+    first = len(smallest.unique())
+    return {"ua-top-mean": top2[:, 0].mean(), "ua-margin-mean": (top2[:, 0] - top2[:, 1]).mean(),
+            "ua-first-parts": first, "ua-first-parts-possible": possible,
+            "ua-enumeration": enumeration_words(first, possible), "ua-random-angle": ag.random_angle_to_ones(d),
+            "ua-n-train": runs["layernorm"].n_train, "ua-n-test": runs["layernorm"].n_test,
+            "ua-stopped": int(sum((r.stopped >= 0).sum() for r in runs.values()))}
+
+
+def sign_words(interval: tuple[float, float], lower: str, higher: str, unresolved: str) -> str:
+    """``lower`` when the paired interval lies wholly below 0, ``higher`` wholly above, else ``unresolved``."""
+    lo, hi = interval
+    return lower if hi < 0 else higher if lo > 0 else unresolved
+
+
+def results_glue(per_seed: dict, diffs: dict) -> dict:
+    """The means per variant and the paired differences (``paired_difference`` by seed): two tables,
+    the numbers under their names (a sweep plots them) and the words that read the intervals."""
+    import attention_geometry as ag
+
+    from ..tables import markdown_table
+    quantities = ("mean training loss", "final test accuracy", "final angle")
+    mean = {(n, m): ag.mean_estimate(v).value for n, values in per_seed.items() for m, v in values.items()}
+    out = {f"ua-{n}-{m.replace(' ', '-')}": mean[n, m] for n in per_seed for m in quantities}
+    means = markdown_table(("variant",) + quantities,
+                           [(NORM_NAMES.get(n, n), f"{mean[n, quantities[0]]:.3f}", f"{mean[n, quantities[1]]:.3f}",
+                             f"{mean[n, quantities[2]]:.1f}°") for n in per_seed])
+    rows = [(f"{a} − {b}", m, f"{e.value:.4f}", f"{e.se:.4f}", f"{e.interval()[0]:.4f} to {e.interval()[1]:.4f}", e.wins)
+            for (a, b, m), e in diffs.items()]
+    table = markdown_table(("comparison", "quantity", "mean difference", "s.e.", "95 % interval",
+                            "seeds with first > second"), rows)
+    for (a, b, m), e in diffs.items():
+        if a == "layernorm" and m in ("mean training loss", "final test accuracy"):
+            key = f"ua-d-{a}-{b}-{m.replace(' ', '-')}"
+            lo, hi = e.interval()
+            out.update({key: e.value, f"{key}-lo": lo, f"{key}-hi": hi, f"{key}-wins": e.wins})
+    loss = {b: diffs["layernorm", b, "mean training loss"].interval() for b in ("original_code", "rmsnorm")}
+    acc = diffs["layernorm", "rmsnorm", "final test accuracy"].interval()
+    out.update({
+        "ua-tab-means": means, "ua-tab-diffs": table,
+        "ua-loss-code-words": sign_words(loss["original_code"], "learns faster than the original's variant",
+                                         "learns more slowly than the original's variant",
+                                         "is not told apart from the original's variant"),
+        "ua-loss-fair-words": sign_words(loss["rmsnorm"], "learns faster than the fair control",
+                                         "learns more slowly than the fair control",
+                                         "is not told apart from the fair control"),
+        "ua-acc-fair-words": sign_words(acc, "ends less accurate than the fair control",
+                                        "ends more accurate than the fair control",
+                                        "ends as accurate as the fair control within the interval")})
+    return _markdown(out)
+
+
+def geometry_glue(P, geo_angle: dict, geo: dict, geo_diff) -> dict:
+    """The d = 3 runs: settings, mean angles and accuracies, and which variant's queries lie nearer the line."""
+    import attention_geometry as ag
+    lo, hi = geo_diff.interval()
+    return _markdown({
+        "ua-geo-seeds": P.geo_seeds, "ua-geo-steps": P.geo_steps, "ua-geo-batch": P.geo_batch, "ua-geo-lr": P.geo_lr,
+        "ua-geo-angle-ln": geo_angle["layernorm"].mean(), "ua-geo-angle-code": geo_angle["original_code"].mean(),
+        "ua-geo-acc-ln": geo["layernorm"].final["test_accuracy"].mean(),
+        "ua-geo-acc-code": geo["original_code"].final["test_accuracy"].mean(),
+        "ua-geo-random": ag.random_angle_to_ones(3),
+        "ua-geo-words": sign_words((lo, hi), "the LayerNorm queries lie farther from the line through $\\mathbf 1$",
+                                   "the LayerNorm queries lie nearer the line through $\\mathbf 1$",
+                                   "the seeds do not tell the two variants' angles apart")})
+
+
+def claims(P, check: dict, cs, diffs: dict, runs: dict, geo_diff) -> list:
+    """The chapter's claims, each with its measurement and its verdict rule."""
+    import attention_geometry as ag
+    row = dict(paper="brody2023expressivity", section="ua-majority")
+    settings = f"{P.n_seeds} seeds, {P.steps:,} steps, batch {P.batch:,}, lr {P.lr:g}"
+    out = [ag.Claim(
+        "ua-uniform-query", where="abstract, (a)", source="abstract", at_paper_settings=True, **row,
+        statement="projection allows the attention mechanism to create an attention query that attends to all keys "
+                  "equally",
+        measured=f"proved ({{prf:ref}}`prop-ua-uniform`); score spread of c·1 at most {check['spread_ln'].max():.1e}",
+        settings=f"{P.check_keys} keys, d = {P.d}, float64, c up to {cs[-1]:.0e}",
+        verdict=ag.property_verdict(bool(check["spread_ln"].max() < 1e-9 * cs[-1]), "the spread is rounding error"))]
+    for other, name in [("original_code", "the original's variant without projection"),
+                        ("rmsnorm", "scaling without projection (the fair control: the projection alone)")]:
+        est = diffs[("layernorm", other, "mean training loss")]
+        out.append(ag.Claim(
+            f"ua-majority-vs-{other}", where="abstract; Fig. 2a (training loss)", source="abstract", **row,
+            statement=f"Transformers benefit from the projection even in computing 'majority': against {name}",
+            measured=f"training loss over the run, LN − {other}, per seed: {est.format()}", settings=settings,
+            verdict=ag.sign_verdict(est, -1, what=f"LN − {other}")))
+    for norm, value in [("layernorm", 12), ("original_code", 83)]:
+        est = ag.mean_estimate(runs[norm].final["angle"])
+        out.append(ag.Claim(
+            f"ua-angle-{norm}", where="Fig. 2b (repository file majority/images/figure2.png)", source="repository", **row,
+            statement=f"angle between the learned query and 1 ≈ {value}° {'with' if norm == 'layernorm' else 'without'} "
+                      "projection, at about 16,000 steps (value read from the figure)",
+            measured=f"{est.format()}° at step {runs[norm].steps[-1]:,}", settings=settings,
+            verdict=ag.angle_verdict(runs[norm].final["angle"], runs[norm].steps[-1], value, 16_000)))
+    out.append(ag.Claim(
+        "ua-geometry-3d", where="abstract, (a); Fig. 1a–b (d = 3)", source="abstract", **row,
+        statement="projection allows the attention mechanism to create an attention query that attends to all keys "
+                  "equally: in the trained d = 3 models, queries closer to the line through 1 with projection",
+        measured=f"angle, original's variant − LN, per seed: {geo_diff.format()}°",
+        settings=f"{P.geo_seeds} seeds, {P.geo_steps:,} steps, batch {P.geo_batch}, lr {P.geo_lr:g}",
+        verdict=ag.sign_verdict(geo_diff, +1, what="angle difference")))
+    return out
+
+
+def paper_glue(presets_paper: dict, stored) -> dict:
+    """What the paper's settings differ in, and the confound share of the stored paper run, if any."""
+    import attention_geometry as ag
+    rows = ag.run_differences(ag.majority_setup(presets_paper), presets_paper["n_seeds"]) + ag.geometry_differences(presets_paper)
+    if not stored:
+        share = "The paper's settings have no stored run."
+    else:
+        v = stored.values  # the stored run's measurements; the words by today's rule
+        words = ag.share_words(v["ua-share-lo"], v["ua-share-hi"], v["ua-d-layernorm-rmsnorm-final-test-accuracy-hi"] < 0,
+                               whole=(v["ua-d-layernorm-original_code-final-test-accuracy-lo"],
+                                      v["ua-d-layernorm-original_code-final-test-accuracy-hi"]))
+        share = ("At the paper's settings (the stored run) it closes {ua-share:.2f} ({ua-share-lo:.2f} to "
+                 "{ua-share-hi:.2f}): the gap is {words} the confound.").format_map({**v, "words": words})
+    return {"ua-paper-differences": ag.differences_in_words(rows), "ua-paper-share": share}
