@@ -8,7 +8,7 @@ from ..cost import CostModel
 from ..params import ChapterParams, CorpusDir, Seed
 
 __all__ = ["RankCollapseParams", "mask_family", "radius_table", "collapse_table", "temperature_table",
-           "estimate_table", "spread_table", "holds_word", "slack_words", "bound_fall_words", "skip_scale_words",
+           "estimate_table", "spread_table", "holds_word", "holds_everywhere_words", "depth_words", "slack_words", "bound_fall_words", "skip_scale_words",
            "heads_words", "decades_words", "fraction_words"]
 
 
@@ -141,6 +141,21 @@ def holds_word(holds: bool) -> str:
     return "holds" if holds else "fails"
 
 
+def holds_everywhere_words(holds: bool) -> str:
+    """Whether a bound held on every run and layer, as a predicate."""
+    return "holds on every run and every layer" if holds else "fails on at least one run and layer"
+
+
+def depth_words(mean_depth: float, share: float) -> str:
+    """How a relative spread reached 1e-4: after how many layers (``mean_depth``, the mean over
+    runs of ``collapse_depth``) when every run did (``share`` = 1), else in which share of runs."""
+    if share >= 1:
+        return f"reaches 10⁻⁴ after {mean_depth:.1f} layers on average"
+    if share <= 0:
+        return "does not reach 10⁻⁴ within the depth in any run"
+    return f"reaches 10⁻⁴ within the depth in a fraction {share:.2f} of the runs"
+
+
 def slack_words(slack: float) -> str:
     """Where a bound lies against the measured value, ``slack`` decades apart (log10 bound/measured)."""
     if slack > 0:
@@ -170,13 +185,15 @@ def heads_words(all_reached: bool) -> str:
     return "collapse the tokens as well" if all_reached else "do not collapse every input within the depth"
 
 
-def decades_words(diff: float, above: str = "above", below: str = "below") -> str:
-    """``"x decades above"`` / ``"below"`` / ``"level with"`` for a log10 difference ``diff``."""
-    if diff > 0:
+def decades_words(diff: float, above: str = "above", below: str = "below", level: str = "level with",
+                  tol: float = 0.05) -> str:
+    """``"x decades above"`` / ``"x decades below"`` for a log10 difference ``diff``, and ``level``
+    where it is within ``tol`` decades of 0 (what one decimal would show as 0.0)."""
+    if diff >= tol:
         return f"{diff:.1f} decades {above}"
-    if diff < 0:
+    if diff <= -tol:
         return f"{-diff:.1f} decades {below}"
-    return "level with"
+    return level
 
 
 def fraction_words(share: float, what: str) -> str:
