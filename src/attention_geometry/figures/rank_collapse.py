@@ -3,6 +3,8 @@
 from .theme import set_theme  # noqa: F401  (the shared theme; chapters call it once)
 from .theme import new_figure as _new_figure
 
+import warnings
+
 import numpy as np
 import seaborn as sns
 
@@ -29,7 +31,9 @@ def plot_masks(masks: dict, radii: dict):
 
 def _bands(ax, depth, curves, styles=None):
     for (label, v), c in zip(curves.items(), sns.color_palette(n_colors=len(curves))):
-        lo, med, hi = np.nanquantile(v, [0.1, 0.5, 0.9], axis=1)
+        with warnings.catch_warnings():  # a layer where every run overflowed is a gap, not news
+            warnings.simplefilter("ignore", RuntimeWarning)
+            lo, med, hi = np.nanquantile(v, [0.1, 0.5, 0.9], axis=1)
         ax.plot(depth, med, color=c, label=label, **(styles or {}).get(label, {}))
         ax.fill_between(depth, lo, hi, color=c, alpha=0.2, lw=0)
 
