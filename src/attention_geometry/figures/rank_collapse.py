@@ -3,6 +3,8 @@
 from .theme import set_theme  # noqa: F401  (the shared theme; chapters call it once)
 from .theme import new_figure as _new_figure
 
+import warnings
+
 import numpy as np
 import seaborn as sns
 
@@ -29,17 +31,19 @@ def plot_masks(masks: dict, radii: dict):
 
 def _bands(ax, depth, curves, styles=None):
     for (label, v), c in zip(curves.items(), sns.color_palette(n_colors=len(curves))):
-        lo, med, hi = np.nanquantile(v, [0.1, 0.5, 0.9], axis=1)
+        with warnings.catch_warnings():  # a layer where every run overflowed is a gap, not news
+            warnings.simplefilter("ignore", RuntimeWarning)
+            lo, med, hi = np.nanquantile(v, [0.1, 0.5, 0.9], axis=1)
         ax.plot(depth, med, color=c, label=label, **(styles or {}).get(label, {}))
         ax.fill_between(depth, lo, hi, color=c, alpha=0.2, lw=0)
 
 
-def plot_mu_bands(depth, curves: dict, title: str, ylabel=r"$\mu(X^{(t)}) / \|X^{(t)}\|_F$", ncols=1):
+def plot_mu_bands(depth, curves: dict, title: str, ylabel=r"$\mu(X^{(\ell)}) / \|X^{(\ell)}\|_F$", ncols=1):
     """Median and 10-90 % band over trajectories. ``curves[label] = (T + 1, n)`` arrays."""
     fig = _new_figure(figsize=(7.0, 4.2), layout="constrained")
     ax = fig.subplots()
     _bands(ax, depth, curves)
-    ax.set(yscale="log", xlabel="layer t", ylabel=ylabel, title=title)
+    ax.set(yscale="log", xlabel=r"layer $\ell$", ylabel=ylabel, title=title)
     ax.legend(fontsize="small", ncol=ncols)
     return fig
 
@@ -54,8 +58,8 @@ def plot_bound(depth, measured: dict, bound: dict):
     for (label, v), c in zip(measured.items(), sns.color_palette(n_colors=len(measured))):
         ax.plot(depth, np.nanmedian(v, axis=1), color=c, label=f"{label}: measured")
         ax.plot(depth, np.nanmedian(bound[label], axis=1), color=c, ls="--", label=f"{label}: bound")
-    ax.set(yscale="log", xlabel="layer t", ylabel=r"$\mu(Z^{(t)})$, $Z^{(t)} = A^{(t-1)}\cdots A^{(0)}X^{(0)}$",
-           title="The theorem's bound with each run's own $\\varepsilon$")
+    ax.set(yscale="log", xlabel=r"layer $\ell$", ylabel=r"$\mu(Z^{(\ell)})$, $Z^{(\ell)} = A^{(\ell-1)}\cdots A^{(0)}X^{(0)}$",
+           title="The theorem's bound with each run's own $\\delta$")
     ax.legend(fontsize="x-small", ncol=2)
     return fig
 
@@ -72,6 +76,6 @@ def plot_precision(depth, panels: dict):
     for (r, c), curves in panels.items():
         ax = axes[rows.index(r), cols.index(c)]
         _bands(ax, depth, curves)
-        ax.set(yscale="log", title=f"{r}, {c}", xlabel="layer t" if r == rows[-1] else None)
+        ax.set(yscale="log", title=f"{r}, {c}", xlabel=r"layer $\ell$" if r == rows[-1] else None)
     axes[0, 0].legend(fontsize="x-small")
     return fig

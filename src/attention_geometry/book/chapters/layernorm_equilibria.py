@@ -7,7 +7,8 @@ from pydantic import Field
 from ..cost import CostModel
 from ..params import ChapterParams, CorpusDir, Seed
 
-__all__ = ["LayerNormEquilibriaParams"]
+__all__ = ["LayerNormEquilibriaParams", "rank_constructions", "constructions_table", "equilibria_table",
+           "ranks_table", "final_mu_table", "geometry_table", "proof_steps_words", "heights_words", "max_rank_words"]
 
 
 class LayerNormEquilibriaParams(ChapterParams):
@@ -56,3 +57,100 @@ class LayerNormEquilibriaParams(ChapterParams):
         (0.2, {"n_random": 1, "steps_rank": 1}),
         (0.2, {"n_text_samples": 1, "seq_len": 1}),
     ))
+
+
+# ---------------------------------------------------------------------------------------------
+# What the chapter shows beside its mathematics: the checks of its constructions, its numbered
+# tables and the words its sentences choose from the run's numbers. The maths stays in
+# attention_geometry.ln_dynamics; nothing here imports torch at module level.
+
+def rank_constructions(n: int, d: int, centre: bool):
+    """Build construction (c)'s equilibria of every rank ``k`` for ``n`` tokens in dimension ``d``
+    (with ``centre``: in ``d - 1`` dimensions lifted by ``centred_lift``) and check each: a fixed
+    point of the dynamics, of numerical rank ``k``, ``2^k`` of them. Returns the value matrix the
+    dynamics use and one row per rank ``{k: {"built", "2^k", "max residual", "ranks", "ok"}}``."""
+    import numpy as np
+    import torch
+
+    from ... import attention as mk
+    from ... import ln_dynamics as ld
+
+    W = ld.rank_construction_wv(n, d - centre)
+    Wd, U = ld.centred_lift(W) if centre else (W, np.eye(d))
+    out = {}
+    for k in range(1, min(n, d - centre) + 1):
+        X = torch.tensor(ld.rank_k_equilibria(W, n, k) @ U)
+        res = (ld.ln_step(X, torch.tensor(Wd), mk.causal_mask(n), centre=bool(centre)) - X).abs().amax((1, 2))
+        ranks = ld.numerical_rank(X)
+        out[k] = {"built": len(X), "2^k": 2**k, "max residual": float(res.max()), "ranks": sorted(set(ranks.tolist())),
+                  "ok": len(X) == 2**k and float(res.max()) < 1e-10 and bool((ranks == k).all())}
+    return Wd, out
+
+
+def constructions_table(tables: dict) -> str:
+    """Markdown: ``{variant: rank_constructions(...)[1]}`` as one table."""
+    from ..tables import markdown_table
+
+    rows = [(name, k, r["built"], r["2^k"], f"{r['max residual']:.1e}", ", ".join(map(str, r["ranks"])),
+             "yes" if r["ok"] else "no") for name, t in tables.items() for k, r in t.items()]
+    return markdown_table(["variant", "rank k", "equilibria built", "2^k", "largest residual", "ranks found",
+                           "every check passes"], rows)
+
+
+def equilibria_table(xe, ranks, resid, eig_abs, stable) -> str:
+    """Markdown: the equilibria of the ``N = d = 2`` counterexample, one row each."""
+    import numpy as np
+
+    from ..tables import markdown_table
+
+    vec = lambda v: "(" + ", ".join(f"{x:.4f}" for x in v) + ")"
+    rows = [(vec(xe[i, 0]), vec(xe[i, 1]), int(ranks[i]), f"{resid[i]:.1e}",
+             ", ".join(f"{x:.4f}" for x in np.sort(eig_abs[i])), "yes" if stable[i] else "no") for i in range(len(xe))]
+    return markdown_table(["token 1", "token 2", "rank", "fixed-point residual", "|Jacobian eigenvalues|", "stable"],
+                          rows)
+
+
+def ranks_table(reach: dict) -> str:
+    """Markdown: the share of random inputs ending at each rank, per construction (``{name: ranks}``)."""
+    import numpy as np
+
+    from ..tables import markdown_table
+
+    ranks = sorted({int(r) for v in reach.values() for r in np.asarray(v).ravel()})
+    rows = [(f"rank {k}", *(f"{float(np.mean(np.asarray(v) == k)):.3f}" for v in reach.values())) for k in ranks]
+    return markdown_table(["rank reached", *reach], rows)
+
+
+def final_mu_table(final: dict, residual: dict) -> str:
+    """Markdown: per (regime, mask), the largest final μ over inputs and the chart residual."""
+    from ..tables import markdown_table
+
+    return markdown_table(["attention regime", "mask", "largest final μ", "chart residual"],
+                          [(r, m, f"{v:.1e}", f"{residual[(r, m)]:.1e}") for (r, m), v in final.items()])
+
+
+def geometry_table(stats: dict, layers) -> str:
+    """Markdown: the per-layer token geometry ``stats[model][key] = (layers,)``."""
+    from ..tables import markdown_table
+
+    keys = [("full_rank", "full rank", ".2f"), ("sigma_min", "smallest singular value", ".2e"),
+            ("mean_abs_cos", "mean |cos|", ".3f"), ("rel_mu", "μ(X)/‖X‖", ".3f")]
+    header = ["layer"] + [f"{label}, {model}" for model in stats for _, label, _ in keys]
+    rows = [[int(layer)] + [format(float(stats[model][k][i]), f) for model in stats for k, _, f in keys]
+            for i, layer in enumerate(layers)]
+    return markdown_table(header, rows)
+
+
+def proof_steps_words(ok: bool) -> str:
+    """Whether both checked steps of proof (a) held on every run."""
+    return "hold on every run" if ok else "do not hold on every run"
+
+
+def heights_words(never_decrease: bool) -> str:
+    """``never`` / ``sometimes``: how often the heights of proof (a) decreased."""
+    return "never" if never_decrease else "sometimes"
+
+
+def max_rank_words(max_rank: int, d: int) -> str:
+    """The largest rank seen with centring, against ``d - 1``."""
+    return "= d − 1" if max_rank == d - 1 else f"(d − 1 = {d - 1})"

@@ -7,7 +7,9 @@ from pydantic import Field, model_validator
 from ..cost import CostModel
 from ..params import ChapterParams, CorpusDir, Seed
 
-__all__ = ["RankCollapseParams"]
+__all__ = ["RankCollapseParams", "mask_family", "radius_table", "collapse_table", "temperature_table",
+           "estimate_table", "spread_table", "holds_word", "holds_everywhere_words", "depth_words", "slack_words", "bound_fall_words", "skip_scale_words",
+           "heads_words", "decades_words", "fraction_words"]
 
 
 class RankCollapseParams(ChapterParams):
@@ -54,3 +56,150 @@ class RankCollapseParams(ChapterParams):
         (0.8, {"n_inputs": 1, "n_layers": 1, "n_tokens": 2, "d_model": 1, "len:windows": 0.5,
                "len:temperatures": 0.5}),
     ))
+
+
+# ---------------------------------------------------------------------------------------------
+# What the chapter shows beside its mathematics: the masks it compares, its numbered tables and
+# the words its sentences choose from the run's numbers (so that a rerun at other parameters
+# reads true). The maths stays in attention_geometry.collapse; nothing here imports torch at
+# module level (the tooling loads no torch).
+
+def mask_family(n: int, windows) -> dict:
+    """The chapter's masks for ``n`` tokens, labelled as in its tables: complete, causal, a
+    two-sided and a one-sided window of each width in ``windows``, and two documents."""
+    from ... import attention as mk
+
+    out = {"complete": mk.make_mask("complete", n), "causal": mk.make_mask("causal", n)}
+    out.update({f"window w={v}": mk.make_mask("window", n, v) for v in windows})
+    out.update({f"one-sided w={v}": mk.make_mask("one_sided", n, v) for v in windows})
+    return {**out, "two documents": mk.block_causal_mask(n, 2)}
+
+
+def _num(x, fmt: str, missing: str = "none") -> str:
+    """A table cell for a number that may be missing (NaN or None): the words ``missing``."""
+    try:
+        if x is None or x != x:
+            return missing
+    except TypeError:
+        return missing
+    return format(x, fmt)
+
+
+def radius_table(radius: dict) -> str:
+    """Markdown: the radius of every mask (no centre: the theorem does not apply)."""
+    from ..tables import markdown_table
+
+    return markdown_table(["mask", "radius r"], [(k, "no centre" if r is None else r) for k, r in radius.items()])
+
+
+def collapse_table(summ: dict, radius: dict) -> str:
+    """Markdown: each trajectory family summarised three ways (``collapse_summary`` per label)."""
+    import numpy as np
+
+    from ..tables import markdown_table
+
+    rows = []
+    for k, s in summ.items():
+        rate = np.asarray(s["rate"], dtype=float)
+        rate_cell = _num(float(np.nanmedian(rate)) if np.isfinite(rate).any() else None, ".3f", "too few layers to fit")
+        r = radius.get(k.split(" + ")[0]) if k not in radius else radius[k]
+        rows.append((k, "no centre" if r is None else r, f"{np.mean(s['depth']):.1f}", f"{np.mean(s['reached']):.2f}",
+                     rate_cell, f"{np.median(s['points']):.0f}", f"{np.mean(s['mean_log_spread']):.3f}"))
+    return markdown_table(["run", "radius r", "layers to 1e-4", "share reaching 1e-4", "fitted rate",
+                           "layers in the fit", "mean log10 spread"], rows)
+
+
+def temperature_table(ir: dict, effect: dict, taus) -> str:
+    """Markdown: the mean initial rate per mask and ``d_QK/d``, and the paired effect of the
+    sharpest temperature (rate at ``d_QK = d`` minus rate at the smallest ``d_QK``)."""
+    import numpy as np
+
+    from ..tables import markdown_table
+
+    fams = list(effect)
+    header = ["mask"] + [f"d_QK/d = {t:g}" for t in taus] + [f"effect of d_QK/d = {taus[0]:g}"]
+    rows = [[k] + [f"{np.mean(ir[(k, t)]):.3f}" for t in taus] + [effect[k].format()] for k in fams]
+    return markdown_table(header, rows)
+
+
+def estimate_table(estimates: dict, header) -> str:
+    """Markdown: one row per label with its estimate (value ± standard error)."""
+    from ..tables import markdown_table
+
+    return markdown_table(list(header), [(k, e.format()) for k, e in estimates.items()])
+
+
+def spread_table(cmp: dict) -> str:
+    """Markdown: the depth-averaged log10 spread of every run of the last section."""
+    from ..tables import markdown_table
+
+    return markdown_table(["run", "mean log10 spread"], [(k, f"{v:.3f}") for k, v in cmp.items()])
+
+
+def holds_word(holds: bool) -> str:
+    """``holds`` / ``fails``: whether a bound held on every run."""
+    return "holds" if holds else "fails"
+
+
+def holds_everywhere_words(holds: bool) -> str:
+    """Whether a bound held on every run and layer, as a predicate."""
+    return "holds on every run and every layer" if holds else "fails on at least one run and layer"
+
+
+def depth_words(mean_depth: float, share: float) -> str:
+    """How a relative spread reached 1e-4: after how many layers (``mean_depth``, the mean over
+    runs of ``collapse_depth``) when every run did (``share`` = 1), else in which share of runs."""
+    if share >= 1:
+        return f"reaches 10⁻⁴ after {mean_depth:.1f} layers on average"
+    if share <= 0:
+        return "does not reach 10⁻⁴ within the depth in any run"
+    return f"reaches 10⁻⁴ within the depth in a fraction {share:.2f} of the runs"
+
+
+def slack_words(slack: float) -> str:
+    """Where a bound lies against the measured value, ``slack`` decades apart (log10 bound/measured)."""
+    if slack > 0:
+        return f"lies {slack:.1f} decades above"
+    if slack < 0:
+        return f"lies {-slack:.1f} decades below"
+    return "coincides with"
+
+
+def bound_fall_words(fall_window: float, fall_complete: float) -> str:
+    """How the window's bound falls over the depth against the complete mask's (factors, end/start)."""
+    if fall_window == 1.0:
+        return ("the window's bound does not fall at all: its δ_b^r is below float64's resolution of 1, and the "
+                "guarantee is empty at this depth")
+    if fall_window > fall_complete:
+        return "the window's bound falls by less than the complete mask's"
+    return "the window's bound falls at least as far as the complete mask's"
+
+
+def skip_scale_words(log10_growth: float) -> str:
+    """What ``X + A X W_V`` does to the scale, from the mean log10 growth of ``mu`` over the depth."""
+    return "multiplies the scale by more than one per layer" if log10_growth > 0 else "does not grow the scale"
+
+
+def heads_words(all_reached: bool) -> str:
+    """Whether several heads collapsed every input within the depth."""
+    return "collapse the tokens as well" if all_reached else "do not collapse every input within the depth"
+
+
+def decades_words(diff: float, above: str = "above", below: str = "below", level: str = "level with",
+                  tol: float = 0.05) -> str:
+    """``"x decades above"`` / ``"x decades below"`` for a log10 difference ``diff``, and ``level``
+    where it is within ``tol`` decades of 0 (what one decimal would show as 0.0)."""
+    if diff >= tol:
+        return f"{diff:.1f} decades {above}"
+    if diff <= -tol:
+        return f"{-diff:.1f} decades {below}"
+    return level
+
+
+def fraction_words(share: float, what: str) -> str:
+    """``"in every run"`` / ``"in no run"`` / ``"in a fraction x of the runs"``, of ``what``."""
+    if share >= 1:
+        return f"{what} in every run"
+    if share <= 0:
+        return f"{what} in no run"
+    return f"{what} in a fraction {share:.2f} of the runs"
