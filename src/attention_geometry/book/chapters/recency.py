@@ -10,7 +10,7 @@ from ..cost import CostModel
 from ..params import ChapterParams, CorpusDir, Seed
 
 __all__ = ["RecencyParams", "Simulations", "setting_values", "four_models", "layer1_table", "theorem1_values",
-           "factor_study", "factor_curves", "factor_values", "observability", "observability_words", "noln_values",
+           "half_words", "factor_study", "factor_curves", "factor_values", "observability", "observability_words", "noln_values",
            "grid_study", "closed_forms", "grid_tables", "grid_summary", "closed_sign_words", "adjusted_words",
            "residual_values", "rise_values", "rise_trend_words", "rp_arrays", "rp_tables", "rp_trends", "iso_words",
            "relativity_values", "extension_values", "extension_summary", "nope_values", "paper_claims",
@@ -191,12 +191,18 @@ def theorem1_values(iso, P) -> dict:
     n = P.n_tokens
     S2 = th.theorem1_scores(P.d, n)
     mf = np.nanmax(np.abs(th.mean_field_scores(P.d, n, n_layers=2)[1] - S2))
-    close = abs(iso.rp[1] - 0.5) < 0.02
     return {"rec-thm1-level": S2[n - 1, 0], "rec-thm1-contrast": th.layer2_contrast(P.d, n),
             "rec-thm1-profile": math.expm1(th.layer2_log_profile(P.d, n)[n - 2]), "rec-thm1-mf-diff": mf,
             "rec-thm1-rp2": iso.rp[1], "rec-thm1-rp2-se": iso.rp_se[1],
-            "rec-thm1-rp2-words": "about half the time (within 0.02 of 1/2)" if close
-            else "in a share well away from half (more than 0.02 off)"}
+            "rec-thm1-rp2-words": half_words(iso.rp[1])}
+
+
+def half_words(rp: float, tolerance: float = 0.02) -> str:
+    """How often the nearer key wins, in words: about half the time when ``rp`` is within
+    ``tolerance`` of 1/2."""
+    if abs(rp - 0.5) < tolerance:
+        return f"about half the time (within {tolerance:g} of 1/2)"
+    return f"in a share well away from half (more than {tolerance:g} off)"
 
 
 def factor_study(fac_run, P) -> dict:
