@@ -29,7 +29,7 @@ def test_the_rise_words_name_an_interior_peak_only_when_there_is_one():
 
 def test_the_isotropic_words_follow_the_distance_from_one_half():
     assert ch.iso_words(1.5, 24).startswith("stays within 1.5 standard errors")
-    assert ch.iso_words(4.2, 24).startswith("stays up to 4.2 standard errors")
+    assert ch.iso_words(4.2, 24).startswith("strays up to 4.2 standard errors")
     assert "not measured" in ch.iso_words(math.nan, 0)
 
 

@@ -504,8 +504,9 @@ def iso_words(maxz: float, points: int) -> str:
 
     if not points or not math.isfinite(maxz):
         return "is not measured above the smallest width at these settings"
-    where = "within" if maxz <= 2 else "up to"
-    return f"stays {where} {maxz:.1f} standard errors of 1/2 at every layer ({points} points)"
+    if maxz <= 2:
+        return f"stays within {maxz:.1f} standard errors of 1/2 at every layer ({points} points)"
+    return f"strays up to {maxz:.1f} standard errors from 1/2 ({points} points)"
 
 
 def relativity_values(relativity: dict, P) -> dict:
