@@ -142,11 +142,11 @@
   function drawRecency(el, result) {
     const { alpha, d, layers, gammas, rp, se, range } = result, colours = [BLUE, ORANGE];
     const traces = gammas.map((g, i) => ({
-      x: layers, y: rp[i], mode: "lines+markers", name: `γ = ${g} (residual ${g ? "on" : "off"})`,
+      x: layers, y: rp[i], mode: "lines+markers", name: `ω = ${g} (residual ${g ? "on" : "off"})`,
       error_y: { type: "data", array: se[i].map(s => 2 * s), visible: true }, line: { color: colours[i % 2] },
     }));
     const layout = {
-      title: { text: `Recency probability over depth: d = ${d}, α = ${alpha}`, font: { size: 15 } },
+      title: { text: `Recency probability over depth: d = ${d}, c = ${alpha}`, font: { size: 15 } },
       xaxis: { title: { text: "layer" }, tickvals: layers },
       yaxis: { title: { text: "RP (0.5: no preference; bars ±2 SE)" }, range: range },
       shapes: [{ type: "line", xref: "paper", x0: 0, x1: 1, y0: 0.5, y1: 0.5,
@@ -155,7 +155,7 @@
     };
     window.Plotly.react(el.querySelector(".ag-plot"), traces, layout, { displaylogo: false, responsive: true });
     el.querySelector(".ag-readout").textContent = gammas.map((g, i) =>
-      `γ = ${g}: last layer RP = ${rp[i][rp[i].length - 1].toFixed(4)} ± ${se[i][se[i].length - 1].toFixed(4)}`
+      `ω = ${g}: last layer RP = ${rp[i][rp[i].length - 1].toFixed(4)} ± ${se[i][se[i].length - 1].toFixed(4)}`
     ).join("; ") + ".";
   }
 

@@ -128,8 +128,9 @@ def cesaro_profile(L: int = 2048, H: int = 24, alpha: float = 0.5) -> MovingFigu
 
 def recency_rp(dims, alphas, layers, rp: dict, se: dict, gammas=(0.0, 1.0), *, d=None, alpha=None) -> MovingFigure:
     r"""The recency probability over depth (chapter 6), read from a stored grid: sliders for the
-    anisotropy :math:`\alpha` over ``alphas`` and the width :math:`d` over ``dims`` (starting at
-    ``alpha``, ``d``; the last of each by default), one curve per :math:`\gamma` with
+    token correlation :math:`c` (the chapter's name for Kim et al.'s anisotropy, code name ``alpha``)
+    over ``alphas`` and the width :math:`d` over ``dims`` (starting at ``alpha``, ``d``; the last of
+    each by default), one curve per residual switch :math:`\omega` (code name ``gamma``) with
     :math:`\pm 2` standard errors. Nothing is simulated in the page: each point of the grid is
     the chapter's Monte Carlo estimate.
 
@@ -146,7 +147,7 @@ def recency_rp(dims, alphas, layers, rp: dict, se: dict, gammas=(0.0, 1.0), *, d
                 raise fail(f"{name}[{key}]", shape_of(values.get(key)), f"shape ({len(alphas)}, {len(dims)})")
     table = {name: [[[[float(x) for x in row] for row in values[(g, l)]] for l in layers] for g in gammas]
              for name, values in (("rp", rp), ("se", se))}
-    sliders = [_slider("alpha", "anisotropy α", alpha, index=alphas), _slider("d", "width d", d, index=dims)]
+    sliders = [_slider("alpha", "token correlation c", alpha, index=alphas), _slider("d", "width d", d, index=dims)]
     data = {"dims": dims, "alphas": alphas, "layers": layers, "gammas": gammas, **table}
     return _figure("recency-rp", sliders, live_cost=0, data=data, text=(
-        "(In the HTML version of this book: this figure, with sliders for α and d over the grid.)"))
+        "(In the HTML version of this book: this figure, with sliders for c and d over the grid.)"))

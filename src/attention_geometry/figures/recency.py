@@ -120,22 +120,22 @@ def plot_key_profiles(keys, alphas, ours, paper, mc, d, gammas=(0.0, 1.0)):
     for ax, gamma in zip(axes, gammas):
         for alpha in alphas:
             c = colours[alpha]
-            ax.plot(keys, ours[(alpha, gamma)], "-", color=c, lw=1.8, label=rf"$\alpha$ = {alpha:g}")
+            ax.plot(keys, ours[(alpha, gamma)], "-", color=c, lw=1.8, label=rf"$c$ = {alpha:g}")
             if gamma != 0:
                 ax.plot(keys, paper[(alpha, gamma)], "--", color=c, lw=1.2)
             if mc.get((alpha, gamma)) is not None:
                 m, se = mc[(alpha, gamma)]
                 ax.errorbar(keys, m, yerr=2 * se, fmt="o", ms=4, color=c, capsize=2, lw=1)
-        ax.set(xlabel="key $j$", title=rf"$\gamma$ = {gamma:g}" + (" (no residual)" if gamma == 0 else
+        ax.set(xlabel="key $j$", title=rf"$\omega$ = {gamma:g}" + (" (no residual)" if gamma == 0 else
                                                                    " (residual)"))
         ax.set_xticks(keys)
-    axes[0].set_ylabel(r"$h(j)/h(1) = S^{(2)}_{ij}/S^{(2)}_{i1}$")
+    axes[0].set_ylabel(r"$\kappa(j)/\kappa(1) = S^{(2)}_{ij}/S^{(2)}_{i1}$")
     handles, _ = axes[0].get_legend_handles_labels()
     extra = [mpl.lines.Line2D([], [], color="black", lw=1.8, label="this book (closed form)"),
              mpl.lines.Line2D([], [], color="black", lw=1.2, ls="--", label="paper, Eq. 41"),
              mpl.lines.Line2D([], [], color="black", marker="o", ls="", label="Monte Carlo ± 2 SE")]
     axes[-1].legend(handles=handles + extra, fontsize="small", loc="upper left")
-    fig.suptitle(rf"Second-layer key profile $h(j)/h(1)$, $d$ = {d}: recency when the curve rises")
+    fig.suptitle(rf"Second-layer key profile $\kappa(j)/\kappa(1)$, $d$ = {d}: recency when the curve rises")
     return fig
 
 
@@ -156,11 +156,11 @@ def plot_rp_layers(layers, alphas, rp, se, d, gammas=(0.0, 1.0)):
     for ax, gamma in zip(axes, gammas):
         for a, alpha in enumerate(alphas):
             ax.errorbar(layers, rp[gamma][a], yerr=2 * se[gamma][a], fmt="o-", ms=4, capsize=2,
-                        color=colours[a], label=rf"$\alpha$ = {alpha:g}")
+                        color=colours[a], label=rf"$c$ = {alpha:g}")
         _rp_axes(ax, ylabel=ax is axes[0])
         ax.set(xlabel="layer", title=rf"$\gamma$ = {gamma:g}, $d$ = {d}")
         ax.set_xticks(layers)
-    axes[0].legend(fontsize="small", title="anisotropy")
+    axes[0].legend(fontsize="small", title="token correlation")
     fig.suptitle("Recency probability over depth (0.5 = no preference)")
     return fig
 
@@ -178,14 +178,14 @@ def plot_rp_dims(dims, alphas, rp, se, layers, gammas=(0.0, 1.0)):
         for ax, gamma in zip(axes[r], gammas):
             for a, alpha in enumerate(alphas):
                 ax.errorbar(dims, rp[(gamma, layer)][a], yerr=2 * se[(gamma, layer)][a], fmt="o-",
-                            ms=4, capsize=2, color=colours[a], label=rf"$\alpha$ = {alpha:g}")
+                            ms=4, capsize=2, color=colours[a], label=rf"$c$ = {alpha:g}")
             _rp_axes(ax, ylabel=gamma == gammas[0] and r == len(layers) // 2)
             ax.set(xscale="log", title=rf"$\gamma$ = {gamma:g}, layer {layer}")
             ax.set_xticks(dims, [str(x) for x in dims])
             ax.minorticks_off()
             if r == len(layers) - 1:
                 ax.set_xlabel("width $d$")
-    axes[0, 0].legend(fontsize="small", title="anisotropy")
+    axes[0, 0].legend(fontsize="small", title="token correlation")
     fig.suptitle("Recency probability against the width $d$, every layer")
     return fig
 
@@ -212,10 +212,10 @@ def plot_missing_factor(curves, limits):
                        label=label)
     left.axhline(1.0, color="black", lw=0.8)
     left.set(xscale="log", xlabel="width $d$", ylabel="contrast / paper's closed form",
-             title="The ratio does not tend to 1 (dotted: its limit)")
+             title="Monte Carlo over the paper's form (dotted: its limit)")
     right.axhline(1.0, color="black", lw=0.8)
     right.set(xscale="log", xlabel="width $d$", ylabel="Monte Carlo / adjusted closed form",
-              title="The adjusted closed form is approached")
+              title="Monte Carlo over the adjusted closed form")
     for ax in (left, right):
         ax.legend(fontsize="x-small")
     return fig
