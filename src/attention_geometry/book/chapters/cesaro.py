@@ -1,13 +1,18 @@
 """Chapter 7, *The Cesàro calculus* (``book/07_cesaro.md``): its parameters."""
 
-from typing import Annotated
+import math
+import sys
+from typing import Annotated, Sequence
 
 from pydantic import Field
 
 from ..cost import CostModel
 from ..params import ChapterParams, Seed
 
-__all__ = ["CesaroParams"]
+__all__ = ["CesaroParams", "agreement_words", "alternating_onset_words", "float64_range_words", "cancellation_words",
+           "finite_words", "underflow_words", "limit_share_words", "limit_end_words", "total_variation_words",
+           "first_token_words", "tail_words", "alpha_d_words", "spike_at_dead_zone_words", "middle_at_spike_words",
+           "apart_words", "trend_words", "floor_words", "eta_words"]
 
 
 class CesaroParams(ChapterParams):
@@ -46,3 +51,163 @@ class CesaroParams(ChapterParams):
         (0.3, {"heatmap_L_max": 1, "heatmap_H_max": 1}),
         (0.2, {"limit_L_max": 1, "len:limit_Hs": 1}),
     ))
+
+
+# The words of chapter 7 that compare or conclude. Each function takes the run's numbers and returns
+# the words the chapter glues, so that a rerun at other parameters says what its own numbers show.
+
+#: log10 of the largest finite float64 (about 1.8e308).
+FLOAT64_MAX_LOG10 = math.log10(sys.float_info.max)
+#: Decimal digits a float64 carries (53 bits).
+FLOAT64_DIGITS = 53 * math.log10(2)
+
+
+def agreement_words(n_equal: int, n_checked: int) -> str:
+    """How ``n_equal`` of ``n_checked`` exact comparisons came out."""
+    if n_equal == n_checked:
+        return "agree exactly"
+    return f"agree exactly, and the other {n_checked - n_equal} do not: a closed form is wrong"
+
+
+def alternating_onset_words(first_1e6: int, first_bad: int, L_max: int) -> tuple[str, str]:
+    """Where, in a scan of ``L`` up to ``L_max``, the float64 alternating sum's error first exceeds
+    one part in a million and first reaches 100 % (0: not within the scan)."""
+    onset = (f"first exceeds one part in a million at L = {first_1e6}" if first_1e6
+             else f"stays within one part in a million up to L = {L_max}")
+    total = f"reaches 100 % at L = {first_bad}" if first_bad else f"stays below 100 % up to L = {L_max}"
+    return onset, total
+
+
+def float64_range_words(max_term_log10: float) -> str:
+    """Whether a term of size ``10**max_term_log10`` lies beyond float64's range."""
+    return "beyond" if max_term_log10 > FLOAT64_MAX_LOG10 else "within"
+
+
+def cancellation_words(digits: float) -> str:
+    """The ``digits`` a sum must cancel against the digits a float64 carries."""
+    return "more than" if digits > FLOAT64_DIGITS else "fewer than"
+
+
+def finite_words(n_finite: int, L: int, digits: float) -> str:
+    """How many of the ``L`` entries of the float64 alternating sum are finite, and what that is worth
+    when up to ``digits`` decimal digits must cancel."""
+    if n_finite < L:
+        return f"only {n_finite} of the {L} entries come out finite at all"
+    if digits > FLOAT64_DIGITS:
+        return (f"all {L} entries come out finite, but those that must cancel more digits than float64 "
+                "carries have no correct digit")
+    return f"all {L} entries come out finite, with at least {FLOAT64_DIGITS - digits:.0f} correct digits"
+
+
+def underflow_words(n_zeros: int) -> str:
+    """What the plain float64 recursion returns at a large depth, by its count of exact zeros."""
+    if n_zeros:
+        return f"underflows: it returns {n_zeros} exact zeros"
+    return "does not underflow yet: it returns no zeros"
+
+
+def limit_share_words(j0: int, L: int) -> str:
+    """Where the continuous limit is off by more than 10 %, given that it is accurate from ``j0`` on."""
+    if j0 <= 1:
+        return "everywhere"
+    return f"so an error above 10 % is confined to the first {(j0 - 1) / L:.1%} of the positions"
+
+
+def limit_end_words(j0: int, L: int) -> str:
+    """Where the 1 % stretch of the limit starts at alpha = 1."""
+    if j0 >= L - 1:
+        return f"starts only at j = {j0}: never before the end"
+    return f"starts at j = {j0}"
+
+
+def total_variation_words(tv: float, L_e_H: float) -> str:
+    """The total variation between the exact profile and the limit at alpha = 1, with ``L e^{-H}``."""
+    if tv < 0.01:
+        return (f"Total variation is no guide: at α = 1 it is only {tv:.1e}, because both put nearly all "
+                f"their mass on the first token (L e^-H = {L_e_H:.1e})")
+    return f"At α = 1 the total variation between the two is {tv:.1e} (L e^-H = {L_e_H:.1e})"
+
+
+def first_token_words(p1_at_half_or_more: Sequence[float]) -> str:
+    """The first token's probability over the residual weights alpha >= 1/2 of the run."""
+    if not len(p1_at_half_or_more):
+        return "(no residual weight of 1/2 or more is among the parameter alphas)"
+    low = min(p1_at_half_or_more)
+    if low > 0.5:
+        return "which for α ≥ 1/2 is most of the mass"
+    return f"which for α ≥ 1/2 is at least {low:.2f} of the mass"
+
+
+def tail_words(tail_max: float, fraction: float = 0.1) -> str:
+    """The largest share of the profile on the last ``fraction`` of positions without the last token,
+    against the share ``fraction`` a flat profile would give."""
+    if tail_max < fraction:
+        return ("less influential than its share, apart from the final token itself, so a one-token spike "
+                "cannot be what makes a whole final document easier to use")
+    return "at least as influential as its share"
+
+
+def alpha_d_words(alpha_d: float) -> str:
+    """The threshold alpha_D, or words that say there is none."""
+    return f"{alpha_d:.3f}" if math.isfinite(alpha_d) else "not reached for any α"
+
+
+def spike_at_dead_zone_words(log10_last: float, log10_middle: float) -> str:
+    """At alpha_D: the last token's influence against the middle's (both log10)."""
+    if log10_last < log10_middle - 1:
+        return "far below the middle: where the middle is a dead zone, there is no recency at all"
+    if log10_last < log10_middle:
+        return "below the middle: where the middle is a dead zone, there is no recency spike"
+    return "above the middle: here a dead zone and a recency spike hold together"
+
+
+def middle_at_spike_words(log10_excess: float) -> str:
+    """At alpha_U: log10 of the middle density in units of 1/(H-1)!, against the dead-zone factor 10."""
+    if log10_excess > 1:
+        return "more than ten times the dead-zone bound: where the spike rises, the middle is no dead zone"
+    return "within the dead-zone bound: here the spike rises over a dead zone"
+
+
+def apart_words(depths: Sequence[int], both: Sequence[bool], L: int) -> tuple[str, int | None]:
+    """Whether the U and the dead zone exclude each other over the ``depths`` tested (``both[k]``:
+    some alpha has both at ``depths[k]``), and from which depth on they do (None: not at the
+    largest depth)."""
+    apart = [h for h, b in zip(depths, both) if not b]
+    n_overlap = sum(map(bool, both))
+    if depths[-1] not in apart:
+        return (f"fails at L = {L}: at the largest depth tested, H = {depths[-1]}, some α has both "
+                f"(they overlap at {n_overlap} of the {len(depths)} depths)"), None
+    h_apart = min(h for h in apart if all(h2 in apart for h2 in depths if h2 >= h))
+    words = f"holds at L = {L} for every depth tested from H = {h_apart} to {depths[-1]}"
+    if n_overlap:
+        words += (f"; below H = {h_apart}, 1/(H-1)! is not small, the dead-zone bound says nothing about a "
+                  f"dead zone, and the two overlap ({n_overlap} of the {len(depths)} depths)")
+    return words, h_apart
+
+
+def trend_words(values: Sequence[float], up: str, down: str) -> str:
+    """Whether ``values`` (over increasing depth; non-finite ones skipped) move in one direction."""
+    v = [x for x in values if math.isfinite(x)]
+    steps = [b - a for a, b in zip(v, v[1:])]
+    if steps and all(s > 0 for s in steps):
+        return up
+    if steps and all(s < 0 for s in steps):
+        return down
+    return "does not move in one direction"
+
+
+def floor_words(floor: float, claimed: float = 2.0, atol: float = 0.5) -> str:
+    """The paper's peak-to-trough ``10**claimed`` (to within ``atol`` decades) against the scalar
+    model's floor ``10**floor``."""
+    if claimed + atol < floor:
+        return ("lies below that floor by more than half a decade: the measured Qwen2 profile is shallower "
+                "than anything the paper's own model can produce at this size")
+    if claimed - atol >= floor:
+        return "lies above that floor: the scalar model can produce it at this size"
+    return "lies within half a decade of that floor: the scalar model may or may not reach it"
+
+
+def eta_words(attenuated: bool) -> str:
+    """Whether the logit gradient of the final query is attenuated like the profile."""
+    return ("is attenuated by the positional factor, as §6 says" if attenuated
+            else "is not attenuated by the positional factor")

@@ -1,13 +1,14 @@
 """Chapter 9, *Synthesis: what each component does to attention* (``book/09_synthesis.md``): its parameters."""
 
-from typing import Annotated
+from typing import Annotated, Sequence
 
 from pydantic import Field, model_validator
 
 from ..cost import CostModel
 from ..params import ChapterParams, Seed
 
-__all__ = ["SynthesisParams"]
+__all__ = ["SynthesisParams", "rate_words", "window_reach_words", "window_first_words", "first_token_spread_words",
+           "recency_visible_words", "ledger_status_words"]
 
 
 class SynthesisParams(ChapterParams):
@@ -50,3 +51,53 @@ class SynthesisParams(ChapterParams):
     cost = CostModel(26, (
         (0.8, {"batch": 1, "n_layers": 1, "d": 2, "n_tokens": 2}),
     ))
+
+
+# The words of chapter 9 that compare or conclude, from the run's numbers, so that a rerun at other
+# parameters says what its own numbers show.
+
+
+def rate_words(labels: Sequence[str]) -> str:
+    """How many fitted collapse rates the rule "within 0.01 of the proposition's rate" reproduces."""
+    n_ok = sum(label == "reproduced" for label in labels)
+    if n_ok == len(labels):
+        return f"all {len(labels)} lie within 0.01 of the proposition's rate"
+    if n_ok == 0:
+        return f"none of the {len(labels)} lies within 0.01 of the proposition's rate"
+    return f"{n_ok} of the {len(labels)} lie within 0.01 of the proposition's rate"
+
+
+def window_reach_words(reach: int, distance: int) -> str:
+    """Whether ``H w`` (``reach``) covers the distance ``L - 1`` from the first token to the last."""
+    if reach < distance:
+        return "so the first input is out of the last output's reach"
+    return "so the first input is within the last output's reach"
+
+
+def window_first_words(first_over_middle: float, same_in_every_sequence: bool) -> str:
+    """The first input's share over the middle's in the windowed decoder."""
+    if same_in_every_sequence:
+        return f"exactly {first_over_middle:.1f} in every sequence"
+    return f"{first_over_middle:.3g} on average, not the same in every sequence"
+
+
+def first_token_spread_words(farthest_is_first: bool) -> str:
+    """Whether the first token is the farthest from the mean token after the last layer."""
+    return "stays farthest" if farthest_is_first else "is not the farthest"
+
+
+def recency_visible_words(seen: bool) -> tuple[str, str]:
+    """Whether the recency probability of the scores lies above 1/2 at random weights: the clause of the
+    two-recencies paragraph and that of the open questions."""
+    if seen:
+        return ("and at random weights it is visible here (the recency probability is above 1/2)",
+                "is above 1/2 here")
+    return ("but at random weights it is not visible here (the recency probability is not above 1/2)",
+            "is not above 1/2 here")
+
+
+def ledger_status_words(have_ledger: bool) -> str:
+    """Where the last column of the component table comes from."""
+    if have_ledger:
+        return "the last column is read from the executed chapters' verdict tables"
+    return "the last column needs the other chapters executed first: `make book`"

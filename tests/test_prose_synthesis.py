@@ -1,0 +1,38 @@
+"""Chapter 9's computed words: each wording function of the chapter module on both sides of its
+threshold (no chapter execution)."""
+
+from attention_geometry.book.chapters import synthesis as words
+
+
+def test_rate_words_count_the_rates_the_rule_reproduces():
+    assert words.rate_words(["reproduced"] * 3) == "all 3 lie within 0.01 of the proposition's rate"
+    assert words.rate_words(["reproduced", "differs", "reproduced"]).startswith("2 of the 3")
+    assert words.rate_words(["differs", "not decided"]).startswith("none of the 2")
+
+
+def test_window_reach_words_flip_where_the_window_reaches_the_first_token():
+    assert "out of" in words.window_reach_words(32, 63)   # H w = 4 * 8 < L - 1 = 63
+    assert "within" in words.window_reach_words(64, 63)
+    assert "within" in words.window_reach_words(63, 63)   # exactly reached: L - j <= H w
+
+
+def test_window_first_words():
+    assert words.window_first_words(0.0, True) == "exactly 0.0 in every sequence"
+    assert words.window_first_words(0.123, False) == "0.123 on average, not the same in every sequence"
+
+
+def test_first_token_spread_words():
+    assert words.first_token_spread_words(True) == "stays farthest"
+    assert words.first_token_spread_words(False) == "is not the farthest"
+
+
+def test_recency_visible_words_flip_with_the_verdict():
+    seen, open_ = words.recency_visible_words(True)
+    assert seen.startswith("and at random weights it is visible") and open_ == "is above 1/2 here"
+    unseen, open_ = words.recency_visible_words(False)
+    assert unseen.startswith("but at random weights it is not visible") and open_ == "is not above 1/2 here"
+
+
+def test_ledger_status_words():
+    assert "read from" in words.ledger_status_words(True)
+    assert "make book" in words.ledger_status_words(False)
