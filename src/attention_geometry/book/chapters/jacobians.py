@@ -10,7 +10,8 @@ from ..params import ChapterParams, CorpusDir, Seed
 
 __all__ = ["JacobiansParams", "PAPER_SHAPE", "estimate_text", "fit_quality_words", "float32_words", "float64_words",
            "gain_words", "heads_words", "late_rise_words", "paper_cost_words", "regime_words", "single_probe_words",
-           "sizes_note", "table", "timing_words", "unbiased_words", "uniform_words"]
+           "sizes_note", "table", "timing_words", "unbiased_words", "uniform_words",
+           "fits_table", "late_table", "pretrained_table", "estimator_table"]
 
 
 class JacobiansParams(ChapterParams):
@@ -259,3 +260,52 @@ def timing_words(seconds: float, sequences: int, total: int) -> str:
     return (f"In this run, the random-init profiles took {seconds / sequences:.3g} s per sequence and configuration "
             f"(timed on the {sequences} of {total} sequence profiles that this execution computed; a resumed run "
             "takes the others from its checkpoints).")
+
+
+def fits_table(stats: dict, over: dict, name: dict, score_sd: dict, widths: dict):
+    """Each random-init configuration's average profile against both models (``jac-tab-fits``): ``stats[c]``
+    from ``profile_statistics``, ``over[c]`` from ``draw_profile_statistics``, ``widths[c]`` its width."""
+    from ... import attention_score_std
+
+    return table([
+        {"model": name[c], "score SD (measured)": round(float(score_sd[c].mean()), 3),
+         "score SD $\\sigma_0^2 d$": round(attention_score_std(widths[c], c[1]), 3),
+         "$r_S$ with $g\\,N^H$": estimate_text(over[c]["spearman"]), "noise ceiling": estimate_text(over[c]["ceiling"]),
+         "$W_1$": estimate_text(over[c]["wasserstein"], 4), "α of $g\\,N^H$": str(st.cesaro.alpha),
+         "rms ln-misfit $g\\,N^H$": round(st.cesaro.log_rmse, 3),
+         "rms ln-misfit derived ($g$)": round(st.derived.log_rmse, 3),
+         "rms ln-misfit derived ($g$, κ)": round(st.derived_layers.log_rmse, 3),
+         "gain $g$; growth κ": f"{st.derived_layers.gain}; {st.derived_layers.growth}",
+         "noise level": round(st.noise_log_rmse, 3), "log10 peak/trough": estimate_text(over[c]["log10_ptt"], 2)}
+        for c, st in stats.items()])
+
+
+def late_table(stats: dict, over: dict, name: dict):
+    """The late minimum of each configuration and the rise after it (``jac-tab-late``)."""
+    return table([{"model": name[c], "$j_{\\min}/L$ (even sequences)": round(stats[c].late_minimum.x_min, 3),
+                   "rise to $L-1$, relative (odd sequences)": estimate_text(o["rise"]),
+                   "95 % interval": "[{:.3f}, {:.3f}]".format(*o["rise"].interval())} for c, o in over.items()])
+
+
+def pretrained_table(pst: dict, pends: dict):
+    """SmolLM2 and its twin against the paper's form (``jac-tab-pretrained``)."""
+    return table([
+        {"model": k, "α of $g\\,N^H$": str(s.cesaro.alpha), "$r_S$ with fit": estimate_text(s.spearman),
+         "ceiling": estimate_text(s.ceiling), "log10 peak/trough": estimate_text(s.log10_ptt, 2),
+         "log10 min(ends)/middle": estimate_text(pends[k], 2), "rms ln-misfit $g\\,N^H$": round(s.cesaro.log_rmse, 3),
+         "noise level": round(s.noise_log_rmse, 3)} for k, s in pst.items()])
+
+
+def estimator_table(ratio_gauss: float, ratio_orth: float, k: int, within2: float, zmax: float,
+                    exact_vs_blocks: float, full_orth_err: float):
+    """The estimator on the small decoder against its exact profile (``jac-tab-estimator``)."""
+    return table([
+        {"quantity": "measured over derived variance, one Gaussian probe (median over positions)",
+         "value": f"{ratio_gauss:.3f}"},
+        {"quantity": f"measured over derived variance, {k} orthogonal probes", "value": f"{ratio_orth:.3f}"},
+        {"quantity": "share of positions with $\\lvert z\\rvert < 2$, Gaussian probes", "value": f"{within2:.2f}"},
+        {"quantity": "largest $\\lvert z\\rvert$", "value": f"{zmax:.2f}"},
+        {"quantity": "exact profile ($d$ backward passes) against the blocks, largest relative difference",
+         "value": f"{exact_vs_blocks:.1e}"},
+        {"quantity": "$d$ orthogonal probes against the exact profile, largest relative difference (float32)",
+         "value": f"{full_orth_err:.1e}"}])
