@@ -210,7 +210,7 @@ def heads_words(label: str) -> str:
 def unbiased_words(share_within_2se: float) -> str:
     """The share of positions whose estimate lies within 2 SE of the exact value, against the 95 % of an
     unbiased estimator."""
-    return ("as an unbiased estimator should (about 0.95)" if share_within_2se >= 0.85
+    return ("consistent with an unbiased estimator (which gives about 0.95)" if share_within_2se >= 0.85
             else "fewer than an unbiased estimator would give (about 0.95)")
 
 
