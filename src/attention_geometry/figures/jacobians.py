@@ -41,7 +41,7 @@ def plot_estimator_variance(exact_rho2, cases: dict):
     lim = right.get_xlim()
     right.plot(lim, lim, color="black", lw=1, ls="--", label="equality")
     left.set(yscale="log", xlabel="position $x = j/L$",
-             ylabel=r"relative variance Var$[\hat\rho^2_j] / \rho_j^4$",
+             ylabel=r"relative variance Var$[\hat\rho^2_j] / \rho(j)^4$",
              title="Variance of the estimator against position")
     right.set(xlabel="derived relative variance", ylabel="measured relative variance",
               title="Measured against derived (one point per position)")
@@ -58,7 +58,7 @@ def plot_expected_vs_monte_carlo(mc_mean, mc_se, derived, paper_fit, truths: dic
     left, right = fig.subplots(1, 2)
     j = np.arange(1, len(mc_mean) + 1)
     left.errorbar(j, mc_mean, yerr=2 * mc_se, fmt="o", ms=4, capsize=3, label="Monte Carlo (±2 SE)")
-    left.plot(j, derived, "-", lw=1.5, label=r"derived: $d\sum_r e_r\,(M^r)_{L,j}^2$")
+    left.plot(j, derived, "-", lw=1.5, label=r"derived: $d\sum_m e_m\,(M^m)_{L,j}^2$")
     left.plot(j, paper_fit, "--", lw=1.2, label=r"best fit $g\,(N^H)_{L,j}$, squared")
     left.set(yscale="log", xlabel="position $j$", ylabel=r"$\mathbb{E}\,\|J_j\|_F^2$",
              title="Linear decoder, uniform attention")
@@ -111,7 +111,7 @@ def plot_pathways(widths, fractions: dict, scores: dict):
     left.set(xscale="log", yscale="log", xlabel="width $d$",
              ylabel=r"$\|J_{\mathrm{score}}\|_F / \|J\|_F$ (±2 SE)", title="Score pathway against width")
     right.set(xscale="log", yscale="log", xlabel="width $d$", ylabel="score standard deviation",
-              title=r"Scores at initialisation: $\sigma^2 d$")
+              title=r"Scores at initialisation: $\sigma_0^2 d$")
     left.legend(fontsize="small")
     right.legend(fontsize="small")
     return fig
@@ -124,8 +124,8 @@ def plot_heads(heads, spread, se):
     ax = fig.subplots()
     heads = np.asarray(heads, dtype=float)
     ax.errorbar(heads, spread, yerr=2 * np.asarray(se), marker="o", capsize=3, label="measured (±2 SE)")
-    ax.plot(heads, spread[0] * np.sqrt(heads[0] / heads), ls="--", color="grey", label=r"$\propto 1/\sqrt{\mathrm{heads}}$")
-    ax.set(xscale="log", yscale="log", xlabel="heads (fixed width)",
+    ax.plot(heads, spread[0] * np.sqrt(heads[0] / heads), ls="--", color="grey", label=r"$\propto 1/\sqrt{h}$")
+    ax.set(xscale="log", yscale="log", xlabel="heads $h$ (fixed width)",
            ylabel=r"relative SD of $\rho(j)^2$ across initialisations", title="Concentration against heads")
     ax.legend(fontsize="small")
     return fig

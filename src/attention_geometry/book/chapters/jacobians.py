@@ -1,4 +1,5 @@
-"""Chapter 8, *Jacobians of real decoders* (``book/08_jacobians.md``): its parameters."""
+"""Chapter 8, *Jacobians of real decoders* (``book/08_jacobians.md``): its parameters, and the words
+and tables its prose glues (each comparing word computed from the numbers it stands beside)."""
 
 from typing import Annotated, Literal
 
@@ -7,7 +8,10 @@ from pydantic import Field, model_validator
 from ..cost import CostModel
 from ..params import ChapterParams, CorpusDir, Seed
 
-__all__ = ["JacobiansParams"]
+__all__ = ["JacobiansParams", "PAPER_SHAPE", "estimate_text", "fit_quality_words", "float32_words", "float64_words",
+           "gain_words", "heads_words", "late_rise_words", "paper_cost_words", "regime_words", "single_probe_words",
+           "sizes_note", "table", "timing_words", "unbiased_words", "uniform_words",
+           "fits_table", "late_table", "pretrained_table", "estimator_table"]
 
 
 class JacobiansParams(ChapterParams):
@@ -130,3 +134,178 @@ class JacobiansParams(ChapterParams):
         (0.1, {"toy_steps": 1, "toy_width": 2}),
         (0.1, {"n_probe_draws": 1, "est_seq_len": 1}),
     ))
+
+
+# ---------------------------------------------------------------------------------------------
+# The chapter's words and tables: each sentence that compares or concludes beside a glued number
+# takes its words from one of these functions, so that it holds at any parameters.
+
+#: The paper's model at initialisation, as it states it: Qwen2-0.5B, L = 2048, H = 24, sigma_0 = 0.02.
+PAPER_SHAPE = dict(L=2048, H=24, width=896, std=0.02)
+
+
+def estimate_text(e, digits: int = 3) -> str:
+    """An :class:`~attention_geometry.stats.Estimate` as ``value ± se`` (for tables and claim records)."""
+    return f"{e.value:.{digits}f} ± {e.se:.{digits}f}"
+
+
+def single_probe_words(rel_sd: float) -> str:
+    """How good one Gaussian probe is, from its relative standard deviation on rho(j)^2."""
+    return "one probe is a rough estimate" if rel_sd > 0.1 else "even one probe is within 10 % on average"
+
+
+def float32_words(err: float) -> str:
+    """The float32 profile's largest relative error against the float64 reference, in words."""
+    return ("below 1e-3, invisible on the log scales plotted here" if err < 1e-3
+            else "above 1e-3, not negligible next to what is plotted")
+
+
+def float64_words(err: float) -> str:
+    """What the unpatched float64 model's error says about a float64 check in ``transformers``."""
+    if err > 1e-10:
+        return "float32 accuracy, not float64: without the patch a \"float64 check\" only checks float32 against itself"
+    return "float64 accuracy: this version of transformers keeps float64 without the patch"
+
+
+def uniform_words(ours: float, theirs: float) -> str:
+    """How uniform this chapter's attention at sigma_0 = 0.02 is next to the paper's (score spreads)."""
+    if ours < theirs / 4:
+        return "far more uniform than the paper's"
+    return "more uniform than the paper's" if ours < theirs else "no more uniform than the paper's"
+
+
+def regime_words(ours: float, theirs: float) -> str:
+    """Whether measurements at sigma_0 = 0.02 and this width describe the paper's score regime."""
+    return ("measurements at that scale describe a regime the paper's model is not in" if ours < theirs / 2
+            else "that scale is close to the paper's regime")
+
+
+def gain_words(covers: bool) -> str:
+    """Whether the fitted first-layer gain's interval covers the value the initialisation predicts."""
+    return ("within its 95 % interval, as the initialisation predicts" if covers
+            else "outside its 95 % interval (or the fit is degenerate): the initialisation does not predict it")
+
+
+def late_rise_words(rising: list[str]) -> tuple[str, str]:
+    """The configurations whose rise before the last token is significant, and what that means."""
+    listed = ", ".join(rising) or "none of them"
+    if rising:
+        return listed, ("Where such a rise is found, it is a real-decoder effect that contradicts, for that "
+                        "decoder,")
+    return listed, "No configuration shows such a rise, which would contradict"
+
+
+def fit_quality_words(misfit: float, noise: float) -> str:
+    """A fit of the paper's form read against the noise level of the profile it fits."""
+    if misfit > 2 * noise:
+        return "a poor fit (its misfit is more than twice the noise level), so its α describes no profile"
+    return "a fit within twice the noise level"
+
+
+def heads_words(label: str) -> str:
+    """How the spread across initialisations falls with the number of heads, from the verdict's label."""
+    return {"reproduced": "falls like", "differs": "does not fall like"}.get(label, "is not resolved against")
+
+
+def unbiased_words(share_within_2se: float) -> str:
+    """The share of positions whose estimate lies within 2 SE of the exact value, against the 95 % of an
+    unbiased estimator."""
+    return ("consistent with an unbiased estimator (which gives about 0.95)" if share_within_2se >= 0.85
+            else "fewer than an unbiased estimator would give (about 0.95)")
+
+
+def sizes_note(is_paper_run: bool) -> str:
+    """Which sizes the chapter's numbers are from."""
+    return "the paper-scale run, at the paper's shapes" if is_paper_run else "the book's small sizes"
+
+
+def paper_cost_words(per_sequence: float, preset: dict, wall_seconds: float | None) -> str:
+    """The stored paper-scale run's cost, and what exact profiles of 200 sequences would cost on it."""
+    import math
+
+    if not math.isfinite(per_sequence) or wall_seconds is None:
+        return "the line under the table gives the cost of a run"
+    hours = per_sequence * preset["width"] / preset["probes"] * 200 / 3600
+    return (f"the stored run took {per_sequence:.3g} s per sequence and configuration with {preset['probes']} "
+            f"probes, so 200 exact profiles ({preset['width']} backward passes each) would take about {hours:.0f} "
+            f"hours per configuration on the same two CPU cores (cost taken as proportional to the backward "
+            f"passes); its {preset['n_sequences']} sequences took {wall_seconds / 3600:.1f} hours for the whole "
+            "chapter")
+
+
+def table(rows: list[dict]):
+    """Rows of a table as glued Markdown (``{glue:md}`` in a ``{table}`` directive); a value that could
+    not be computed reads "not defined", never NaN."""
+    import math
+
+    from IPython.display import Markdown
+
+    from ..tables import markdown_table
+
+    def text(x):
+        if x is None or isinstance(x, float) and not math.isfinite(x):
+            return "not defined"
+        s = str(x)
+        return "not defined" if s.lower() in ("nan", "none", "nan ± nan") else s
+
+    header = list(rows[0]) if rows else []
+    return Markdown(markdown_table(header, [[text(r[h]) for h in header] for r in rows]))
+
+
+def timing_words(seconds: float, sequences: int, total: int) -> str:
+    """How long this execution's random-init profiles took, or that it took them all from checkpoints."""
+    if not sequences:
+        return ("This execution took every random-init profile from its checkpoints, so it timed none of "
+                f"the {total}.")
+    return (f"In this run, the random-init profiles took {seconds / sequences:.3g} s per sequence and configuration "
+            f"(timed on the {sequences} of {total} sequence profiles that this execution computed; a resumed run "
+            "takes the others from its checkpoints).")
+
+
+def fits_table(stats: dict, over: dict, name: dict, score_sd: dict, widths: dict):
+    """Each random-init configuration's average profile against both models (``jac-tab-fits``): ``stats[c]``
+    from ``profile_statistics``, ``over[c]`` from ``draw_profile_statistics``, ``widths[c]`` its width."""
+    from ... import attention_score_std
+
+    return table([
+        {"model": name[c], "score SD (measured)": round(float(score_sd[c].mean()), 3),
+         "score SD $\\sigma_0^2 d$": round(attention_score_std(widths[c], c[1]), 3),
+         "$r_S$ with $g\\,N^H$": estimate_text(over[c]["spearman"]), "noise ceiling": estimate_text(over[c]["ceiling"]),
+         "$W_1$": estimate_text(over[c]["wasserstein"], 4), "α of $g\\,N^H$": str(st.cesaro.alpha),
+         "rms ln-misfit $g\\,N^H$": round(st.cesaro.log_rmse, 3),
+         "rms ln-misfit derived ($g$)": round(st.derived.log_rmse, 3),
+         "rms ln-misfit derived ($g$, κ)": round(st.derived_layers.log_rmse, 3),
+         "gain $g$; growth κ": f"{st.derived_layers.gain}; {st.derived_layers.growth}",
+         "noise level": round(st.noise_log_rmse, 3), "log10 peak/trough": estimate_text(over[c]["log10_ptt"], 2)}
+        for c, st in stats.items()])
+
+
+def late_table(stats: dict, over: dict, name: dict):
+    """The late minimum of each configuration and the rise after it (``jac-tab-late``)."""
+    return table([{"model": name[c], "$j_{\\min}/L$ (even sequences)": round(stats[c].late_minimum.x_min, 3),
+                   "rise to $L-1$, relative (odd sequences)": estimate_text(o["rise"]),
+                   "95 % interval": "[{:.3f}, {:.3f}]".format(*o["rise"].interval())} for c, o in over.items()])
+
+
+def pretrained_table(pst: dict, pends: dict):
+    """SmolLM2 and its twin against the paper's form (``jac-tab-pretrained``)."""
+    return table([
+        {"model": k, "α of $g\\,N^H$": str(s.cesaro.alpha), "$r_S$ with fit": estimate_text(s.spearman),
+         "ceiling": estimate_text(s.ceiling), "log10 peak/trough": estimate_text(s.log10_ptt, 2),
+         "log10 min(ends)/middle": estimate_text(pends[k], 2), "rms ln-misfit $g\\,N^H$": round(s.cesaro.log_rmse, 3),
+         "noise level": round(s.noise_log_rmse, 3)} for k, s in pst.items()])
+
+
+def estimator_table(ratio_gauss: float, ratio_orth: float, k: int, within2: float, zmax: float,
+                    exact_vs_blocks: float, full_orth_err: float):
+    """The estimator on the small decoder against its exact profile (``jac-tab-estimator``)."""
+    return table([
+        {"quantity": "measured over derived variance, one Gaussian probe (median over positions)",
+         "value": f"{ratio_gauss:.3f}"},
+        {"quantity": f"measured over derived variance, {k} orthogonal probes", "value": f"{ratio_orth:.3f}"},
+        {"quantity": "share of positions with $\\lvert z\\rvert < 2$, Gaussian probes", "value": f"{within2:.2f}"},
+        {"quantity": "largest $\\lvert z\\rvert$", "value": f"{zmax:.2f}"},
+        {"quantity": "exact profile ($d$ backward passes) against the blocks, largest relative difference",
+         "value": f"{exact_vs_blocks:.1e}"},
+        {"quantity": "$d$ orthogonal probes against the exact profile, largest relative difference (float32)",
+         "value": f"{full_orth_err:.1e}"}])
