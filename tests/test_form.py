@@ -177,3 +177,14 @@ def test_chapter_report_and_main(tmp_path, capsys):
 def test_the_limits_are_the_issues():
     """Issue 31: about 12 visible cells, none over 10 lines, a handful of glued numbers a paragraph."""
     assert (MAX_VISIBLE_CELLS, MAX_CELL_LINES, MAX_GLUED_PER_PARAGRAPH) == (12, 10, 5)
+
+
+def test_every_chapter_of_the_book_passes_the_form_checker():
+    """The book's own chapters: at most the visible cells and lines the reader issue allows, a few
+    glued values per paragraph, and no literal comparison beside a glued number."""
+    from pathlib import Path
+    chapters = sorted((Path(__file__).resolve().parents[1] / "book").glob("0*.md"))
+    assert len(chapters) >= 9
+    bad = {p.name: found for p in chapters
+           if (found := {kind: items for kind, items in chapter_report(p).items() if items})}
+    assert not bad, bad

@@ -86,8 +86,6 @@ def test_the_source_scan_finds_tables_in_glue_figures():
     assert glued_tables_as_figures(text) == ["rec-tab-level", "syn-fig"]
 
 
-@pytest.mark.xfail(strict=False, reason="the chapters show tables with {glue:figure} until the chapter "
-                                        "helpers' change to {table} directives (tables.py) is merged")
 def test_no_chapter_shows_a_table_as_a_figure():
     bad = {p.name: found for p in sorted((ROOT / "book").glob("*.md"))
            if (found := glued_tables_as_figures(p.read_text()))}
