@@ -24,6 +24,7 @@ def calls():
         "bound_verdict": lambda: vd.bound_verdict(E, 2.0, at_most=True, alternative=1.5),
         "floor_verdict": lambda: vd.floor_verdict(3.0, 10.0, atol=1.0),
         "sign_and_size_verdict": lambda: vd.sign_and_size_verdict(E, 1.05, rtol=0.2),
+        "ratio_verdict": lambda: vd.ratio_verdict(E, 1.05, rtol=0.2, note="the factor tends to e"),
         "hypothesis_verdict": lambda: vd.hypothesis_verdict(1e-4, claim_rejects_null=True),
         "property_verdict": lambda: vd.property_verdict(True, "exact"),
         "ceiling_verdict": lambda: vd.ceiling_verdict(Estimate(0.9, 0.01), 0.99, Estimate(0.95, 0.01)),
@@ -158,3 +159,22 @@ def test_a_stored_verdict_qualified_by_draws_is_compared_by_the_rule_that_read_t
     assert not _same_rule(today, json.loads(json.dumps(other)))
     # where the defaults cannot measure the claim (a smaller L), the stored run's verdict stands
     assert _same_rule(claim(vd.not_tested("the paper's value is at L = 2048")), json.loads(json.dumps(other)))
+
+
+def test_a_stored_sign_and_size_verdict_gives_the_sign_row_and_the_size_row_their_own_verdicts():
+    """A stored run that judged a sign and a closed form at once (sign_and_size_verdict) still
+    gives today's two rows their verdicts from its one measurement: the sign row by sign_verdict,
+    the size row (measured_as the sign row's id) by ratio_verdict; a rule with no such part does not."""
+    measured = Estimate(2.7, 0.01, df=300)  # positive, and 2.7 times the closed form
+    run = SimpleNamespace(claims=[{**claim(vd.sign_and_size_verdict(measured, 1.0, rtol=0.05)).record(),
+                                   "settings": "paper"}])
+    run.claims = json.loads(json.dumps(run.claims))
+    at_defaults = Estimate(2.5, 0.5, df=10)  # undecided at the defaults, both ways
+    sign = claim(vd.sign_verdict(Estimate(0.1, 0.2), +1))
+    size = vd.Claim("c1-size", "kim2025recency", "Eq. 5", "full text", "the size is Eq. 5", "m", "defaults",
+                    vd.ratio_verdict(at_defaults, 1.0, rtol=0.05), measured_as="c1")
+    _, records = claims_markdown([sign, size], run)
+    final = {r["id"]: r["final_verdict"]["label"] for r in records}
+    assert final == {"c1": "reproduced", "c1-size": "differs"}
+    assert all(r["paper_run_verdict"] for r in records)
+    assert vd.part_evidence(vd.sign_verdict(measured, 1).evidence, "ratio_verdict") is None

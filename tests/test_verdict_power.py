@@ -24,6 +24,7 @@ from attention_geometry.ratios import clopper_pearson, fieller_interval
 from attention_geometry.selection import naive_extreme, split_half_extreme
 from attention_geometry.stats import Estimate, difference_estimate, mean_estimate
 from attention_geometry.verdicts import (
+    ratio_verdict,
     Claim,
     ClaimKind,
     Label,
@@ -383,8 +384,9 @@ def test_null_hypothesis_range_and_sign_and_size_rules_keep_their_nominal_rates(
     """p uniform under the null; a value on the edge of a range; an effect on the edge of the
     size band: 400 pure-noise data sets each, decisive no more often than the nominal rate."""
     rng = np.random.default_rng(13)
-    hyp = rng_ = size = 0
+    hyp = rng_ = size = ratio = 0
     for _ in range(N_NULL * 2):
+        ratio += ratio_verdict(mean_estimate(1.2 + 0.01 * rng.standard_normal(10)), 1.0, rtol=0.2).label in DECISIVE
         hyp += hypothesis_verdict(float(rng.uniform()), claim_rejects_null=True).label in DECISIVE
         rng_ += range_verdict(mean_estimate(2.0 + rng.standard_normal(10)), -1.0, 2.0).label in DECISIVE
         size += sign_and_size_verdict(mean_estimate(1.2 + 0.01 * rng.standard_normal(10)), 1.0,
@@ -393,6 +395,19 @@ def test_null_hypothesis_range_and_sign_and_size_rules_keep_their_nominal_rates(
     assert hyp / runs <= _tolerance(0.01, runs)
     assert rng_ / runs <= _tolerance(0.05, runs)
     assert size / runs <= _tolerance(0.05, runs)
+    assert ratio / runs <= _tolerance(0.05, runs)
+
+
+def test_the_size_rule_sees_a_right_size_a_wrong_size_and_says_what_a_miss_it_could_see():
+    """The size row in both directions: inside the band, well outside it, and on the edge."""
+    ok = ratio_verdict(Estimate(1.01, 0.005), 1.0, rtol=0.05)
+    assert ok.label == "reproduced" and "beyond ±0.05 would have been seen" in ok.reason
+    off = ratio_verdict(Estimate(2.7, 0.01), 1.0, rtol=0.05)
+    assert off.label == "differs" and "factor 2.7" in off.reason
+    edge = ratio_verdict(Estimate(1.0, 0.2), 1.0, rtol=0.05)
+    assert edge.label == "not decided" and "would decide it" in edge.reason
+    # the sign is another row's: a negative effect is a size that differs, not a refutation here
+    assert ratio_verdict(Estimate(-1.0, 0.01), 1.0, rtol=0.05).label == "differs"
 
 
 def test_null_a_uniform_effect_is_not_called_mixed():

@@ -98,6 +98,8 @@ __all__ = [
     "value_verdict",
     "sign_verdict",
     "bound_verdict",
+    "ratio_verdict",
+    "part_evidence",
     "floor_verdict",
     "sign_and_size_verdict",
     "hypothesis_verdict",
@@ -343,10 +345,48 @@ def floor_verdict(floor: float, claimed: float, *, atol: float = 0.0, what: str 
     return Verdict(Label.NOT_DECIDED, f"{text}: straddling it")
 
 
+def _size_against(est: Estimate, closed_form: float, rtol: float, level: float) -> tuple[Label, Estimate, str]:
+    """The size part of a closed-form claim: the ratio ``est / closed_form`` against ``1 ± rtol``."""
+    ratio = Estimate(est.value / closed_form, est.se / abs(closed_form), est.df)
+    lo, hi = ratio.interval(level)
+    text = f"measured / closed form = {ratio.format()}, {level:.0%} interval [{lo:.3g}, {hi:.3g}] against 1 ± {rtol:.2g}"
+    if 1 - rtol <= lo and hi <= 1 + rtol:
+        return Label.REPRODUCED, ratio, text
+    if hi < 1 - rtol or lo > 1 + rtol:
+        return Label.DIFFERS, ratio, text
+    return Label.NOT_DECIDED, ratio, text
+
+
+@rule
+def ratio_verdict(est: Estimate, closed_form: float, *, rtol: float, level: float = 0.95,
+                  what: str = "the effect", note: str = "") -> Verdict:
+    """The size of an effect ``est`` against a claimed closed form ``closed_form`` (finite, non-zero),
+    its sign left to a row of its own (:func:`sign_verdict`): the ``level`` interval of
+    ``est / closed_form`` inside ``1 ± rtol`` is ``reproduced`` (the reason names ``rtol``, the
+    smallest relative miss it could have seen), disjoint from it ``differs``, overlapping ``not
+    decided`` (with the samples that would decide it). ``note`` is appended to the reason."""
+    if closed_form == 0 or not math.isfinite(closed_form):
+        raise fail("closed_form", closed_form, "a finite non-zero number")
+    rtol = check_float("rtol", rtol, low=0.0)
+    label, ratio, text = _size_against(est, closed_form, rtol, level)
+    text = f"{what} = {est.format()}; {text}"
+    tail = f"; {note}" if note else ""
+    if label == Label.REPRODUCED:
+        return Verdict(label, f"{text}: size reproduced, a miss beyond ±{rtol:.2g} would have been seen{tail}")
+    if label == Label.DIFFERS:
+        return Verdict(label, f"{text}: off by a factor {ratio.value:.3g}{tail}")
+    margin = min(abs(ratio.value - (1 - rtol)), abs(ratio.value - (1 + rtol)))
+    return Verdict(label, f"{text}: the size is not decided; "
+                          f"{_to_decide(ratio, margin, None, level)}{tail}")
+
+
 @rule
 def sign_and_size_verdict(est: Estimate, closed_form: float, *, rtol: float, level: float = 0.95,
                           what: str = "the effect", note: str = "") -> Verdict:
-    """A claimed closed-form value ``closed_form`` (non-zero) of an effect measured as ``est``.
+    """A claimed closed-form value ``closed_form`` (non-zero) of an effect measured as ``est``,
+    judged as one claim; where a paper's sign and its closed form are separate claims, they get a
+    row each, :func:`sign_verdict` and :func:`ratio_verdict`, and a stored run judged by this rule
+    still gives both (:func:`part_evidence`).
 
     The sign is judged first (:func:`sign_verdict` with the closed form's sign):
     ``refuted`` or ``not decided`` end there. If the sign is reproduced, the size
@@ -363,15 +403,30 @@ def sign_and_size_verdict(est: Estimate, closed_form: float, *, rtol: float, lev
     tail = f"; {note}" if note else ""
     if sign.label != Label.REPRODUCED:
         return Verdict(sign.label, sign.reason + tail)
-    ratio = Estimate(est.value / closed_form, est.se / abs(closed_form), est.df)
-    lo, hi = ratio.interval(level)
-    text = (f"sign reproduced ({what} = {est.format()}); measured / closed form = {ratio.format()}, "
-            f"{level:.0%} interval [{lo:.3g}, {hi:.3g}] against 1 ± {rtol:.2g}")
-    if 1 - rtol <= lo and hi <= 1 + rtol:
+    label, ratio, size = _size_against(est, closed_form, rtol, level)
+    text = f"sign reproduced ({what} = {est.format()}); {size}"
+    if label == Label.REPRODUCED:
         return Verdict(Label.REPRODUCED, f"{text}: size reproduced{tail}")
-    if hi < 1 - rtol or lo > 1 + rtol:
+    if label == Label.DIFFERS:
         return Verdict(Label.DIFFERS, f"{text}: magnitude off by a factor {ratio.value:.3g}{tail}")
     return Verdict(Label.NOT_DECIDED, f"{text}: the size is not decided{tail}")
+
+
+#: the rules that judge two claims at once, and how each part's rule reads the same measurement
+_PARTS = {"sign_and_size_verdict": {
+    "sign_verdict": lambda a: {"est": a["est"], "claimed_sign": 1 if decode(a["closed_form"], recompute) > 0 else -1,
+                               **{k: a[k] for k in ("level", "what") if k in a}},
+    "ratio_verdict": lambda a: {k: a[k] for k in ("est", "closed_form", "rtol", "level", "what", "note") if k in a}}}
+
+
+def part_evidence(evidence: dict[str, Any], rule_name: str) -> dict[str, Any] | None:
+    """The evidence of one part of a two-part rule's verdict (the sign or the size of a
+    ``sign_and_size_verdict``) as the part's own rule ``rule_name`` reads it, so that a stored run
+    that judged the two together gives each its row; ``None`` when ``evidence`` has no such part."""
+    parts = _PARTS.get(evidence.get("rule", ""), {})
+    if rule_name not in parts:
+        return None
+    return {"rule": rule_name, "args": parts[rule_name](evidence.get("args", {}))}
 
 
 @rule
@@ -707,7 +762,9 @@ class Claim:
     assumption stands as ``not decided`` (:func:`settle`).
     ``differs_from``: where another row quotes the same sentence of the paper,
     how this row's claim differs from that one (``""``: it does not; the ledger
-    then requires the two verdicts to agree).
+    then requires the two verdicts to agree). ``measured_as``: the id of the row
+    whose stored measurement this row reads, where a stored run judged it under
+    another row (the size of a claim whose sign keeps the old id); ``""``: its own.
     """
 
     id: str
@@ -727,6 +784,7 @@ class Claim:
     assumption: str = ""
     assumption_checked: str = ""
     differs_from: str = ""
+    measured_as: str = ""
 
     def __post_init__(self):
         object.__setattr__(self, "source", Source(check_choice("source", self.source, SOURCES)))

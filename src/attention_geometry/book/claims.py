@@ -44,7 +44,7 @@ import os
 from typing import Any, NamedTuple, Sequence
 
 from ..evidence import core_rule
-from ..verdicts import Claim, Verdict, phrase, recompute, settle
+from ..verdicts import Claim, Verdict, part_evidence, phrase, recompute, settle
 from .findings import findings
 from .glue import glue, glue_json
 from .notebooks import CLAIMS_KEY, CLAIMS_MIME
@@ -98,6 +98,17 @@ def _same_rule(claim: Claim, stored: dict) -> bool:
     return core_rule(stored["verdict"]["evidence"]) == core_rule(today)
 
 
+def _as_judged_today(claim: Claim, stored: dict | None) -> dict | None:
+    """The stored claim record, with its evidence narrowed to the part today's row judges where the
+    stored run judged a two-part claim at once (a sign and a size: :func:`part_evidence`)."""
+    if stored is None or not _has_evidence(stored) or _same_rule(claim, stored):
+        return stored
+    part = part_evidence(stored["verdict"]["evidence"], core_rule(claim.verdict.evidence))
+    if part is None:
+        return stored
+    return {**stored, "verdict": {**stored["verdict"], "evidence": part}}
+
+
 def claims_markdown(claims: Sequence[Claim], run=None, *, this_is_the_run: bool = False) -> tuple[str, list[dict]]:
     """The table as MyST Markdown, and the records (each with its settled verdict)."""
     stored = _stored_claims(run)
@@ -108,7 +119,7 @@ def claims_markdown(claims: Sequence[Claim], run=None, *, this_is_the_run: bool 
         if c.id in ids:
             raise ValueError(f"claim id {c.id!r} appears twice in one table; ids must be unique")
         ids.add(c.id)
-        at_paper = stored.get(c.id)
+        at_paper = _as_judged_today(c, stored.get(c.measured_as or c.id))
         # a stored verdict stands only as today's rule computes it from the run's evidence; a row measured
         # at the paper's settings by default is judged on this run's measurement
         usable = (at_paper is not None and _has_evidence(at_paper) and _same_rule(c, at_paper)
