@@ -24,8 +24,8 @@ class LayerNormEquilibriaParams(ChapterParams):
         description="standard deviations s of random W_QK (logit std for unit tokens): nearly uniform, then peaked")
     beta_similarity: float = Field(20.0, ge=0.0, le=200.0,
         description="beta of W_QK = beta I (attention to similar tokens)")
-    grid_2x2: int = Field(200, ge=10, le=1000, description="grid points per angle in the N = d = 2 basin map")
-    steps_2x2: int = Field(300, ge=10, le=5000, description="layers iterated in the N = d = 2 basin map")
+    grid_2x2: int = Field(200, ge=10, le=1000, description="grid points per angle in the L = d = 2 basin map")
+    steps_2x2: int = Field(300, ge=10, le=5000, description="layers iterated in the L = d = 2 basin map")
     rank_n: int = Field(6, ge=2, le=64, description="tokens N in the rank construction")
     rank_d: int = Field(4, ge=3, le=16,
         description="dimension d in the rank construction (the centred version uses d - 1)")
@@ -98,7 +98,7 @@ def constructions_table(tables: dict) -> str:
 
 
 def equilibria_table(xe, ranks, resid, eig_abs, stable) -> str:
-    """Markdown: the equilibria of the ``N = d = 2`` counterexample, one row each."""
+    """Markdown: the equilibria of the ``L = d = 2`` counterexample, one row each."""
     import numpy as np
 
     from ..tables import markdown_table
