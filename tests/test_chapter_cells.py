@@ -26,7 +26,8 @@ def test_no_cell_displays_what_it_glued(path):
         last = tree.body[-1] if tree.body else None
         if isinstance(last, ast.Expr) and isinstance(last.value, ast.Call) and \
                 getattr(last.value.func, "id", None) == "glue":
-            assert code.rstrip().endswith(";"), f"{path.name}: a cell ends in glue(...) without ';':\n{code[-300:]}"
+            after = code.split("\n")[last.end_lineno - 1][last.end_col_offset:]  # what follows the call
+            assert after.lstrip().startswith(";"), f"{path.name}: a cell ends in glue(...) without ';':\n{code[-300:]}"
 
 
 # "No code cell over about 15 lines" (read like the Annotated Transformer): 17 non-blank lines at most.

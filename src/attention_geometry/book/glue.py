@@ -33,7 +33,10 @@ __all__ = ["glue", "glue_json", "plain"]
 
 
 def plain(value: Any) -> Any:
-    """numpy / torch scalars (and 0-d arrays) -> Python scalars; other values unchanged."""
+    """numpy / torch scalars (and 0-d arrays) -> Python scalars; a string enum (a verdict's label)
+    -> its plain string, so that it glues as the word, not as its repr; other values unchanged."""
+    if isinstance(value, str) and type(value) is not str:
+        return str(value)
     item = getattr(value, "item", None)
     shape = getattr(value, "shape", None)
     if callable(item) and (shape == () or shape is None and not isinstance(value, (list, tuple, dict))):
