@@ -55,3 +55,10 @@ def test_glue_json_displays_plain_json_under_a_structured_mime_type(monkeypatch)
     assert shown == [({prefix + mime: stored}, True, {"scrapbook": {"name": "rows", "mime_prefix": prefix}})]
     with pytest.raises(ValueError, match="mime = 'text/plain' is not allowed"):
         glue_json("rows", [], mime="text/plain")
+
+
+def test_a_verdict_label_glues_as_its_word(glued):
+    from attention_geometry.verdicts import Label
+
+    glue("v", Label.REPRODUCED)
+    assert glued == [("v", "reproduced", False)] and type(glued[0][1]) is str
