@@ -144,10 +144,10 @@ ERRATA: tuple[Erratum, ...] = (
     _kim("Theorem 1, Eq. 5; the closed forms of Propositions 2–3 (Eqs. 32–41)",
          "The closed forms replace each first-layer weight $e^{S^{(1)}_{ij}}$ by $e^{\\mathbb E S^{(1)}_{ij}}$ "
          "and give the size of the recency effect from that.",
-         "$S^{(1)}_{ij}$ keeps a spread $1-\\alpha^2$ that does not shrink as $d$ grows. The sign and the "
-         "monotonicity of the closed forms are right, their size is not: the mean contrast is the closed "
-         "form's times a factor that tends to $e$ for isotropic inputs and to $e^{(1-\\alpha^2)^2/2}$ for "
-         "$\\alpha > 0$ (adjusted closed form: {eq}`eq-rec-adjusted`).",
+         "$S^{(1)}_{ij}$ keeps a spread $1-c^2$ ($c$ is the tokens' correlation, the paper's $\\alpha$) that "
+         "does not shrink as $d$ grows. The sign and the monotonicity of the closed forms are right, their "
+         "size is not: the mean contrast is the closed form's times a factor that tends to $e$ for isotropic "
+         "inputs and to $e^{(1-c^2)^2/2}$ for $c > 0$ (adjusted closed form: {eq}`eq-rec-adjusted`).",
          "{ref}`sec-rec-factor`", "wrong number"),
     _kim("Appendix A.1 (proof of Theorem 1), Eq. 7",
          "The denominator $(e^{\\sqrt d} + i - 1)(e^{\\sqrt d} + i - 1)$.",
@@ -185,9 +185,9 @@ ERRATA: tuple[Erratum, ...] = (
          "and so no recency without LayerNorm, holds.",
          "{numref}`rec-tab-noln`", "wrong number"),
     _kim("Appendix A.3, Eq. 22",
-         "$\\lVert x_i\\rVert_2^2 = \\sqrt d/(1-\\alpha)$.",
-         "$\\lVert x_i\\rVert^2 \\to 1 + \\alpha/(1-\\alpha) = 1/(1-\\alpha)$. The later steps use the right "
-         "first-layer score $\\sqrt d\\,\\alpha$, so the error does not propagate by itself; the norm of $x_i$ "
+         "$\\lVert x_i\\rVert_2^2 = \\sqrt d/(1-c)$.",
+         "$\\lVert x_i\\rVert^2 \\to 1 + c/(1-c) = 1/(1-c)$. The later steps use the right "
+         "first-layer score $\\sqrt d\\,c$, so the error does not propagate by itself; the norm of $x_i$ "
          "is what fixes the weight of the residual (Eqs. 25–41).",
          "{ref}`sec-rec-corrected`", "wrong number"),
     _kim("Appendix A.3, Eq. 22 (superscript)",
@@ -195,8 +195,8 @@ ERRATA: tuple[Erratum, ...] = (
          "$\\lVert x^{(0)}_i\\rVert^2$.",
          "{eq}`eq-rec-corrected`", _SLIP),
     _kim("Appendix A.3, Eq. 23",
-         "$\\langle y_i, y_j\\rangle = \\sqrt d\\,\\alpha$.",
-         "$\\langle y_i, y_j\\rangle \\to d\\alpha$; $\\sqrt d\\,\\alpha$ is the first-layer score $S^{(1)}_{ij}$, "
+         "$\\langle y_i, y_j\\rangle = \\sqrt d\\,c$.",
+         "$\\langle y_i, y_j\\rangle \\to d\\,c$; $\\sqrt d\\,c$ is the first-layer score $S^{(1)}_{ij}$, "
          "which the later steps use.",
          "{ref}`sec-rec-corrected`", _SLIP),
     _kim("Appendix A.3, Eq. 23 (superscript)",
@@ -204,31 +204,34 @@ ERRATA: tuple[Erratum, ...] = (
          "$\\langle y^{(1)}_i, y^{(1)}_j\\rangle$, the superscript the rest of the appendix uses.",
          "{eq}`eq-rec-corrected`", _SLIP),
     _kim("Appendix A.3, Eq. 24",
-         "$x^{(1)}_i = \\sum_j A^{(1)}_{ij}y^{(1)}_j + \\gamma x^{(1)}_j$: the residual inside the sum over $j$.",
-         "The residual is the single term $\\gamma x^{(0)}_i$: "
-         "$x^{(1)}_i = \\sum_j A^{(1)}_{ij}y^{(1)}_j + \\gamma x^{(0)}_i$.",
+         "$x^{(1)}_i = \\sum_j A^{(1)}_{ij}y^{(1)}_j + \\omega x^{(1)}_j$: the residual inside the sum over $j$.",
+         "The residual is the single term $\\omega x^{(0)}_i$ ($\\omega$ is the residual weight, the paper's "
+         "$\\gamma$): $x^{(1)}_i = \\sum_j A^{(1)}_{ij}y^{(1)}_j + \\omega x^{(0)}_i$.",
          "{eq}`eq-rec-corrected`", _SLIP),
     _kim("Appendix A.3, Eqs. 25–41",
-         "The residual term is $\\sqrt d\\,\\gamma\\lVert x_i\\rVert\\,y_i$ (Eq. 25), a weight $d\\gamma$ relative "
-         "to the attention weights (Eq. 26), and a weight $\\gamma$ from Eq. 33 on.",
-         "The model adds $\\gamma x_i = \\gamma\\,y_i/\\sqrt{d(1-\\alpha)}$: the weight is "
-         "$\\gamma/\\sqrt{d(1-\\alpha)}$, which tends to 0 as $d$ grows. Eq. 41 is the $h(j)$ of a model whose "
-         "residual adds $\\gamma\\,\\mathrm{LN}(x_i)$; with a residual its levels and contrasts are off. The "
-         "qualitative statements of Propositions 2 and 3 hold for either weight.",
+         "The residual term is $\\sqrt d\\,\\omega\\lVert x_i\\rVert\\,y_i$ (Eq. 25), a weight $d\\omega$ relative "
+         "to the attention weights (Eq. 26), and a weight $\\omega$ from Eq. 33 on.",
+         "The model adds $\\omega x_i = \\omega\\,y_i/\\sqrt{d(1-c)}$: the weight is "
+         "$\\theta = \\omega/\\sqrt{d(1-c)}$, which tends to 0 as $d$ grows. Eq. 41 is the key profile "
+         "$\\kappa(j)$ (the paper's $h(j)$) of a model whose residual adds $\\omega\\,\\mathrm{LN}(x_i)$; with a "
+         "residual its levels and contrasts are off. The qualitative statements of Propositions 2 and 3 hold "
+         "for either weight.",
          "{numref}`rec-tab-level`", "wrong number"),
     _kim("Appendix A.3, Eq. 34",
-         "Factors $d$ inside the bracket: $2d\\alpha(\\gamma D_j + e^{\\sqrt d})\\,d\\,e^{\\alpha\\sqrt d}(j-1)$ and "
-         "$d\\alpha\\,e^{2\\alpha\\sqrt d}(j-2)(j-1)$.",
+         "Factors $d$ inside the bracket: $2d\\,c(\\omega D_j + e^{\\sqrt d})\\,d\\,e^{c\\sqrt d}(j-1)$ and "
+         "$d\\,c\\,e^{2c\\sqrt d}(j-2)(j-1)$.",
          "No factor $d$ inside the bracket; Eq. 35 drops them again.",
          "{eq}`eq-rec-corrected`", _SLIP),
     _kim("Appendix A.3, Eq. 39",
-         "$2\\gamma e$.",
-         "$2\\gamma e^{\\sqrt d}$.",
+         "$2\\omega e$.",
+         "$2\\omega e^{\\sqrt d}$.",
          "{eq}`eq-rec-corrected`", _SLIP),
     _kim("Figures 2 and 5 (the authors' `concept/alpha.ipynb`, commit `9538cbf`)",
-         "$h(j)$ computed as `1 / np.sqrt(num / denom)`, without Eq. 41's factor $1/\\sqrt d$.",
-         "The plotted curves are $\\sqrt d$ times Eq. 41. Since $S^{(2)} = g(i)\\,h(j)$ fixes $h$ only up to a "
-         "constant, their shape and the ratio $h(j)/h(1)$ are unaffected.",
+         "The key profile $\\kappa(j)$ computed as `1 / np.sqrt(num / denom)`, without Eq. 41's factor "
+         "$1/\\sqrt d$.",
+         "The plotted curves are $\\sqrt d$ times Eq. 41. Since $S^{(2)} = \\phi(i)\\,\\kappa(j)$ (the paper's "
+         "$g(i)\\,h(j)$) fixes $\\kappa$ only up to a constant, their shape and the ratio $\\kappa(j)/\\kappa(1)$ "
+         "are unaffected.",
          "{numref}`fig-rec-h`", _SLIP),
     # Chowdhury: the full text with its appendix
     _chowdhury("cesaro", "§3.2, §5 and Figure 1 (the densities of Eqs. 5–6 used at $L = 2048$, $H = 24$)",
@@ -286,29 +289,30 @@ ERRATA: tuple[Erratum, ...] = (
                "0.99 shows that the measured profile decreases, not that the Cesàro form describes it.",
                "{numref}`jac-tab-e4`", "wrong conclusion"),
     _chowdhury("jacobians", "App. E.3",
-               "\"$S_{ij}=q_i\\cdot k_j/\\sqrt{d_k}\\to 0$\" as $d_k\\to\\infty$, so the score pathway vanishes at "
+               "\"$S_{ij}=q_i\\cdot k_j/\\sqrt{d_k}\\to 0$ as $d_k\\to\\infty$\", so the score pathway vanishes at "
                "initialisation: \"the formal justification for the Softmax linearisation used in the main "
                "text\".",
-               "At the fixed $\\sigma = 0.02$ of `transformers` and of the paper the scores' standard deviation "
-               "is $\\sigma^2 d$, which grows with the width, and the score pathway does not vanish. The limit "
-               "needs an initialisation whose $\\sigma^2 d$ goes to 0; with $\\sigma \\propto 1/\\sqrt d$ it stays "
-               "of order one.",
+               "At the fixed $\\sigma_0 = 0.02$ of `transformers` and of the paper the scores' standard deviation "
+               "is $\\sigma_0^2 d$ whatever the head width $d_h$ (the paper's $d_k$): it grows with the width $d$, "
+               "and the score pathway does not vanish. The limit needs an initialisation whose $\\sigma_0^2 d$ "
+               "goes to 0; with $\\sigma_0 \\propto 1/\\sqrt d$ it stays of order one.",
                "{ref}`jac-pathways`", "wrong conclusion"),
     _chowdhury("jacobians", "App. E.4",
-               "$\\rho(j) \\approx \\gamma^{H}\\cdot(N^{H})_{L,j}$: $W_V$ \"provides a uniform scalar gain that is "
+               "$\\rho(j) \\approx g^{H}\\,(N^{H})_{L,j}$: $W_V$ \"provides a uniform scalar gain that is "
                "identical at every position\".",
-               "The gain is the same at every position, but with random $W_VW_O$ of mean zero the paths with "
-               "different sets of jumps add in quadrature: $\\mathbb E\\lVert J_j\\rVert^2$ is a sum of squared "
-               "path weights over the number of jumps. Fitted to it, the paper's form returns an $\\alpha$ that "
-               "is not the jump weight. Both forms decay monotonically to a last-token spike.",
+               "The gain $g$ (the paper's $\\gamma$) is the same at every position, but with random $W_VW_O$ of "
+               "mean zero the paths with different sets of jumps add in quadrature: "
+               "$\\mathbb E\\lVert J_j\\rVert^2$ is a sum of squared path weights over the number of jumps. Fitted "
+               "to it, the paper's form returns an $\\alpha$ that is not the jump weight. Both forms decay "
+               "monotonically to a last-token spike.",
                "{numref}`jac-tab-e4`", "wrong number"),
     _chowdhury("jacobians", "§4.2 and App. E.5",
                "\"The empirical Jacobian norm converges to the theoretical prediction as "
                "$\\mathcal O(1/\\sqrt{H_{\\text{heads}}})$. Increasing the number of heads therefore tightens "
                "the architectural prior.\"",
                "With the same attention in every head the heads' value pathways add up to "
-               "$\\sum_h W_V^hW_O^h = W_VW_O$, one head of the full width: at fixed width the number of heads "
-               "changes neither the expected profile nor its spread across initialisations; the width sets "
-               "the spread.",
+               "$\\sum_{a=1}^{h} W_V^{a}W_O^{a} = W_VW_O$, one head of the full width: at fixed width the number "
+               "$h$ of heads (the paper's $H_{\\text{heads}}$) changes neither the expected profile nor its spread "
+               "across initialisations; the width sets the spread.",
                "{ref}`jac-heads`", "wrong conclusion"),
 )
