@@ -12,7 +12,7 @@ import pytest
 from attention_geometry.book.golden import GOLDEN_FILE, golden_of, read_golden, verdict_changes, write_golden
 from attention_geometry.book.project import Project
 from attention_geometry.book.toc import book_chapters
-from attention_geometry.book.where import describe, find_key, glue_sites, glued_keys, referenced_keys
+from attention_geometry.book.where import describe, find_key, glue_sites, glued_keys, module_keys, referenced_keys
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -36,14 +36,19 @@ def test_every_key_the_chapters_use_is_found_by_where():
 
 
 def test_each_used_key_is_a_literal_in_exactly_one_place():
-    """grep '"KEY"' finds the key where it is glued: one glue call in one chapter writes it."""
+    """grep '"KEY"' finds the key where it is glued: one glue call in one chapter writes it, or one
+    chapter's module (its glue dictionaries) does."""
     glued = {c.name: glued_keys(ROOT / "book" / f"{c.stem}.md") for c in _chapters()}
-    assert sum(map(len, glued.values())) > 500
+    modules = {c.name: module_keys(ROOT / "book" / f"{c.stem}.md", c.name) for c in _chapters()}
+    assert sum(map(len, glued.values())) + sum(map(len, modules.values())) > 500
     wrong = {}
     for chapter in _chapters():
         for key in referenced_keys((ROOT / "book" / f"{chapter.stem}.md").read_text()):
             site = find_key(key, Project(ROOT))
-            places = sum(keys.count(site.key) for keys in glued.values())
+            assert site is not None, key
+            places = (sum(keys.count(site.key) for keys in glued.values())
+                      + sum(site.key in keys for keys in modules.values())
+                      + (site.function != "" and site.key not in modules[site.chapter]))  # an f-string key
             if places != 1 or site.chapter != chapter.name:
                 wrong[key] = (places, site.chapter)
     assert not wrong
@@ -114,3 +119,20 @@ def test_no_verdict_moved_without_the_golden_file(built_book):
     changes = verdict_changes(read_golden(Project(ROOT)), golden_of(rows))
     assert not changes, ("verdicts moved; if that is intended, run `.venv/bin/attention-geometry golden` and "
                          "commit tests/golden_ledger.json:\n" + "\n".join(changes))
+
+
+def test_a_key_written_by_the_chapters_module_is_found_there_with_its_function(tmp_path):
+    (tmp_path / "book").mkdir()
+    chapter = tmp_path / "book" / "toy.md"
+    chapter.write_text("```{code-cell} ipython3\nfrom attention_geometry.book.chapters import toy as ch\n"
+                       "glue(ch.toy_glue(3));\n```\n\n{glue:text}`toy-words` and {glue:text}`toy-3-wins`\n")
+    module = tmp_path / "src" / "attention_geometry" / "book" / "chapters" / "toy.py"
+    module.parent.mkdir(parents=True)
+    module.write_text("def toy_glue(n):\n    from ... import stats\n    values = {'toy-words': stats.mean_estimate([n])}\n"
+                      "    values['toy-n'] = n\n    values[f'toy-{n}-wins'] = n\n    return values\n")
+    sites = glue_sites(chapter, "toy")
+    assert sites["toy-words"].function == "toy_glue" and sites["toy-words"].cell == 0
+    assert sites["toy-words"].functions == ("attention_geometry.stats.mean_estimate",)
+    assert "toy-n" in sites and "^toy\\-.+\\-wins$" in sites
+    assert module_keys(chapter, "toy") >= {"toy-words", "toy-n"}
+    assert "toy_glue in the toy chapter's module" in describe(sites["toy-words"], Project(tmp_path))

@@ -11,7 +11,12 @@ the library::
       computed with attention_geometry.cesaro.peak_to_trough_floor, ...
 
 A key ``x-se`` that no cell writes is the standard error glued with the estimate
-``x`` (:func:`~attention_geometry.book.glue.glue`), and is found as ``x``.
+``x`` (:func:`~attention_geometry.book.glue.glue`), and is found as ``x``. A key
+that a cell glues through a function of the chapter's module
+(``glue(chapter.affine_glue(...))``, the module
+``attention_geometry/book/chapters/<chapter>.py`` keeping the bookkeeping out of
+the reader's sight) is a literal key of a dict in that module, and is found there,
+with the function that writes it.
 
 The chapters' sources are read as text and parsed (:mod:`ast`); nothing is executed.
 """
@@ -25,8 +30,10 @@ from pathlib import Path
 from .project import Project
 from .toc import book_chapters
 
-__all__ = ["GlueSite", "referenced_keys", "glue_sites", "glued_keys", "book_glue_sites", "find_key", "describe"]
+__all__ = ["GlueSite", "referenced_keys", "glue_sites", "glued_keys", "module_keys", "book_glue_sites", "find_key",
+           "describe"]
 
+_KEY = re.compile(r"^[a-z0-9]+(?:-[a-z0-9._]+)+$")  # the shape of a glue key: "rec-nope-words"
 _CELL = re.compile(r"^```\{code-cell\}[^\n]*\n(.*?)^```", re.S | re.M)
 # {glue:text}`key:fmt`, {glue}`key`, {glue:md}`key`; ```{glue:figure} key and ```{glue:md} key
 _ROLE = re.compile(r"\{glue(?::[a-z]+)?\}`([^`:]+)(?::[^`]*)?`")
@@ -49,6 +56,7 @@ class GlueSite:
     cell: int
     functions: tuple[str, ...]
     inputs: tuple[str, ...] = ()
+    function: str = ""  # the chapter module's function that writes the key (cell 0), or ""
 
 
 def referenced_keys(text: str) -> set[str]:
@@ -74,8 +82,9 @@ def _qualified(module: str, attr: str) -> str:
     return f"{owner}.{getattr(obj, '__qualname__', attr)}"
 
 
-def _imports(trees: list[ast.Module]) -> dict[str, str]:
-    """alias -> module for ``import attention_geometry as ag`` and ``from attention_geometry.x import y as z``."""
+def _imports(trees: list[ast.Module], package: str = "") -> dict[str, str]:
+    """alias -> module for ``import attention_geometry as ag`` and ``from attention_geometry.x import y as z``
+    (and, in the module named ``package``, the relative ``from ... import y as z``)."""
     out = {}
     for tree in trees:
         for node in ast.walk(tree):
@@ -83,6 +92,11 @@ def _imports(trees: list[ast.Module]) -> dict[str, str]:
                 for a in node.names:
                     if a.name.startswith("attention_geometry"):
                         out[a.asname or a.name] = a.name
+            elif isinstance(node, ast.ImportFrom) and node.level and package:
+                parts = package.split(".")  # the module's own name: level 1 is its package
+                base = ".".join(parts[:len(parts) - node.level] + ([node.module] if node.module else []))
+                for a in node.names:
+                    out[a.asname or a.name] = f"{base}.{a.name}"
             elif isinstance(node, ast.ImportFrom) and (node.module or "").startswith("attention_geometry"):
                 for a in node.names:
                     out[a.asname or a.name] = f"{node.module}.{a.name}"
@@ -108,6 +122,10 @@ def _keyed_values(call: ast.Call) -> list[tuple[ast.Constant, ast.expr | None]]:
             walk(e.right)
 
     walk(first)
+    if isinstance(first, ast.DictComp):  # {k: f(m) for k, m in [("key-a", "a"), ...]}: the literal keys listed
+        for gen in first.generators:
+            found.extend((n, first.value) for n in ast.walk(gen.iter)
+                         if isinstance(n, ast.Constant) and isinstance(n.value, str) and _KEY.match(n.value))
     return found
 
 
@@ -181,7 +199,12 @@ def glue_sites(path: Path, chapter: str | None = None) -> dict[str, GlueSite]:
     functions behind its value."""
     path = Path(path).resolve()
     stat = path.stat()
-    return dict(_glue_sites(path, chapter or path.stem, stat.st_mtime_ns, stat.st_size))
+    sites = dict(_glue_sites(path, chapter or path.stem, stat.st_mtime_ns, stat.st_size))
+    module = _chapter_module(path, chapter or path.stem)
+    if module.exists():
+        for key, site in _module_sites(module, chapter or path.stem, module.stat().st_mtime_ns):
+            sites.setdefault(key, site)
+    return sites
 
 
 @functools.lru_cache(maxsize=64)
@@ -211,6 +234,55 @@ def _glue_sites(path: Path, chapter: str, mtime_ns: int, size: int) -> tuple[tup
     return tuple(sites.items())
 
 
+def _chapter_module(path: Path, chapter: str) -> Path:
+    """The chapter's module of bookkeeping (its glue dictionaries), next to the chapter's book folder."""
+    return Path(path).resolve().parents[1] / "src" / "attention_geometry" / "book" / "chapters" / f"{chapter}.py"
+
+
+@functools.lru_cache(maxsize=64)
+def _module_sites(module: Path, chapter: str, mtime_ns: int) -> tuple[tuple[str, GlueSite], ...]:
+    """The glue keys written as literal dict keys in the chapter's module, each with the function
+    that writes it and the library functions behind its value."""
+    tree = ast.parse(module.read_text())
+    imports = _imports([tree], package=f"attention_geometry.book.chapters.{chapter}")
+    sites = {}
+    for fn in (n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))):
+        defs: dict[str, _Uses] = {}
+        for statement in ast.walk(fn):
+            if isinstance(statement, ast.Assign):
+                for target in statement.targets:
+                    for name in (n.id for n in ast.walk(target) if isinstance(n, ast.Name)):
+                        defs[name] = _uses(statement.value, imports)
+        pairs = [(k, v) for d in ast.walk(fn) if isinstance(d, ast.Dict) for k, v in zip(d.keys, d.values)]
+        pairs += [(t.slice, a.value) for a in ast.walk(fn) if isinstance(a, ast.Assign)  # values["key"] = ...
+                  for t in a.targets if isinstance(t, ast.Subscript)]
+        for k, v in pairs:
+            if isinstance(k, ast.Constant) and isinstance(k.value, str) and _KEY.match(k.value):
+                name = k.value
+            elif isinstance(k, ast.JoinedStr) and _fstring_pattern(k):  # f"{key}-wins": found by its pattern
+                name = _fstring_pattern(k)
+            else:
+                continue
+            sites.setdefault(name, GlueSite(name, chapter, module, k.lineno, 0, *_behind(v, defs, imports),
+                                            function=fn.name))
+    return tuple(sites.items())
+
+
+def _fstring_pattern(node: ast.JoinedStr) -> str | None:
+    """A regular expression for the keys an f-string key writes (its literal parts kept), or None
+    when its literal parts are too short to name a key."""
+    parts = [re.escape(v.value) if isinstance(v, ast.Constant) else ".+" for v in node.values]
+    literal = sum(len(v.value) for v in node.values if isinstance(v, ast.Constant))
+    return "^" + "".join(parts) + "$" if literal >= 3 else None
+
+
+def module_keys(path: Path, chapter: str) -> set[str]:
+    """The glue keys the chapter's module writes as literal dict keys (see :func:`glue_sites`); a key
+    written by an f-string appears as its pattern (``^...$``)."""
+    module = _chapter_module(path, chapter)
+    return set(dict(_module_sites(module, chapter, module.stat().st_mtime_ns))) if module.exists() else set()
+
+
 def glued_keys(path: Path) -> list[str]:
     """Every literal key of every ``glue(...)`` call in a chapter, in order, repeats kept."""
     return [k.value for tree, _ in _code_cells(Path(path).read_text()) for n in ast.walk(tree)
@@ -234,6 +306,10 @@ def find_key(key: str, project: Project | None = None) -> GlueSite | None:
         return sites[key]
     if key.endswith("-se") and key[:-3] in sites:
         return sites[key[:-3]]
+    for name, site in sites.items():  # a key written by an f-string: its pattern
+        if name.startswith("^") and re.match(name, key):
+            return GlueSite(key, site.chapter, site.path, site.line, site.cell, site.functions, site.inputs,
+                            site.function)
     return None
 
 
@@ -244,7 +320,9 @@ def describe(site: GlueSite, project: Project | None = None) -> str:
         shown = site.path.resolve().relative_to(project.root)
     except ValueError:
         shown = site.path
-    lines = [f"{site.key}: {shown}:{site.line} (code cell {site.cell} of the {site.chapter} chapter)"]
+    where = (f"{site.function} in the {site.chapter} chapter's module" if site.function
+             else f"code cell {site.cell} of the {site.chapter} chapter")
+    lines = [f"{site.key}: {shown}:{site.line} ({where})"]
     lines.append("  computed with " + (", ".join(site.functions) if site.functions else
                                        "no library function (a parameter, or arithmetic on the cell's values)"))
     if site.inputs:
