@@ -33,6 +33,7 @@ or to a module it already imported, both of which change the key.
 """
 
 import ast
+import functools
 import hashlib
 import json
 from pathlib import Path
@@ -78,6 +79,7 @@ def _digest(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
+@functools.lru_cache(maxsize=4096)  # by the source itself: a build keys every chapter on the same files
 def code_digest(source: bytes) -> str:
     """The sha256 of a Python module's code: the dump of its syntax tree, docstrings
     removed. Comments, docstrings, blank lines and line breaks inside brackets do not
