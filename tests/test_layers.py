@@ -233,6 +233,7 @@ PROSE_ALLOWED = {
     (f"{PACKAGE}.evidence", "core_rule"),  # a rule's name from the fixed set of rules, not a phrase
     (PACKAGE, "_exports"), (PACKAGE, "_exporter"),  # the package's public names, read from the sources
     (f"{PACKAGE}._lazy", "*"),  # the same, for the subpackages: names of code, not prose
+    (f"{PACKAGE}._parallel", "_recording"),  # a unit's result, and the files of the modules its worker imported
     # the text corpus: data the models read, not words about a result
     (f"{PACKAGE}.models.corpus", "_stdlib_corpus"), (f"{PACKAGE}.models.corpus", "_extract_stdlib_corpus"),
     (f"{PACKAGE}.models.corpus", "_folder_corpus"), (f"{PACKAGE}.models.corpus", "load_corpus"),
