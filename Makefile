@@ -32,6 +32,17 @@ WORKERS ?=
 REDO    ?=
 NO_REPORTS ?=
 
+# The command, as a recipe that shows Ctrl-C as its one line "interrupted". The terminal
+# interrupts make as well, and make adds a line of its own for a command that exits
+# non-zero ("make: *** [Makefile:NN: book] Error 130"), or for a shell that dies of
+# the signal ("... Interrupt"); it prints none for a command that succeeds, then stops
+# as interrupted (its exit status 130). So the recipe's shell waits the interrupt out
+# (trap), and when it was interrupted too and the command exits 130, it exits 0. A
+# 130 from a command interrupted alone (kill -INT <its pid>) still fails the target.
+#   @$(AG) book ...; $(INTERRUPTED)
+AG          = interrupted=; trap interrupted=1 INT; $(BIN)/attention-geometry
+INTERRUPTED = status=$$?; if [ "$$interrupted" = 1 ] && [ $$status -eq 130 ]; then exit 0; fi; exit $$status
+
 .PHONY: book test run sweep paper chapters serve lab pdf bench clean clean-runs help
 
 # the comment block at the top, and nothing after it
@@ -50,7 +61,7 @@ $(STAMP): requirements.txt requirements-nodeps.txt pyproject.toml
 	@touch $@
 
 book: $(STAMP)
-	$(BIN)/attention-geometry book $(if $(JOBS),--jobs $(JOBS)) $(if $(FORCE),--force)
+	@$(AG) book $(if $(JOBS),--jobs $(JOBS)) $(if $(FORCE),--force); $(INTERRUPTED)
 
 test: book
 	$(BIN)/python -m pytest -n auto --dist loadfile --no-loadscope-reorder --durations=15
@@ -58,32 +69,33 @@ test: book
 run: $(STAMP)
 	@if [ -z "$(CHAPTER)" ]; then echo 'usage: make run CHAPTER=<name> PARAMS="name=value ..." [PRESET=] [DEVICE=] [NAME=]'; \
 	  $(BIN)/attention-geometry list; exit 2; fi
-	$(BIN)/attention-geometry run $(CHAPTER) $(PARAMS) $(if $(PRESET),--preset $(PRESET)) \
-	  $(if $(DEVICE),--device $(DEVICE)) $(if $(NAME),--name $(NAME))
+	@$(AG) run $(CHAPTER) $(PARAMS) $(if $(PRESET),--preset $(PRESET)) \
+	  $(if $(DEVICE),--device $(DEVICE)) $(if $(NAME),--name $(NAME)); $(INTERRUPTED)
 
 sweep: $(STAMP)
 	@if [ -z "$(CHAPTER)" ] || [ -z "$(GRID)" ]; then \
 	  echo 'usage: make sweep CHAPTER=<name> GRID=<file.yaml> [SCHEDULER=tcp://host:port] [WORKERS=n] [REDO=1] [NAME=] [OUT=folder] [NO_REPORTS=1]'; exit 2; fi
 	@if [ -n "$(PARAMS)$(PRESET)$(DEVICE)" ]; then echo 'error: PARAMS, PRESET and DEVICE are not sweep options; a sweep takes its values from GRID (a device for every point: fixed: {device: cuda})' >&2; exit 2; fi
-	$(BIN)/attention-geometry sweep $(CHAPTER) $(GRID) $(if $(SCHEDULER),--scheduler $(SCHEDULER)) $(if $(OUT),--out $(OUT)) \
-	  $(if $(WORKERS),--workers $(WORKERS)) $(if $(REDO),--redo) $(if $(NAME),--name $(NAME)) $(if $(NO_REPORTS),--no-reports)
+	@$(AG) sweep $(CHAPTER) $(GRID) $(if $(SCHEDULER),--scheduler $(SCHEDULER)) $(if $(OUT),--out $(OUT)) \
+	  $(if $(WORKERS),--workers $(WORKERS)) $(if $(REDO),--redo) $(if $(NAME),--name $(NAME)) $(if $(NO_REPORTS),--no-reports); \
+	  $(INTERRUPTED)
 
 paper: $(STAMP)
 	@if [ -z "$(CHAPTER)" ]; then \
 	  echo 'usage: make paper CHAPTER=<name> [DEVICE=cpu|cuda] [RESTART=1]'; exit 2; fi
-	$(BIN)/attention-geometry paper $(CHAPTER) $(if $(DEVICE),--device $(DEVICE)) $(if $(RESTART),--restart)
+	@$(AG) paper $(CHAPTER) $(if $(DEVICE),--device $(DEVICE)) $(if $(RESTART),--restart); $(INTERRUPTED)
 
 chapters: $(STAMP)
-	$(BIN)/attention-geometry list
+	@$(AG) list; $(INTERRUPTED)
 
 serve: $(STAMP)
-	@$(BIN)/attention-geometry serve --port $(PORT)
+	@$(AG) serve --port $(PORT); $(INTERRUPTED)
 
 lab: $(STAMP)
-	@$(BIN)/attention-geometry lab --port $(LAB_PORT)
+	@$(AG) lab --port $(LAB_PORT); $(INTERRUPTED)
 
 pdf: book
-	@$(BIN)/attention-geometry pdf
+	@$(AG) pdf; $(INTERRUPTED)
 
 bench: $(STAMP)
 	for f in benchmarks/bench_*.py; do $(BIN)/python $$f || exit 1; done

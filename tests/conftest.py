@@ -21,13 +21,15 @@ if os.environ.get("PYTEST_XDIST_WORKER"):  # `make test` runs one worker per cor
 # few-test files that execute kernels last, and one worker finished a minute after
 # the other). The long files go first, longest first (durations on 2 cores, in
 # seconds: user_errors 63, chapters 48 with two kernels at a time, build 39, sweep
-# 34, paper 24, majority 19, interactive 18, cache 14, run_report 12, recency 11,
-# selectability 10), so that the files handed out last are short and both workers
-# finish together; the chapters' two-kernel file starts first, beside another.
+# 34, paper 24, majority 19, interactive 18, cache 15, run_report 12, recency 11,
+# controls 10, selectability 10), so that the files handed out last are short and
+# both workers finish together; the chapters' two-kernel file starts first, beside
+# another. (cache and controls measured beside run_report on busy cores, scaled to
+# its 12 s: 100 and 72 s of wall time to its 90, 23 and 14 CPU-s to its 17.)
 SLOW_FILES_FIRST = ("test_chapters.py", "test_user_errors.py", "test_build.py", "test_machine_paths.py",
                     "test_leftovers.py", "test_sweep.py", "test_paper.py",
                     "test_majority.py", "test_interactive.py", "test_cache.py", "test_run_report.py",
-                    "test_recency.py", "test_selectability.py", "test_browser.py")
+                    "test_recency.py", "test_controls.py", "test_selectability.py", "test_browser.py")
 
 
 def pytest_collection_modifyitems(config, items):

@@ -11,7 +11,7 @@ from attention_geometry.book.files import read_json_or_recover, write_json_atomi
 from attention_geometry.book.project import Project
 from attention_geometry.book.schedule import execute_book
 
-from conftest import chapter_text, make_project, toy_chapter
+from conftest import ROOT, chapter_text, make_project, toy_chapter
 
 
 def chapter_importing(*modules: str) -> str:
@@ -138,6 +138,55 @@ def test_key_unit(project, tmp_path):
     assert chapter_key(project, chapter, {}, None) != key  # unknown modules: every file counts
     assert chapter_key(project, chapter, {}, ["lib_a.py"], {"dep": "k1"}) != \
         chapter_key(project, chapter, {}, ["lib_a.py"], {"dep": "k2"})
+
+
+def recorded(project, stem: str) -> list[str]:
+    return json.loads((project.executed / f"{stem}.ipynb").read_text())["metadata"]["attention_geometry"]["modules"]
+
+
+@pytest.fixture(scope="module")
+def with_the_maths(tmp_path_factory):
+    """A toy project whose library is the book's mathematics (a copy under its src/),
+    with chapters that use chapter 6's simulation, its closed forms (which import the
+    simulation), and a function run in worker processes; built once."""
+    root = tmp_path_factory.mktemp("maths")
+    cells = {"uses_simulation": "from attention_geometry import RecencyModel",
+             "uses_theory": "from attention_geometry import contrast_factor",
+             "runs_in_workers": "from attention_geometry._parallel import map_processes\nimport lib_w\n"
+                                "assert map_processes(lib_w.square, [1, 2], workers=2) == [1, 4]"}
+    project = make_project(root, {name: (chapter_text("Toy", "n = 1", cell), toy_chapter(name))
+                                  for name, cell in cells.items()}, library={
+        "lib_w.py": "def square(x):\n    import lib_x  # in the worker only\n    return x * x + lib_x.ZERO\n",
+        "lib_x.py": "ZERO = 0\n"})
+    shutil.copytree(ROOT / "src" / "attention_geometry", root / "src" / "attention_geometry",
+                    ignore=shutil.ignore_patterns("__pycache__", "book", "figures"))
+    assert executed(build(project)) == set(project.chapters)
+    return project
+
+
+def test_a_code_edit_in_a_module_of_recency_makes_stale_only_the_chapters_that_use_it(with_the_maths, tmp_path):
+    """The subpackage recency loads its modules on first use: a chapter that uses the
+    simulation has not loaded the closed forms (theory) nor the real-layer additions."""
+    shutil.copytree(with_the_maths.root, tmp_path, dirs_exist_ok=True)
+    project = Project(tmp_path, chapters=with_the_maths.chapters)
+    recency = tmp_path / "src" / "attention_geometry" / "recency"
+    assert "attention_geometry/recency/simulation.py" in recorded(project, "uses_simulation")
+    assert not {"attention_geometry/recency/theory.py", "attention_geometry/recency/extensions.py"} & \
+        set(recorded(project, "uses_simulation"))
+    edit(recency / "extensions.py", CODE_EDIT)  # used by neither
+    assert stale(project) == set()
+    edit(recency / "theory.py", CODE_EDIT)
+    assert stale(project) == {"uses_theory"}
+    edit(recency / "simulation.py", CODE_EDIT)  # the closed forms import the simulation
+    assert stale(project) == {"uses_theory", "uses_simulation"}
+
+
+def test_a_module_imported_only_in_worker_processes_is_recorded(with_the_maths, tmp_path):
+    shutil.copytree(with_the_maths.root, tmp_path, dirs_exist_ok=True)
+    project = Project(tmp_path, chapters=with_the_maths.chapters)
+    assert {"lib_w.py", "lib_x.py", "attention_geometry/_parallel.py"} <= set(recorded(project, "runs_in_workers"))
+    edit(tmp_path / "src" / "lib_x.py", CODE_EDIT)  # imported by the function the workers ran, not the kernel
+    assert stale(project) == {"runs_in_workers"}
 
 
 def test_corrupt_or_cut_off_notebook_is_reexecuted(project):

@@ -1,11 +1,15 @@
 """The controls do what the README says (issue 32, item 5): every `make` variable reaches
 the command, `DEVICE=` is checked as the `device` parameter is, `make chapters` lists the
 presets, a rule joining parameters and a parameter given twice stop a run before any cell
-(exit 2), and `make help` prints the help and nothing else."""
+(exit 2), `make help` prints the help and nothing else, and Ctrl-C under make prints
+`interrupted` and nothing else (issue 32, item 2)."""
 
 import json
+import os
 import re
+import signal
 import subprocess
+import time
 from pathlib import Path
 
 import pytest
@@ -15,7 +19,7 @@ from attention_geometry.book.params import ParameterError
 from attention_geometry.book.project import Project
 from attention_geometry.book.run import parse_assignments
 
-from test_user_errors import one_line, toy  # noqa: F401 - the toy project fixture
+from test_user_errors import console_script, one_line, serve_toy, toy  # noqa: F401 - the toy project fixture
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -126,3 +130,51 @@ def test_make_chapters_lists_each_chapters_presets(capsys):
         for preset, values in chapter.presets.items():
             for key, value in values.items():  # with its values
                 assert f" {key}={json.dumps(value, separators=(',', ':'))}" in presets[f"PRESET={preset}"]
+
+
+def make_serve(toy, tmp_path) -> subprocess.Popen:  # noqa: F811
+    """`make serve` on the toy project's book, through the command pip installs (in
+    tmp_path/bin), with the virtual environment taken as up to date."""
+    console_script(tmp_path / "bin")
+    stamp = tmp_path / "stamp"
+    stamp.touch()  # newer than the requirements: nothing to install
+    toy.html.mkdir(parents=True, exist_ok=True)
+    (toy.html / "index.html").write_text("<html></html>")
+    return subprocess.Popen(["make", "serve", f"BIN={tmp_path / 'bin'}", f"STAMP={stamp}", "PORT=0"], cwd=ROOT,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
+                            env={**os.environ, "AG_ROOT": str(toy.root)})
+
+
+@pytest.mark.parametrize("when", ["serving", 0.3], ids=["while-serving", "0.3s-in"])
+def test_ctrl_c_under_make_prints_interrupted_and_no_line_of_make(toy, tmp_path, when):  # noqa: F811
+    """make adds "make: *** [Makefile:NN: serve] Error 130" for a command that exits 130;
+    the recipe hands make the interrupt instead, and make stops as interrupted."""
+    proc = make_serve(toy, tmp_path)
+    if when == "serving":
+        assert proc.stdout.readline().startswith("serving the book on http://localhost:")
+    else:
+        time.sleep(when)  # the command is starting (importing)
+    os.killpg(proc.pid, signal.SIGINT)  # what a terminal does on Ctrl-C
+    out, err = proc.communicate(timeout=30)
+    assert (err, proc.returncode) == ("interrupted\n", -signal.SIGINT)  # make itself stopped by the interrupt
+
+
+def test_a_command_interrupted_alone_still_fails_its_make_target(toy, tmp_path):  # noqa: F811
+    """An exit status 130 that make did not see an interrupt for (the command's process
+    was sent SIGINT alone) is a failure, which make reports."""
+    proc = make_serve(toy, tmp_path)
+    assert proc.stdout.readline().startswith("serving the book")
+    command = next(int(pid) for pid in os.listdir("/proc") if pid.isdigit() and _is_console_script(int(pid), proc.pid))
+    os.kill(command, signal.SIGINT)
+    out, err = proc.communicate(timeout=30)
+    assert re.fullmatch(r"interrupted\nmake: \*\*\* \[Makefile:\d+: serve\] Error 130\n", err), err
+    assert proc.returncode == 2
+
+
+def _is_console_script(pid: int, group: int) -> bool:
+    """Whether ``pid`` is the `attention-geometry` process in process group ``group``."""
+    try:
+        argv = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+        return os.getpgid(pid) == group and len(argv) > 1 and argv[1].endswith(b"/attention-geometry")
+    except (OSError, ProcessLookupError):
+        return False

@@ -120,7 +120,32 @@ def test_a_public_name_loads_only_the_module_that_exports_it():
     code = ("import sys, attention_geometry as ag; ag.last_row; from attention_geometry import layer_norm; "
             "print(sorted(m.split('.', 1)[1] for m in sys.modules if m.startswith('attention_geometry.')))")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert done.stdout.strip() == str(["_checks", "cesaro", "layernorm"])
+    assert done.stdout.strip() == str(["_checks", "_lazy", "cesaro", "layernorm"])
+
+
+def test_a_subpackage_loads_only_the_module_that_exports_a_name():
+    """The subpackages (recency, jacobians) load their modules lazily too: a chapter that
+    uses the simulation of chapter 6 has not loaded its closed forms, so editing those
+    re-executes it not (tests/test_cache.py). A name no module exports loads nothing."""
+    code = ("import sys, attention_geometry as ag; hasattr(ag, '_repr_html_'); ag.RecencyModel; "
+            "from attention_geometry.jacobians import layer_gains; print(sorted(m.split('.', 1)[1] "
+            "for m in sys.modules if m.startswith(('attention_geometry.recency', 'attention_geometry.jacobians'))))")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == str(["jacobians", "jacobians.theory", "recency", "recency.simulation"])
+
+
+@pytest.mark.parametrize("package", ["recency", "jacobians"])
+def test_a_lazy_subpackage_keeps_its_public_names(package):
+    import importlib
+
+    imported = importlib.import_module(f"{PACKAGE}.{package}")
+    modules = [importlib.import_module(f"{PACKAGE}.{package}.{m}") for m in imported.MODULE_NAMES]
+    assert imported.__all__ == [n for m in modules for n in m.__all__]
+    assert all(getattr(imported, n) is getattr(m, n) for m in modules for n in m.__all__)
+    assert set(imported.__all__) | set(imported.MODULE_NAMES) <= set(dir(imported))
+    assert imported.theory is modules[imported.MODULE_NAMES.index("theory")]  # a module by its name
+    with pytest.raises(AttributeError, match="has no attribute 'nothing'"):
+        imported.nothing
 
 
 def test_the_public_names_read_from_the_sources_are_the_modules_all():
@@ -207,6 +232,8 @@ PROSE_ALLOWED = {
     (f"{PACKAGE}.recency.simulation", "control_names"),  # of the fixed CONTROLS, ("score", "weight", "U", "T")
     (f"{PACKAGE}.evidence", "core_rule"),  # a rule's name from the fixed set of rules, not a phrase
     (PACKAGE, "_exports"), (PACKAGE, "_exporter"),  # the package's public names, read from the sources
+    (f"{PACKAGE}._lazy", "*"),  # the same, for the subpackages: names of code, not prose
+    (f"{PACKAGE}._parallel", "_recording"),  # a unit's result, and the files of the modules its worker imported
     # the text corpus: data the models read, not words about a result
     (f"{PACKAGE}.models.corpus", "_stdlib_corpus"), (f"{PACKAGE}.models.corpus", "_extract_stdlib_corpus"),
     (f"{PACKAGE}.models.corpus", "_folder_corpus"), (f"{PACKAGE}.models.corpus", "load_corpus"),

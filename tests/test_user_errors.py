@@ -11,6 +11,7 @@ import sys
 import tempfile
 import textwrap
 import time
+import tomllib
 from pathlib import Path
 from typing import Annotated, Literal
 
@@ -66,7 +67,7 @@ def command(project, *args: str) -> list[str]:
         import sys
         sys.path.insert(0, {str(TESTS)!r})
         from test_user_errors import SPEC
-        from attention_geometry.book.cli import entry
+        from attention_geometry.book.command import entry
         from attention_geometry.book.project import Project
         entry({list(args)!r}, Project({str(project.root)!r}, chapters={{"toy": SPEC}}))
     """)
@@ -136,6 +137,64 @@ def test_ctrl_c_prints_interrupted_and_nothing_else(toy):
     assert noise == ["interrupted"], err
     assert not list(folder.glob(".*")) and not (folder / "toy.ipynb").exists()
     assert not list(Path(tempfile.gettempdir()).glob(f"ag-kernel-{proc.pid}-*"))
+
+
+def console_script(folder: Path) -> Path:
+    """``folder/attention-geometry``, the script pip writes for pyproject.toml's entry point
+    (the console script imports its entry point's module first, then calls it)."""
+    scripts = tomllib.loads((TESTS.parent / "pyproject.toml").read_text())["project"]["scripts"]
+    module, function = scripts["attention-geometry"].split(":")
+    folder.mkdir(parents=True, exist_ok=True)
+    script = folder / "attention-geometry"
+    script.write_text(f"#!{sys.executable}\nimport sys\nfrom {module} import {function}\n"
+                      f"if __name__ == '__main__':\n    sys.exit({function}())\n")
+    script.chmod(0o755)
+    return script
+
+
+def handles_sigterm(pid: int) -> bool:
+    """Whether process ``pid`` catches SIGTERM: the command's first handler is in place
+    (Python itself catches SIGINT only)."""
+    status = Path(f"/proc/{pid}/status").read_text()
+    caught = int(next(line for line in status.splitlines() if line.startswith("SigCgt:")).split()[1], 16)
+    return bool(caught & (1 << (signal.SIGTERM - 1)))
+
+
+def serve_toy(toy, script: Path) -> subprocess.Popen:
+    """``attention-geometry serve`` on the toy project's (hand-made) book."""
+    toy.html.mkdir(parents=True, exist_ok=True)
+    (toy.html / "index.html").write_text("<html></html>")
+    return subprocess.Popen([str(script), "serve", "--port", str(free_port())], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, start_new_session=True,
+                            env={**os.environ, "AG_ROOT": str(toy.root)})
+
+
+@pytest.mark.skipif(not Path("/proc/self/status").exists(), reason="reads a process's signal handlers in /proc")
+@pytest.mark.parametrize("when", ["first handler", 0.3], ids=["as-the-handler-is-installed", "0.3s-in"])
+def test_ctrl_c_while_the_command_starts_prints_interrupted_and_nothing_else(toy, tmp_path, when):
+    """The command imports for about a second before it does anything; a Ctrl-C then
+    printed the traceback of whichever import it hit. The interrupt goes out as soon as
+    the command's first handler is in place (a few hundredths of a second in), or 0.3 s in
+    (or then, where starting Python took longer)."""
+    start = time.monotonic()
+    proc = serve_toy(toy, console_script(tmp_path / "bin"))
+    while not handles_sigterm(proc.pid):
+        time.sleep(0.002)
+    time.sleep(max(0.0, start + (0 if when == "first handler" else when) - time.monotonic()))
+    os.killpg(proc.pid, signal.SIGINT)  # what a terminal does on Ctrl-C
+    out, err = proc.communicate(timeout=30)
+    assert (proc.returncode, out, err) == (130, "", "interrupted\n")
+
+
+def test_the_command_handles_ctrl_c_before_it_imports_anything_but_the_standard_library():
+    """What the console script imports before its entry point runs: the standard library
+    and the package's ``__init__`` modules, no more (a Ctrl-C in those few hundredths of a
+    second, as in Python's own start-up, is a traceback)."""
+    code = ("import sys; before = set(sys.modules); from attention_geometry.book.command import entry; "
+            "print(sorted(m for m in set(sys.modules) - before if m.split('.')[0] not in sys.stdlib_module_names))")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == str(["attention_geometry", "attention_geometry.book",
+                                       "attention_geometry.book.command"])
 
 
 def test_ctrl_c_during_a_sweep_prints_interrupted_and_nothing_else(toy, tmp_path):

@@ -58,10 +58,8 @@ dropout in :mod:`.models.tiny_decoder`, drawn by torch's global generator inside
 ``torch.random.fork_rng``, seeded for every step.)
 """
 
-import ast
 import functools
 import importlib
-from pathlib import Path
 
 #: The modules whose ``__all__`` make up the package's public names, in the
 #: order their names are bound (a later module's name would win, as with star
@@ -86,39 +84,14 @@ def _load_all() -> None:
     globals().update(names, MODULES=tuple(modules), __all__=[n for m in modules for n in m.__all__])
 
 
-def _source(module: str) -> Path:
-    base = Path(__file__).parent.joinpath(*module.split("."))
-    return base / "__init__.py" if base.is_dir() else base.with_suffix(".py")
-
-
 def _exports(module: str) -> list[str] | None:
     """The ``__all__`` of ``module`` (a name in :data:`MODULE_NAMES`, or one of its
-    submodules), read from its source without importing it: assigned, then extended
-    (``+=``), with lists of strings or of ``*submodule.__all__``. ``None`` when it is
-    written otherwise (tests/test_layers.py checks that every module's is read)."""
-    try:
-        tree = ast.parse(_source(module).read_text(encoding="utf-8"))
-    except (OSError, SyntaxError, ValueError):
-        return None
-    names = None
-    for node in tree.body:
-        if isinstance(node, ast.Assign) and [getattr(t, "id", None) for t in node.targets] == ["__all__"]:
-            names = []
-        elif not (isinstance(node, ast.AugAssign) and getattr(node.target, "id", None) == "__all__"
-                  and isinstance(node.op, ast.Add) and names is not None):
-            continue
-        if not isinstance(node.value, (ast.List, ast.Tuple)):
-            return None
-        for item in node.value.elts:
-            if isinstance(item, ast.Constant) and isinstance(item.value, str):
-                names.append(item.value)
-            elif (isinstance(item, ast.Starred) and isinstance(item.value, ast.Attribute)
-                  and item.value.attr == "__all__" and isinstance(item.value.value, ast.Name)
-                  and (more := _exports(f"{module}.{item.value.value.id}")) is not None):
-                names.extend(more)
-            else:
-                return None
-    return names
+    submodules), read from its source without importing it (:func:`._lazy.read_all`)."""
+    from pathlib import Path  # here, as ast in _lazy: ``import attention_geometry`` alone imports neither
+
+    from ._lazy import read_all
+
+    return read_all(Path(__file__).parent, module)
 
 
 @functools.cache
@@ -133,25 +106,26 @@ def _exporter() -> dict[str, str | None]:
     return table
 
 
-def _load(module: str) -> None:
-    """Import one module of :data:`MODULE_NAMES` and bind its public names here."""
-    imported = importlib.import_module(f".{module}", __name__)
-    globals().update({n: getattr(imported, n) for n in imported.__all__})
+def _load(module: str, name: str) -> None:
+    """Import one module of :data:`MODULE_NAMES` and bind its public ``name`` here (that
+    name only: a subpackage's other names would import its other modules)."""
+    globals()[name] = getattr(importlib.import_module(f".{module}", __name__), name)
 
 
 def __getattr__(name: str):
     """``ag.<name>`` imports only the module that exports ``name`` (and what it
     imports), so the modules a chapter's kernel has loaded are the ones it used: the
     book's cache re-executes a chapter only when one of those changes
-    (:mod:`.book.cache`). ``ag.__all__``, ``dir(ag)`` and ``ag.MODULES`` load all."""
+    (:mod:`.book.cache`). ``ag.__all__``, ``dir(ag)`` and ``ag.MODULES`` load all; a
+    name no module exports (``hasattr(ag, "_repr_html_")``) loads none."""
     if name in _SUBMODULES:  # ag.selectability, ``from attention_geometry import selectability``
         return importlib.import_module(f".{_SUBMODULES[name]}", __name__)
     if name.startswith("__") and name != "__all__":
         raise AttributeError(name)
     exporter = _exporter()
     if name in exporter and None not in exporter:
-        _load(exporter[name])
-    else:
+        _load(exporter[name], name)
+    elif name in ("__all__", "MODULES") or None in exporter:
         _load_all()
     if name in globals():
         return globals()[name]

@@ -12,6 +12,11 @@ slot gets a new process. While a task runs, SIGINT and SIGTERM unwind it as
 notebook); an idle worker ignores SIGINT and leaves on SIGTERM, when the slots
 close, or when its parent is gone.
 
+The modules a task imports in its worker are recorded in the parent
+(:func:`worker_modules`): a chapter's kernel lists the library modules it used
+for the book's cache (:mod:`.book.cache`), and a module that only the workers of
+:func:`map_processes` import (a function's own imports) is one of them.
+
 Sweeps run on Dask instead (:mod:`.book.sweep`): their points may go to a
 cluster given by address and ask for a GPU, which a local pool cannot offer.
 The book build does not: a local Dask cluster of two workers takes about 3.7 s
@@ -25,6 +30,8 @@ from __future__ import annotations
 import multiprocessing
 import os
 import signal
+import sys
+import sysconfig
 import threading
 import time
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
@@ -35,7 +42,11 @@ from ._checks import check_int
 T = TypeVar("T")
 R = TypeVar("R")
 
-__all__ = ["ProcessSlots", "map_processes", "progress_bar"]
+__all__ = ["ProcessSlots", "map_processes", "progress_bar", "worker_modules"]
+
+# The source files of the modules the tasks of map_processes imported in their workers, as
+# sys.modules holds those this process imported: what it used, for as long as it lives.
+_WORKER_MODULES: set[str] = set()
 
 
 def progress_bar(show: bool, total: int, initial: int, desc: str):
@@ -94,6 +105,27 @@ def _run_task(task: bytes):
         return fn(*args)
     finally:
         _idle_worker()
+
+
+def worker_modules() -> frozenset[str]:
+    """The source files (real paths) of the modules that the units of :func:`map_processes`,
+    run in worker processes, have imported there: those of the project, not the standard
+    library's or the installed packages'. With ``sys.modules``, what this process used."""
+    return frozenset(_WORKER_MODULES)
+
+
+def _own_module_files() -> set[str]:
+    """The source files of this process's imported modules, the installed ones and the
+    standard library's left out."""
+    installed = {sysconfig.get_path(kind) for kind in ("stdlib", "platstdlib", "purelib", "platlib")}
+    installed = tuple(os.path.join(path, "") for path in installed if path)
+    files = {getattr(module, "__file__", None) for module in list(sys.modules.values())}
+    return {os.path.realpath(f) for f in files if f and not f.startswith(installed)}
+
+
+def _recording(fn: Callable[[T], R], unit: T) -> tuple[R, set[str]]:
+    """``fn(unit)`` in a worker, and the files of the modules the worker has imported."""
+    return fn(unit), _own_module_files()
 
 
 def _pickled(fn: Callable, args: tuple) -> bytes:
@@ -206,7 +238,8 @@ def map_processes(fn: Callable[[T], R], units: Iterable[T], workers: int, *, pro
     (``fn`` and the units must pickle). One worker, or one unit, runs in this
     process. A progress bar counts the finished units when ``progress``. A failed
     unit raises as soon as it fails: the units not yet started never start, and
-    the running ones finish first."""
+    the running ones finish first. The modules the workers imported join
+    :func:`worker_modules`."""
     check_int("workers", workers, low=1)
     units = list(units)
     if workers == 1 or len(units) <= 1:
@@ -218,7 +251,7 @@ def map_processes(fn: Callable[[T], R], units: Iterable[T], workers: int, *, pro
         for unit in units:
             if not slots.free:
                 _count_finished(slots.wait_any(), bar)
-            futures.append(slots.submit(fn, unit))
+            futures.append(slots.submit(_recording, fn, unit))
         while slots.pending:
             _count_finished(slots.wait_any(), bar)
     except Exception:
@@ -227,7 +260,10 @@ def map_processes(fn: Callable[[T], R], units: Iterable[T], workers: int, *, pro
     finally:
         slots.close(interrupt=True)  # Ctrl-C: the running units unwind
         bar.close()
-    return [f.result() for f in futures]
+    results = [f.result() for f in futures]
+    for _, files in results:
+        _WORKER_MODULES.update(files)
+    return [result for result, _ in results]
 
 
 def _count_finished(futures: list[Future], bar) -> None:

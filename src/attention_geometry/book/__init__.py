@@ -45,11 +45,47 @@ One module per concern (none imports another in a circle):
 ==================  ==========================================================
 """
 
-from .claims import show_claims
-from .context import RunContext, run_context
-from .glue import glue
-from .params import ParameterError
-from .registry import CHAPTERS, Chapter, get_chapter, validate_parameters
+import importlib
+import importlib.util
+import sys
+import types
+
+#: ``{public name: the module of this package that defines it}``. Each module is
+#: imported when one of its names is first used: importing the package costs nothing
+#: (pydantic, nbformat and the mathematics load with the names that need them), so the
+#: ``attention-geometry`` command installs its Ctrl-C handler before any of them
+#: (:mod:`.command`), and a chapter's kernel loads only what it uses.
+_EXPORTERS = {"show_claims": "claims", "RunContext": "context", "run_context": "context", "glue": "glue",
+              "ParameterError": "params", "CHAPTERS": "registry", "Chapter": "registry", "get_chapter": "registry",
+              "validate_parameters": "registry"}
 
 __all__ = ["CHAPTERS", "Chapter", "ParameterError", "RunContext", "get_chapter", "glue", "run_context",
            "show_claims", "validate_parameters"]
+
+
+def __getattr__(name: str):
+    """A public name, imported from its module on first use; else a submodule (``book.cli``)."""
+    if name in _EXPORTERS:
+        value = getattr(importlib.import_module(f".{_EXPORTERS[name]}", __name__), name)
+        globals()[name] = value
+        return value
+    if not name.startswith("__") and importlib.util.find_spec(f"{__name__}.{name}") is not None:
+        return importlib.import_module(f".{name}", __name__)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__():
+    return sorted({*globals(), *__all__})
+
+
+class _Package(types.ModuleType):
+    """The package, whose ``glue`` is the function ``glue.glue``: importing the submodule
+    ``.glue`` (which sets the package's attribute of that name) leaves the function there."""
+
+    def __setattr__(self, name: str, value) -> None:
+        if name in _EXPORTERS and isinstance(value, types.ModuleType):
+            return
+        super().__setattr__(name, value)
+
+
+sys.modules[__name__].__class__ = _Package

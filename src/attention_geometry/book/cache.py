@@ -6,10 +6,13 @@ A chapter's key hashes
 - the requirements files (``requirements*.txt``);
 - the library modules its kernel *actually imported*, as recorded when it
   executed (``modules`` in the notebook's metadata), plus any non-Python file
-  under ``src/``. ``ag.<name>`` imports only the module that exports the name
-  (see ``attention_geometry/__init__.py``), so the list is what the chapter used,
-  not the whole package; the library modules the tooling a chapter calls imports
-  (:mod:`.claims` reads :mod:`attention_geometry.verdicts`) count too, rightly.
+  under ``src/``. ``ag.<name>`` imports only the module that exports the name,
+  in the subpackages too (``attention_geometry/_lazy.py``), so the list is what
+  the chapter used, not the whole package. The modules its worker processes
+  imported count (:func:`attention_geometry._parallel.worker_modules`: a
+  function run there imports its own), and so do the library modules the
+  tooling a chapter calls imports (:mod:`.claims` reads
+  :mod:`attention_geometry.verdicts`), rightly.
   Before a chapter has ever run, every library file counts.
   A Python module counts by its *code* (:func:`code_digest`): its syntax tree
   without docstrings, so that editing a comment, a docstring or the layout
@@ -33,6 +36,7 @@ or to a module it already imported, both of which change the key.
 """
 
 import ast
+import functools
 import hashlib
 import json
 from pathlib import Path
@@ -78,6 +82,7 @@ def _digest(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
+@functools.lru_cache(maxsize=4096)  # by the source itself: a build keys every chapter on the same files
 def code_digest(source: bytes) -> str:
     """The sha256 of a Python module's code: the dump of its syntax tree, docstrings
     removed. Comments, docstrings, blank lines and line breaks inside brackets do not

@@ -490,10 +490,15 @@ def main(argv: list[str] | None = None, project: Project | None = None) -> int:
 
 
 def entry(argv: list[str] | None = None, project: Project | None = None) -> None:
-    """The ``attention-geometry`` command: :func:`main`, quiet on Ctrl-C."""
-    signal.signal(signal.SIGINT, _quiet_interrupt)
-    signal.signal(signal.SIGTERM, _quiet_interrupt)
-    code = main(argv, project)
+    """The ``attention-geometry`` command: :func:`main`, quiet on Ctrl-C (the console
+    script starts in :func:`.command.entry`, which is quiet while this module imports)."""
+    try:
+        signal.signal(signal.SIGINT, _quiet_interrupt)
+        signal.signal(signal.SIGTERM, _quiet_interrupt)
+        code = main(argv, project)
+    except KeyboardInterrupt:  # outside main's own handler: parsing the arguments, finding the project
+        _err("interrupted")
+        code = 130
     sys.stdout.flush()
     sys.stderr.flush()
     if code == 130:  # skip the interpreter's teardown: it only prints library noise after an interrupt
@@ -501,5 +506,5 @@ def entry(argv: list[str] | None = None, project: Project | None = None) -> None
     sys.exit(code)
 
 
-if __name__ == "__main__":
+if __name__ == "__main__":  # python -m attention_geometry.book.cli (quiet on Ctrl-C once imported)
     entry()

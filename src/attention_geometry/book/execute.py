@@ -7,7 +7,8 @@ of every sweep point and of paper-scale runs. It
   ``PYTHONPATH`` (a moved clone runs its own library), the run kind and any
   extra environment (thread caps, checkpoint folder; see :mod:`.context`), and
   runs :mod:`.kernel_startup` in it;
-- appends a last cell that lists the library modules the kernel imported, and
+- appends a last cell that lists the library modules the kernel imported (its
+  worker processes' included: :func:`attention_geometry._parallel.worker_modules`), and
   strips that cell from the saved notebook: the list goes into the notebook's
   metadata with the chapter's cache key (see :mod:`.cache`);
 - writes the notebook only if every cell ran, with an atomic rename. On a
@@ -80,13 +81,16 @@ def failed_path(output: Path) -> Path:
 
 
 def _record_cell_source(src: Path) -> str:
-    """A cell printing, as JSON, the files under ``src`` of every imported module."""
+    """A cell printing, as JSON, the files under ``src`` of every module the kernel
+    imported, and of those its worker processes imported
+    (:func:`attention_geometry._parallel.worker_modules`)."""
     return (
         "import json as _ag_json, os as _ag_os, sys as _ag_sys\n"
         f"_ag_src = {str(src)!r} + _ag_os.sep\n"
+        "_ag_files = [getattr(m, '__file__', None) for m in list(_ag_sys.modules.values())]\n"
+        "_ag_files += getattr(_ag_sys.modules.get('attention_geometry._parallel'), 'worker_modules', list)()\n"
         "print(_ag_json.dumps(sorted({_ag_os.path.relpath(_ag_os.path.realpath(f), _ag_src)\n"
-        "    for f in (getattr(m, '__file__', None) for m in list(_ag_sys.modules.values()))\n"
-        "    if f and _ag_os.path.realpath(f).startswith(_ag_src)})))\n"
+        "    for f in _ag_files if f and _ag_os.path.realpath(f).startswith(_ag_src)})))\n"
     )
 
 

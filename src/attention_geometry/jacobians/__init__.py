@@ -26,12 +26,10 @@ Shapes: ``n`` sequences, ``L`` positions, ``d`` width, ``k`` probes, ``H`` layer
 an input ``h0: (1, L, d)``.
 """
 
-# Each module lists its public names once, in its own __all__; the package is their union.
-from . import decoders, profiles, stats, theory, training
-from .decoders import *  # noqa: F403
-from .profiles import *  # noqa: F403
-from .stats import *  # noqa: F403
-from .theory import *  # noqa: F403
-from .training import *  # noqa: F403
+# Each module lists its public names once, in its own __all__; the package is their union, in this
+# order. A module is imported when one of its names is first used (see _lazy.py): a chapter that
+# uses one module of the package has not loaded the others, so editing them re-executes nothing.
+from .._lazy import lazy_exports
 
-__all__ = [*decoders.__all__, *profiles.__all__, *theory.__all__, *stats.__all__, *training.__all__]
+MODULE_NAMES = ("decoders", "profiles", "theory", "stats", "training")
+__all__, __getattr__, __dir__ = lazy_exports(__name__, MODULE_NAMES)

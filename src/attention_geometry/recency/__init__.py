@@ -24,10 +24,10 @@ Shapes: ``batch`` sequences, ``n`` tokens (query :math:`i`, keys :math:`j, k`),
 ``d`` features, ``layer`` layers.
 """
 
-# Each module lists its public names once, in its own __all__; the package is their union.
-from . import extensions, simulation, theory
-from .extensions import *  # noqa: F403
-from .simulation import *  # noqa: F403
-from .theory import *  # noqa: F403
+# Each module lists its public names once, in its own __all__; the package is their union, in this
+# order. A module is imported when one of its names is first used (see _lazy.py): a chapter that
+# uses one module of the package has not loaded the others, so editing them re-executes nothing.
+from .._lazy import lazy_exports
 
-__all__ = [*simulation.__all__, *theory.__all__, *extensions.__all__]
+MODULE_NAMES = ("simulation", "theory", "extensions")
+__all__, __getattr__, __dir__ = lazy_exports(__name__, MODULE_NAMES)
