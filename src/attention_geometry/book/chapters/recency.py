@@ -11,9 +11,10 @@ from ..params import ChapterParams, CorpusDir, Seed
 
 __all__ = ["RecencyParams", "Simulations", "setting_values", "four_models", "layer1_table", "theorem1_values",
            "half_words", "factor_study", "factor_curves", "factor_values", "observability", "observability_words", "noln_values",
-           "grid_study", "closed_forms", "grid_tables", "grid_summary", "closed_sign_words", "adjusted_words",
-           "residual_values", "rise_values", "rise_trend_words", "rp_arrays", "rp_tables", "rp_trends", "iso_words",
-           "relativity_values", "extension_values", "extension_summary", "nope_values", "paper_claims",
+           "grid_study", "closed_forms", "NO_RECENCY_TOL", "ln_excess", "flat_words", "excess_words",
+           "residual_ratio", "grid_tables", "grid_summary", "closed_sign_words", "adjusted_words",
+           "residual_values", "ratio_words", "rise_values", "rise_trend_words", "rp_arrays", "rp_tables", "rp_trends", "iso_words",
+           "relativity_values", "extension_values", "extension_summary", "null_words", "nope_values", "paper_claims",
            "claim_words"]
 
 
@@ -109,6 +110,36 @@ def _nonfinite_words(x: float, fmt: str, missing: str = "not measured at these s
     import math
 
     return format(x, fmt) if math.isfinite(x) else missing
+
+
+#: the tolerance on RP⁽²⁾ − 1/2 within which the rows without LayerNorm count as showing no recency; the
+#: row judging it is given LayerNorm's own RP⁽²⁾ − 1/2 at c = 0 as the alternative it must tell apart
+NO_RECENCY_TOL = 0.005
+
+
+def ln_excess(iso, noln) -> "object":
+    """RP⁽²⁾ with LayerNorm (isotropic inputs) minus RP⁽²⁾ without it, at the same settings and seed; the
+    error adds the two in quadrature (the common inputs correlate them positively, so this over-states it)."""
+    from ... import stats
+
+    return stats.difference_estimate(stats.Estimate(iso.rp[1], iso.rp_se[1]), stats.Estimate(noln.rp[1], noln.rp_se[1]))
+
+
+def flat_words(spread_max: float, threshold: float = 3.0) -> str:
+    """Whether the second layer's rows without LayerNorm are flat: ``spread_max`` is the largest distance
+    of a key's mean score from its row's mean, in standard errors."""
+    if spread_max > threshold:
+        return f"not flat (a key strays up to {spread_max:.0f} standard errors from its row's mean)"
+    return f"flat (no key strays more than {threshold:g} standard errors from its row's mean)"
+
+
+def excess_words(z: float, threshold: float = 3.0) -> str:
+    """Where RP⁽²⁾ without LayerNorm lies: ``z`` standard errors above 1/2."""
+    if z > threshold:
+        return f"{z:.0f} standard errors above 1/2: a small recency without LayerNorm"
+    if z < -threshold:
+        return f"{-z:.0f} standard errors below 1/2: a small primacy without LayerNorm"
+    return f"within {threshold:g} standard errors of 1/2"
 
 
 class Simulations:
@@ -282,11 +313,13 @@ def observability_words(hidden: bool, fig1_d: int) -> str:
             f"\u201cno clear recency is observed\u201d (Section 3, said of its Figure 1 at d = {fig1_d}) does not carry over")
 
 
-def noln_values(noln, P) -> dict:
-    """The second layer without LayerNorm: the table of ``rec-tab-noln`` and the numbers the text quotes."""
+def noln_values(noln, P, iso=None) -> dict:
+    """The second layer without LayerNorm: the table of ``rec-tab-noln`` and the numbers the text quotes;
+    with ``iso`` (LayerNorm, c = 0, the same settings) also RP⁽²⁾'s excess with LayerNorm over it."""
     import numpy as np
     import pandas as pd
 
+    from ... import words as wd
     from ...recency import theory as th
 
     n = P.n_tokens
@@ -300,7 +333,12 @@ def noln_values(noln, P) -> dict:
     return {"rec-tab-noln": _md(table), "rec-noln-maxrel": np.max(np.abs(noln.scores[1][lower] / cf[lower] - 1)),
             "rec-noln-factor-2": cf[1, 0] / paper[1], "rec-noln-factor-n": cf[n - 1, 0] / paper[n - 1],
             "rec-noln-rp": noln.rp[1], "rec-noln-rp-se": noln.rp_se[1],
-            "rec-noln-spread-max": max(spread(i) for i in range(1, n))}
+            "rec-noln-spread-max": max(spread(i) for i in range(1, n)),
+            "rec-row2-words": flat_words(max(spread(i) for i in range(1, n))),
+            "rec-noln-rp-words": excess_words((noln.rp[1] - 0.5) / noln.rp_se[1])} | ({} if iso is None else {
+            "rec-noln-ln-diff": ln_excess(iso, noln).value, "rec-noln-ln-diff-se": ln_excess(iso, noln).se,
+            "rec-noln-ln-words": wd.trend_word(ln_excess(iso, noln), above="larger", below="smaller",
+                                               neither="not measurably different")})
 
 
 def grid_study(run, P) -> dict:
@@ -397,6 +435,23 @@ def adjusted_words(miss_ours: float, miss_adjusted: float) -> str:
     return "the adjusted form does not remove most of it"
 
 
+def residual_ratio(aniso, aniso_res, P) -> dict:
+    """The contrast with the residual over the contrast without it (c = ``P.alpha_rows``, width ``P.d``):
+    the measured ratio (errors in quadrature, which over-states them for runs on common inputs) and the
+    ratios of this book's closed form (weight θ = ω/√(d(1−c))), of the paper's (weight ω), and their
+    leading terms 1/(1 + θ) and 1/(1 + ω), in which the missing factor cancels."""
+    import math
+
+    from ... import stats
+    from ...recency import theory as th
+
+    n, c = P.n_tokens, P.alpha_rows
+    form = lambda kind: th.layer2_contrast(P.d, n, c, 1.0, kind) / th.layer2_contrast(P.d, n, c, 0.0, kind)
+    return {"measured": stats.ratio_estimate(aniso_res.contrast_estimate(2), aniso.contrast_estimate(2)),
+            "ours": form("input"), "paper": form("normalised"),
+            "ours_limit": 1 / (1 + th.residual_weight(P.d, c, 1.0)), "paper_limit": 0.5}
+
+
 def residual_values(aniso, aniso_res, P) -> dict:
     """The level and contrast with the residual (ω = 1) at width ``P.d`` against both closed
     forms, as a table, and the words that say which residual weight the simulation follows."""
@@ -413,6 +468,7 @@ def residual_values(aniso, aniso_res, P) -> dict:
     level = {kind: th.layer2_scores(P.d, n, c, 1.0, kind)[n - 1, 0] for kind in ("input", "normalised")}
     contrast = {(g, kind): th.layer2_contrast(P.d, n, c, g, kind) for g in (0.0, 1.0) for kind in ("input", "normalised")}
     z_ours, z_paper = (abs(level_mc.z(level[kind])) for kind in ("input", "normalised"))
+    ratio = residual_ratio(aniso, aniso_res, P)
     rel = lambda g, kind: f"{contrast[g, kind]:.4f} ({contrast[g, kind] / contrast_mc[g].value - 1:+.1%})"
     frame = pd.DataFrame([
         {"quantity": "level S⁽²⁾_L1, ω = 1", "Monte Carlo": f"{level_mc.value:.4f} ± {level_mc.se:.4f}",
@@ -422,11 +478,30 @@ def residual_values(aniso, aniso_res, P) -> dict:
          "this book (θ = ω/√(d(1−c)))": rel(1.0, "input"), "paper (weight ω)": rel(1.0, "normalised")},
         {"quantity": "contrast, ω = 0", "Monte Carlo": _fmt(contrast_mc[0.0]),
          "this book (θ = ω/√(d(1−c)))": rel(0.0, "input"), "paper (weight ω)": rel(0.0, "normalised")},
+        {"quantity": "contrast ω = 1 over ω = 0", "Monte Carlo": _fmt(ratio["measured"]),
+         "this book (θ = ω/√(d(1−c)))": f"{ratio['ours']:.4f} ({ratio['ours'] / ratio['measured'].value - 1:+.1%}); "
+                                        f"leading term 1/(1 + θ) = {ratio['ours_limit']:.4f}",
+         "paper (weight ω)": f"{ratio['paper']:.4f} ({ratio['paper'] / ratio['measured'].value - 1:+.1%}); "
+                             f"leading term 1/(1 + ω) = {ratio['paper_limit']:.4f}"},
     ]).set_index("quantity")
     follows = ("the simulated model follows the residual weight" if z_ours < 3 < z_paper else
                "the level does not single out one residual weight (three standard errors); the corrected one is")
     return {"rec-tab-residual": _md(frame), "rec-g1-follows": follows,
-            "rec-residual-ratio": math.sqrt(P.d * (1 - c)), "rec-g1-level-paper-z": z_paper}
+            "rec-residual-ratio": math.sqrt(P.d * (1 - c)), "rec-g1-level-paper-z": z_paper,
+            "rec-res-ratio-mc": ratio["measured"].value, "rec-res-ratio-se": ratio["measured"].se,
+            "rec-res-ratio-ours": ratio["ours"], "rec-res-ratio-paper": ratio["paper"],
+            "rec-res-ratio-words": ratio_words(ratio["measured"], ratio["ours"], ratio["paper"])}
+
+
+def ratio_words(measured, ours: float, paper: float, rtol: float = 0.05) -> str:
+    """Which closed form the measured ratio of the contrasts with and without the residual follows:
+    within ``rtol`` of one and not of the other."""
+    near = lambda x: abs(x / measured.value - 1) < rtol
+    if near(ours) and not near(paper):
+        return f"follows the residual weight θ (within {rtol:.0%}) and not the paper's weight ω"
+    if near(paper) and not near(ours):
+        return f"follows the paper's weight ω (within {rtol:.0%}) and not the weight θ"
+    return f"does not single out one residual weight (within {rtol:.0%})"
 
 
 def rise_values(rises: list, P) -> dict:
@@ -558,8 +633,18 @@ def extension_values(extended: dict) -> tuple[dict, dict]:
               "rec-ext-1-why": verdicts.verdict_words(survive[names[1]], reproduced="",
                   otherwise=f"; with {names[1]}, independent projections remove what Theorem 1's mechanism "
                             "rests on, the dominance of the diagonal (q_i · k_i is no longer ‖y_i‖²)",
-                  undecided=f"; with {names[1]} the recency is not resolved from no preference at these sizes")}
+                  undecided=null_words(names[1], later[names[1]][0]))}
     return values, {"later": later, "survive": survive}
+
+
+def null_words(name: str, rp, level: float = 0.95) -> str:
+    """The unresolved recency of an addition stated with its interval: RP − 1/2 over the weight draws."""
+    from ... import stats
+
+    lo, hi = stats.Estimate(rp.value - 0.5, rp.se, rp.df).interval(level)
+    return (f"; with {name}, RP − 1/2 = {rp.value - 0.5:.2g} ± {rp.se:.2g}, {level:.0%} interval "
+            f"[{lo:.2g}, {hi:.2g}] over the weight draws: no preference either way, and any recency left is "
+            f"below {max(hi, 0):.2g}")
 
 
 def extension_summary(names: list, outcomes: list) -> str:
@@ -623,10 +708,21 @@ def paper_claims(P, *, rows: dict, one, obs: dict, factor: dict, grid: dict, gri
 
     rp_est = lambda s, l: stats.Estimate(s.rp[l - 1], s.rp_se[l - 1])
     s21 = stats.Estimate(noln.scores[1, 1, 0], noln.scores_se[1, 1, 0])
+    excess = lambda s: stats.Estimate(s.rp[1] - 0.5, s.rp_se[1])  # RP⁽²⁾ − 1/2
+    ln_over = ln_excess(iso, noln)
     claims += [
         claim(id="prop-1-no-recency", where="Proposition 1", section="sec-rec-corrected",
-              statement="without LayerNorm, S⁽²⁾ does not exhibit recency bias", measured=f"RP⁽²⁾ = {fmt(rp_est(noln, 2))}",
-              settings=at(), verdict=verdicts.value_verdict(rp_est(noln, 2), 0.5, atol=0.005)),
+              statement="without LayerNorm, S⁽²⁾ does not exhibit recency bias",
+              measured=f"RP⁽²⁾ − 1/2 = {fmt(excess(noln))}; with LayerNorm at c = 0: {fmt(excess(iso))}",
+              settings=at(), verdict=verdicts.bound_verdict(excess(noln), NO_RECENCY_TOL, at_most=True,
+                                                            what="RP⁽²⁾ − 1/2 without LayerNorm",
+                                                            alternative=excess(iso))),
+        claim(id="prop-1-ln-excess", where="Proposition 1 against Theorem 1", section="sec-rec-corrected",
+              claim_kind="reading",
+              statement="LayerNorm, not the causal mask alone, makes the second layer's recency: at the same settings "
+                        "RP⁽²⁾ is larger with LayerNorm (c = 0) than without",
+              measured=f"RP⁽²⁾ with minus without LayerNorm: {fmt(ln_over)}", settings=at(),
+              verdict=verdicts.sign_verdict(ln_over, +1, what="RP⁽²⁾(LN) − RP⁽²⁾(no LN)")),
         claim(id="prop-1-eq-19", where="Appendix A.2, Eq. 19", section="sec-rec-corrected",
               statement="S⁽²⁾_ij = 1/(e^√d + i − 1) for i > j (no LayerNorm)", measured=f"S⁽²⁾_21 = {fmt(s21)}",
               settings=at(), verdict=verdicts.value_verdict(s21, th.paper_no_ln_layer2_scores(P.d, n)[1], rtol=0.1))]
@@ -651,11 +747,28 @@ def paper_claims(P, *, rows: dict, one, obs: dict, factor: dict, grid: dict, gri
                   note=f"the factor tends to {th.contrast_factor_limit(P.alpha_rows):.3f}; with ω > 0 the size is the level's row, Eq. 41"))]
 
     lvl = stats.Estimate(aniso_res.scores[1, n - 1, 0], aniso_res.scores_se[1, n - 1, 0])
+    res_ratio = residual_ratio(aniso, aniso_res, P)
     claims += [
         claim(id="eq-41-residual", where="Appendix A.3, Eqs. 25–41; Figure 5", section="sec-rec-corrected",
               statement="h(j) with the residual connection as in Eq. 41", measured=f"level S⁽²⁾_n1 = {fmt(lvl)}",
               settings=at(extra=f", c = {P.alpha_rows:g}, ω = 1"), verdict=verdicts.value_verdict(
                   lvl, th.layer2_scores(P.d, n, P.alpha_rows, 1.0, "normalised")[n - 1, 0], rtol=0.01)),
+        claim(id="eq-41-residual-ratio", where="Appendix A.3, Eqs. 25–41; Figure 5", section="sec-rec-corrected",
+              statement="h(j) with the residual connection as in Eq. 41: the contrast with the residual over the "
+                        "contrast without it",
+              measured=f"ratio {fmt(res_ratio['measured'])}; Eq. 41: {res_ratio['paper']:.4g}, this book's "
+                       f"eq-rec-corrected: {res_ratio['ours']:.4g}",
+              settings=at(extra=f", c = {P.alpha_rows:g}, ω = 1 over ω = 0, control variates"),
+              verdict=verdicts.value_verdict(res_ratio["measured"], res_ratio["paper"], rtol=0.05,
+                                             alternative=res_ratio["ours"])),
+        claim(id="residual-ratio-corrected", where="Appendix A.3, Eq. 41, corrected (eq-rec-corrected)",
+              section="sec-rec-corrected", claim_kind="reading",
+              statement="the residual adds ω x_i, of weight θ = ω/√(d(1−c)) against the attention: the ratio of the "
+                        "contrasts with and without it is that of eq-rec-corrected",
+              measured=f"ratio {fmt(res_ratio['measured'])}; eq-rec-corrected: {res_ratio['ours']:.4g}",
+              settings=at(extra=f", c = {P.alpha_rows:g}, ω = 1 over ω = 0, control variates"),
+              verdict=verdicts.value_verdict(res_ratio["measured"], res_ratio["ours"], rtol=0.05,
+                                             alternative=res_ratio["paper"])),
         claim(id="fig-1-row-1", stand_in=fig1_width, where="Section 3, Figure 1 row 1", section="sec-rec-beyond",
               statement="without LayerNorm, deeper layers concentrate the scores on the initial tokens",
               measured=f"last-layer RP = {fmt(rp_est(noln, P.n_layers))}", settings=at(),
@@ -677,7 +790,9 @@ def paper_claims(P, *, rows: dict, one, obs: dict, factor: dict, grid: dict, gri
     claims += [
         claim(id="section-3-iso", where="Section 3, Figure 1 row 2", section="sec-rec-factor",
               statement="with LayerNorm (α = 0) the off-diagonal scores are nearly uniform and no clear recency bias is observed",
-              measured=f"effect / standard error of the plain mean = {fmt(in_se)}", settings=at(d=one.d),
+              measured=f"effect / standard error of the plain mean = {fmt(in_se)}",
+              settings=at(d=one.d, N=one.n_samples, extra=f", control variates; the plain mean's standard error "
+                                                          f"scaled to the paper's {fig1['sequences']:,} sequences"),
               shortfall="" if one.d == fig1["d"] else f"the sentence is said of Figure 1 of the arXiv text, at d = {fig1['d']}, and "
                         f"this run measures d = {one.d}, where e^√d suppresses the effect far less",
               verdict=verdicts.bound_verdict(in_se, 1.0, at_most=True, what="effect in plain-mean standard errors")),
@@ -721,8 +836,6 @@ def claim_words(claims: list) -> dict:
     words = lambda i, **w: verdicts.verdict_words(next(c.verdict for c in claims if c.id == i), **w)
     return {"rec-row1-words": words("fig-1-row-1", reproduced="favour the first tokens (primacy)",
                                     otherwise="favour the later tokens", undecided="favour neither end measurably"),
-            "rec-row2-words": words("prop-1-no-recency", reproduced="flat", otherwise="not flat",
-                                    undecided="not resolved as flat"),
             "rec-row3-words": words("fig-1-row-3", reproduced="the rows rise towards the diagonal",
                                     otherwise="the rows fall towards the diagonal",
                                     undecided="no rise towards the diagonal is resolved"),
