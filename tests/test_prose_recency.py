@@ -69,3 +69,14 @@ def test_the_null_words_state_the_interval_over_the_draws():
     text = ch.null_words("random W_Q, W_K", Estimate(0.50026, 0.0013, 31))
     assert "95% interval [-0.0024, 0.003]" in text or "95% interval [-0.0024, 0.0029]" in text
     assert "any recency left is below" in text
+
+
+def test_the_peak_words_say_whether_the_predicted_rp_turns_inside_the_widths():
+    assert "rises and falls, largest at d = 256" in ch.peak_words([16, 64, 256, 1024], [0.6, 0.7, 0.75, 0.5], 0.8)
+    assert "largest at the grid's smallest width" in ch.peak_words([16, 64], [0.7, 0.6], 0.8)
+    assert "largest at the grid's largest width" in ch.peak_words([16, 64], [0.6, 0.7], 0.8)
+
+
+def test_the_qk_peak_words_name_an_interior_peak_only_when_there_is_one():
+    assert ch.qk_peak_words(None).startswith("it is largest at the identity")
+    assert ch.qk_peak_words(0.706).startswith("it is not monotone in δ: largest at δ = 0.71")

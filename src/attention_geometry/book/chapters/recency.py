@@ -13,8 +13,8 @@ __all__ = ["RecencyParams", "Simulations", "setting_values", "four_models", "lay
            "half_words", "factor_study", "factor_curves", "factor_values", "observability", "observability_words", "noln_values",
            "grid_study", "closed_forms", "NO_RECENCY_TOL", "ln_excess", "flat_words", "excess_words",
            "residual_ratio", "grid_tables", "grid_summary", "closed_sign_words", "adjusted_words",
-           "residual_values", "ratio_words", "rise_values", "rise_trend_words", "rp_arrays", "rp_tables", "rp_trends", "iso_words",
-           "relativity_values", "extension_values", "extension_summary", "null_words", "nope_values", "paper_claims",
+           "residual_values", "ratio_words", "rise_values", "rise_trend_words", "rp_arrays", "rp_tables", "rp_trends", "rp_prediction", "peak_words", "iso_words",
+           "relativity_values", "extension_values", "extension_summary", "null_words", "QK_STEPS", "qk_study", "qk_peak_words", "nope_values", "paper_claims",
            "claim_words"]
 
 
@@ -572,6 +572,48 @@ def rp_trends(rp: dict, rp_se: dict, rp_d: dict, se_d: dict, layers, P) -> dict:
                                                neither="does not change measurably")}
 
 
+def rp_prediction(grid: dict, P, rho_max: float = 0.05) -> tuple[dict, dict]:
+    """RP⁽²⁾ predicted from the adjusted mean scores (``th.layer2_rp``) against the grid's Monte Carlo:
+    a table, the largest miss where the first layer is nearly diagonal (ρ m₁ < ``rho_max``, c > 0), and
+    where the prediction peaks over the grid's widths at the largest c. Returns the glued values and
+    ``{"estimates", "predicted", "labels"}`` for the claim row."""
+    import math
+
+    import numpy as np
+    import pandas as pd
+
+    from ... import stats
+    from ...recency import theory as th
+
+    n = P.n_tokens
+    pred = {k: th.layer2_rp(k[0], n, k[1], k[2]) for k in grid}
+    rho = lambda k: math.exp(-math.sqrt(k[0]) * (1 - k[1])) * th.mean_first_layer_weight(k[0], k[1])
+    keys = sorted(k for k in grid if k[1] > 0)
+    table = pd.DataFrame([{"ω": g, "c": a, "d": dd, "ρ m₁": f"{rho((dd, a, g)):.2g}",
+                           "Monte Carlo": f"{grid[(dd, a, g)].rp[1]:.4f} ± {grid[(dd, a, g)].rp_se[1]:.1g}",
+                           "predicted": f"{pred[(dd, a, g)]:.4f}"} for dd, a, g in keys]).set_index(["ω", "c", "d"])
+    near = [k for k in keys if rho(k) < rho_max]
+    miss = max((abs(grid[k].rp[1] - pred[k]) for k in near), default=math.nan)
+    a_hi, dims = max(P.alphas), sorted({k[0] for k in grid})
+    curve = [th.layer2_rp(dd, n, a_hi) for dd in dims]
+    values = {"rec-tab-rp-pred": _md(table), "rec-rp-pred-miss": miss, "rec-rp-pred-points": len(near),
+              "rec-rp-pred-rho": rho_max, "rec-rp-pred-peak": peak_words(dims, curve, a_hi)}
+    rows = {"estimates": [stats.Estimate(grid[k].rp[1], grid[k].rp_se[1]) for k in near],
+            "predicted": [pred[k] for k in near], "labels": [f"d = {k[0]}, c = {k[1]:g}, ω = {k[2]:g}" for k in near]}
+    return values, rows
+
+
+def peak_words(dims: list, curve: list, alpha: float) -> str:
+    """Where the predicted RP⁽²⁾ at token correlation ``alpha`` is largest over the widths ``dims``."""
+    import numpy as np
+
+    top = int(np.argmax(curve))
+    if 0 < top < len(dims) - 1:
+        return f"at c = {alpha:g} the prediction itself rises and falls, largest at d = {dims[top]} of the grid's widths"
+    end = "smallest" if top == 0 else "largest"
+    return f"at c = {alpha:g} the prediction is largest at the grid's {end} width (d = {dims[top]}), so it is monotone there"
+
+
 def iso_words(maxz: float, points: int) -> str:
     """How far from 1/2 the isotropic recency probability strays above the smallest width
     (``maxz``: the largest distance in standard errors over ``points`` grid points)."""
@@ -647,6 +689,52 @@ def null_words(name: str, rp, level: float = 0.95) -> str:
             f"below {max(hi, 0):.2g}")
 
 
+#: the steps t of the interpolation of W_Q W_K^T from the identity (0) to a random matrix (1)
+QK_STEPS = (0.0, 0.25, 0.5, 0.75, 0.9, 1.0)
+
+
+def qk_study(P, store=None) -> tuple[dict, dict]:
+    """RP over layers 2 to H of the paper's fourth model (LayerNorm, c = ``P.alpha_rows``, ω = 1) with
+    W_Q W_K^T interpolated from the identity to a random matrix (``ext.LayerSpec(qk_interp=t)``), against
+    the diagonal dominance δ of W_Q W_K^T (``ext.diagonal_dominance``, mean over the draws and layers),
+    and the weighted slope of RP over δ. Returns the glued values and ``{"slope", "points"}``."""
+    import numpy as np
+    import pandas as pd
+    import torch
+
+    from ... import stats
+    from ...recency import extensions as ext
+
+    points = []
+    for t in QK_STEPS:
+        spec = ext.LayerSpec(qk_interp=t)
+        rp = ext.simulate_extended(spec, P.d, P.n_tokens, P.alpha_rows, gamma=1.0, n_layers=P.n_layers,
+                                   n_models=P.ext_models, n_samples=P.ext_samples, seed=P.seed,
+                                   store=store).later_layers()
+        gens = (torch.Generator().manual_seed(int(np.random.SeedSequence([P.seed, m]).generate_state(1)[0]))
+                for m in range(P.ext_models))  # the draws simulate_extended makes
+        dom = np.mean([ext.diagonal_dominance(ext.qk_matrix(w, P.d)) for g in gens
+                       for w in ext.extended_weights(spec, P.d, P.n_layers, generator=g)])
+        points.append((t, float(dom), rp))
+    # the identity against the random end, on the same draws (errors in quadrature over-state the difference's)
+    ends = stats.difference_estimate(points[0][2], points[-1][2])
+    peak = stats.interior_peak([p[1] for p in points], [p[2] for p in points])
+    table = pd.DataFrame([{"t": t, "δ(W_Q W_Kᵀ)": f"{dom:.3f}", "RP, layers 2–H": _fmt(rp)}
+                          for t, dom, rp in points]).set_index("t")
+    values = {"rec-tab-qk": _md(table), "rec-qk-first": points[0][2].value, "rec-qk-last": points[-1][2].value,
+              "rec-qk-last-dom": points[-1][1], "rec-qk-peak-words": qk_peak_words(peak)}
+    return values, {"ends": ends, "points": points}
+
+
+def qk_peak_words(peak: float | None) -> str:
+    """Whether RP peaks inside the interpolation: ``peak`` is the δ of a maximum above RP at δ = 1 beyond
+    the noise (``stats.interior_peak``), None if there is none."""
+    if peak is None:
+        return "it is largest at the identity, within the noise"
+    return (f"it is not monotone in δ: largest at δ = {peak:.2f}, above its value at the identity beyond the "
+            "noise, as a smaller diagonal score δ√d acts like a smaller width")
+
+
 def extension_summary(names: list, outcomes: list) -> str:
     """"it survives with X, is not established with Y, ..." grouped by outcome."""
     groups: dict[str, list[str]] = {}
@@ -672,7 +760,7 @@ def nope_values(nope: dict, P) -> dict:
 
 
 def paper_claims(P, *, rows: dict, one, obs: dict, factor: dict, grid: dict, grid_rows: dict, rises: list,
-                 relativity: dict, specs: dict, ext_rows: dict, nope: dict) -> list:
+                 relativity: dict, specs: dict, ext_rows: dict, nope: dict, qk: dict | None = None) -> list:
     """The chapter's claim records (``verdicts.Claim``), each with the paper's statement, this
     book's measurement, its settings and the verdict a rule of ``attention_geometry.verdicts``
     returns. ``rows``: the four models at width ``P.d``; ``one``: the isotropic run of the
@@ -802,6 +890,18 @@ def paper_claims(P, *, rows: dict, one, obs: dict, factor: dict, grid: dict, gri
               settings=at(N=P.n_samples_alpha),
               verdict=verdicts.sign_verdict(rises[0]["measured"], +1, what="the rise at the smallest α > 0"))]
 
+    _, pred_rows = rp_prediction(grid, P)
+    claims += [claim(id="rp-2-predicted", where="Definition 1 and Eqs. 32–41, read as a probability",
+                     section="sec-rec-rp", claim_kind="reading",
+                     statement="the recency probability of the second layer follows from the adjusted mean scores and the "
+                               "first layer's noise, RP⁽²⁾ ≈ mean of Φ(ΔS̄/σ) (th.layer2_rp), where ρ m₁ < 0.05",
+                     measured=f"{len(pred_rows['estimates'])} grid points with c > 0",
+                     settings=f"widths {', '.join(str(x) for x in sorted({k[0] for k in grid}))}, n = {n}",
+                     verdict=verdicts.values_verdict(pred_rows["estimates"], pred_rows["predicted"], atol=0.01,
+                                                     labels=pred_rows["labels"])
+                     if pred_rows["estimates"] else verdicts.not_tested(
+                         "no grid point with c > 0 has a nearly diagonal first layer (ρ m₁ < 0.05) at these widths"))]
+
     p_text = lambda p: f"= {p:.1e}" if p > 1e-300 else "< 1e-300"
     claims += [claim(id="conclusion-relativity", where="Section 4 (Conclusion)", section="sec-rec-beyond",
                      statement="the attention scores induced by causal masking and LayerNorm are not relative (not a function of i − j)",
@@ -815,6 +915,17 @@ def paper_claims(P, *, rows: dict, one, obs: dict, factor: dict, grid: dict, gri
                      settings=f"d = {P.d}, c = {P.alpha_rows:g}, ω = 1, {P.ext_models} weight draws × {P.ext_samples:,}",
                      stand_in="" if specs[k] == ext.LayerSpec() else f"{k}, which the paper's Limitations leave out",
                      verdict=survive[k]) for i, (k, (ln, _)) in enumerate(later.items())]
+
+    if qk is not None:
+        claims += [claim(id="qk-diagonal-dominance", where="Appendix A.1 (W_Q = W_K = I); Limitations",
+                         section="sec-rec-beyond", claim_kind="reading",
+                         statement="Theorem 1's mechanism rests on the diagonal dominance of W_Q W_Kᵀ: with W_Q W_Kᵀ "
+                                   "moved from the identity to a random matrix, the recency is larger at the identity",
+                         measured=f"RP (layers 2–H) {fmt(qk['points'][0][2])} at δ = 1, {fmt(qk['points'][-1][2])} at "
+                                  f"δ = {qk['points'][-1][1]:.2f}; difference {fmt(qk['ends'])}",
+                         settings=f"d = {P.d}, c = {P.alpha_rows:g}, ω = 1, t in {', '.join(f'{t:g}' for t in QK_STEPS)}, "
+                                  f"{P.ext_models} weight draws × {P.ext_samples:,}",
+                         verdict=verdicts.sign_verdict(qk["ends"], +1, what="RP(δ = 1) − RP(random M)"))]
 
     nope_before, nope_after = nope["before_mean"], nope["after_mean"]
     claims += [claim(id="nope-trained", where="Section 1", section="sec-rec-beyond",
