@@ -79,4 +79,4 @@ def test_the_peak_words_say_whether_the_predicted_rp_turns_inside_the_widths():
 
 def test_the_qk_peak_words_name_an_interior_peak_only_when_there_is_one():
     assert ch.qk_peak_words(None).startswith("it is largest at the identity")
-    assert ch.qk_peak_words(0.706).startswith("it is not monotone in δ: largest at δ = 0.71")
+    assert ch.qk_peak_words(0.706).startswith("it is not monotone in the dominance: largest at dom = 0.71")

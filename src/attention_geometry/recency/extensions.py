@@ -7,11 +7,11 @@ adds them one at a time:
 * ``random_qk``: scores :math:`(YW_Q)(YW_K)^\top/\sqrt d` with :math:`W_Q, W_K` drawn
   with entries :math:`\mathcal N(0, 1/d)` (independent: the diagonal no longer
   dominates; :math:`W_V = W_O = I`);
-* ``qk_interp``: :math:`W_Q = I` and :math:`W_K^\top = M_t`, the interpolation
-  :math:`M_t = \sqrt d\,\bigl((1-t)I + tG\bigr)/\lVert (1-t)I + tG\rVert_F` from the identity
-  (:math:`t = 0`, the paper's layer) to a random :math:`G` with entries :math:`\mathcal N(0, 1/d)`
+* ``qk_interp``: :math:`W_Q = I` and :math:`W_K^\top = B_t`, the interpolation
+  :math:`B_t = \sqrt d\,\bigl((1-t)I + t\Xi\bigr)/\lVert (1-t)I + t\Xi\rVert_F` from the identity
+  (:math:`t = 0`, the paper's layer) to a random :math:`\Xi` with entries :math:`\mathcal N(0, 1/d)`
   (:math:`t = 1`), at a fixed Frobenius norm so that only the shape changes
-  (:func:`qk_matrix`); :func:`diagonal_dominance` measures how close :math:`M_t` is to the identity;
+  (:func:`qk_matrix`); :func:`diagonal_dominance` measures how close :math:`B_t` is to the identity;
 * ``n_heads``: :math:`H` heads, each the paper's layer on its own block of
   :math:`d/H` coordinates, scored at :math:`1/\sqrt{d/H}`, outputs concatenated;
 * ``ffn``: a feed-forward block after the attention,
@@ -171,19 +171,19 @@ def extended_layer(X: torch.Tensor, w: dict[str, torch.Tensor], spec: LayerSpec,
 
 
 def qk_matrix(w: dict[str, torch.Tensor], d: int) -> torch.Tensor:
-    r"""``(d, d)``: the bilinear form :math:`M = W_QW_K^\top` of a layer's scores,
-    :math:`S = YMY^\top/\sqrt d` (the identity for the paper's layer)."""
+    r"""``(d, d)``: the bilinear form :math:`B = W_QW_K^\top` of a layer's scores,
+    :math:`S = YBY^\top/\sqrt d` (the identity for the paper's layer)."""
     if "W_Q" not in w:
         return torch.eye(d, dtype=torch.float64)
     return (w["W_Q"] @ w["W_K"].T).double()
 
 
 def diagonal_dominance(M: torch.Tensor) -> float:
-    r"""How close :math:`M` (``(d, d)``) is to a multiple of the identity: the cosine of the two in the
-    Frobenius inner product, :math:`\delta(M) = \operatorname{tr}M/(\sqrt d\,\lVert M\rVert_F)`.
-    :math:`\delta = 1` for :math:`M = I`, the case Theorem 1 rests on (:math:`q_i\cdot k_i = \lVert y_i\rVert^2`
-    dominates :math:`q_i\cdot k_j`); for a random :math:`M` with i.i.d. centred entries it is
-    :math:`O(1/\sqrt d)` about 0; for :math:`(1-t)I + tG` it tends to :math:`(1-t)/\sqrt{(1-t)^2 + t^2}`."""
+    r"""How close :math:`B` (``(d, d)``) is to a multiple of the identity: the cosine of the two in the
+    Frobenius inner product, :math:`\mathrm{dom}(B) = \operatorname{tr}B/(\sqrt d\,\lVert B\rVert_F)`.
+    It is 1 for :math:`B = I`, the case Theorem 1 rests on (:math:`q_i\cdot k_i = \lVert y_i\rVert^2`
+    dominates :math:`q_i\cdot k_j`); for a random :math:`B` with i.i.d. centred entries it is
+    :math:`O(1/\sqrt d)` about 0; for :math:`(1-t)I + t\Xi` it tends to :math:`(1-t)/\sqrt{(1-t)^2 + t^2}`."""
     M = torch.as_tensor(M, dtype=torch.float64)
     if M.ndim != 2 or M.shape[0] != M.shape[1] or not torch.linalg.norm(M) > 0:
         raise fail("M", tuple(M.shape), "a non-zero square matrix")

@@ -696,13 +696,14 @@ QK_STEPS = (0.0, 0.25, 0.5, 0.75, 0.9, 1.0)
 def qk_study(P, store=None) -> tuple[dict, dict]:
     """RP over layers 2 to H of the paper's fourth model (LayerNorm, c = ``P.alpha_rows``, ω = 1) with
     W_Q W_K^T interpolated from the identity to a random matrix (``ext.LayerSpec(qk_interp=t)``), against
-    the diagonal dominance δ of W_Q W_K^T (``ext.diagonal_dominance``, mean over the draws and layers),
-    and the weighted slope of RP over δ. Returns the glued values and ``{"slope", "points"}``."""
+    the diagonal dominance dom of W_Q W_K^T (``ext.diagonal_dominance``, mean over the draws and layers),
+    and RP at the identity minus RP at the random end. Returns the glued values and ``{"ends", "points"}``."""
     import numpy as np
     import pandas as pd
     import torch
 
-    from ... import stats
+    from ... import stats, words as wd
+    from ...draws import over_draws
     from ...recency import extensions as ext
 
     points = []
@@ -716,23 +717,24 @@ def qk_study(P, store=None) -> tuple[dict, dict]:
         dom = np.mean([ext.diagonal_dominance(ext.qk_matrix(w, P.d)) for g in gens
                        for w in ext.extended_weights(spec, P.d, P.n_layers, generator=g)])
         points.append((t, float(dom), rp))
-    # the identity against the random end, on the same draws (errors in quadrature over-state the difference's)
-    ends = stats.difference_estimate(points[0][2], points[-1][2])
+    # the identity against the random end, paired by draw (the same seed and inputs for every t)
+    ends = over_draws(np.subtract(points[0][2].draw_means, points[-1][2].draw_means))
     peak = stats.interior_peak([p[1] for p in points], [p[2] for p in points])
-    table = pd.DataFrame([{"t": t, "δ(W_Q W_Kᵀ)": f"{dom:.3f}", "RP, layers 2–H": _fmt(rp)}
+    table = pd.DataFrame([{"t": t, "dom(W_Q W_Kᵀ)": f"{dom:.3f}", "RP, layers 2–H": _fmt(rp)}
                           for t, dom, rp in points]).set_index("t")
     values = {"rec-tab-qk": _md(table), "rec-qk-first": points[0][2].value, "rec-qk-last": points[-1][2].value,
-              "rec-qk-last-dom": points[-1][1], "rec-qk-peak-words": qk_peak_words(peak)}
+              "rec-qk-last-dom": points[-1][1], "rec-qk-peak-words": qk_peak_words(peak),
+              "rec-qk-ends-words": wd.trend_word(ends, above="falls", below="rises", neither="does not measurably change")}
     return values, {"ends": ends, "points": points}
 
 
 def qk_peak_words(peak: float | None) -> str:
-    """Whether RP peaks inside the interpolation: ``peak`` is the δ of a maximum above RP at δ = 1 beyond
-    the noise (``stats.interior_peak``), None if there is none."""
+    """Whether RP peaks inside the interpolation: ``peak`` is the dominance of a maximum above RP at
+    dom = 1 beyond the noise (``stats.interior_peak``), None if there is none."""
     if peak is None:
         return "it is largest at the identity, within the noise"
-    return (f"it is not monotone in δ: largest at δ = {peak:.2f}, above its value at the identity beyond the "
-            "noise, as a smaller diagonal score δ√d acts like a smaller width")
+    return (f"it is not monotone in the dominance: largest at dom = {peak:.2f}, above its value at the identity "
+            "beyond the noise, as a smaller diagonal score acts like a smaller width")
 
 
 def extension_summary(names: list, outcomes: list) -> str:
@@ -921,11 +923,12 @@ def paper_claims(P, *, rows: dict, one, obs: dict, factor: dict, grid: dict, gri
                          section="sec-rec-beyond", claim_kind="reading",
                          statement="Theorem 1's mechanism rests on the diagonal dominance of W_Q W_Kᵀ: with W_Q W_Kᵀ "
                                    "moved from the identity to a random matrix, the recency is larger at the identity",
-                         measured=f"RP (layers 2–H) {fmt(qk['points'][0][2])} at δ = 1, {fmt(qk['points'][-1][2])} at "
-                                  f"δ = {qk['points'][-1][1]:.2f}; difference {fmt(qk['ends'])}",
+                         measured=f"RP (layers 2–H) {fmt(qk['points'][0][2])} at dom = 1, {fmt(qk['points'][-1][2])} at "
+                                  f"dom = {qk['points'][-1][1]:.2f}; difference {fmt(qk['ends'])}",
                          settings=f"d = {P.d}, c = {P.alpha_rows:g}, ω = 1, t in {', '.join(f'{t:g}' for t in QK_STEPS)}, "
                                   f"{P.ext_models} weight draws × {P.ext_samples:,}",
-                         verdict=verdicts.sign_verdict(qk["ends"], +1, what="RP(δ = 1) − RP(random M)"))]
+                         verdict=verdicts.draws_verdict(verdicts.sign_verdict(
+                             qk["ends"], +1, what="RP(dom = 1) − RP(random W_Q W_Kᵀ), paired by draw"), qk["ends"]))]
 
     nope_before, nope_after = nope["before_mean"], nope["after_mean"]
     claims += [claim(id="nope-trained", where="Section 1", section="sec-rec-beyond",
