@@ -3,6 +3,8 @@ rerun at other parameters cannot leave a false comparison in the text (no chapte
 
 import math
 
+import pytest
+
 from attention_geometry.book.chapters import recency as ch
 
 
@@ -80,3 +82,10 @@ def test_the_peak_words_say_whether_the_predicted_rp_turns_inside_the_widths():
 def test_the_qk_peak_words_name_an_interior_peak_only_when_there_is_one():
     assert ch.qk_peak_words(None).startswith("it is largest at the identity")
     assert ch.qk_peak_words(0.706).startswith("it is not monotone in the dominance: largest at dom = 0.71")
+
+
+def test_the_gap_order_words_name_the_steadier_scaling():
+    assert "of relative order 1/d, not 1/√d" in ch.gap_order_words(1.6, 5.0)
+    assert ch.gap_order_words(5.0, 1.6).endswith("of relative order 1/√d")
+    v = ch.gap_order_values([16, 64, 256], [0.36, 0.063, 0.0153])
+    assert v["rec-factor-gap-d-max"] == pytest.approx(5.76) and "1/d, not" in v["rec-factor-gap-order"]

@@ -10,7 +10,7 @@ from ..cost import CostModel
 from ..params import ChapterParams, CorpusDir, Seed
 
 __all__ = ["RecencyParams", "Simulations", "setting_values", "four_models", "layer1_table", "theorem1_values",
-           "half_words", "factor_study", "factor_curves", "factor_values", "observability", "observability_words", "noln_values",
+           "half_words", "factor_study", "factor_curves", "factor_values", "gap_order_values", "gap_order_words", "observability", "observability_words", "noln_values",
            "grid_study", "closed_forms", "NO_RECENCY_TOL", "ln_excess", "flat_words", "excess_words",
            "residual_ratio", "grid_tables", "grid_summary", "closed_sign_words", "adjusted_words",
            "residual_values", "ratio_words", "rise_values", "rise_trend_words", "rp_arrays", "rp_tables", "rp_trends", "rp_prediction", "peak_words", "iso_words",
@@ -279,7 +279,28 @@ def factor_values(factor: dict, P) -> dict:
             "rec-factor-limit-iso": th.contrast_factor_limit(0.0),
             "rec-factor-gap-first": gap(iso[0]), "rec-factor-gap-last": gap(iso[-1]),
             "rec-factor-trend": "falls" if falls else "does not fall",
+            **gap_order_values([r["d"] for r in iso], [gap(r) for r in iso]),
             "rec-factor-approach": "is approached" if falls else "is not approached"}
+
+
+def gap_order_values(dims: list, gaps: list) -> dict:
+    """How the relative gap between Monte Carlo and the adjusted form scales with the width: the range
+    of d x gap and of sqrt(d) x gap over the widths, and the words naming the steadier of the two."""
+    import numpy as np
+
+    dims, gaps = np.asarray(dims, dtype=float), np.asarray(gaps, dtype=float)
+    by_d, by_root = dims * gaps, np.sqrt(dims) * gaps
+    spread = lambda x: x.max() / x.min() if x.min() > 0 else np.inf
+    return {"rec-factor-gap-d-min": by_d.min(), "rec-factor-gap-d-max": by_d.max(),
+            "rec-factor-gap-order": gap_order_words(spread(by_d), spread(by_root))}
+
+
+def gap_order_words(spread_d: float, spread_root: float) -> str:
+    """Which order the gap follows: ``spread_d`` and ``spread_root`` are max/min of d x gap and
+    sqrt(d) x gap over the widths (the steadier one names the order)."""
+    if spread_d < spread_root:
+        return "steadier than √d times the gap: the next correction is of relative order 1/d, not 1/√d"
+    return "less steady than √d times the gap: the next correction is of relative order 1/√d"
 
 
 def observability(one, fig1: dict) -> tuple[dict, dict]:
