@@ -70,7 +70,7 @@ def test_the_null_words_state_the_interval_over_the_draws():
 
     text = ch.null_words("random W_Q, W_K", Estimate(0.50026, 0.0013, 31))
     assert "95% interval [-0.0024, 0.003]" in text or "95% interval [-0.0024, 0.0029]" in text
-    assert "any recency left is below" in text
+    assert "any recency left is below" in text and "no preference (RP = 1/2) lies inside it" in text
 
 
 def test_the_peak_words_say_whether_the_predicted_rp_turns_inside_the_widths():

@@ -705,9 +705,10 @@ def null_words(name: str, rp, level: float = 0.95) -> str:
     from ... import stats
 
     lo, hi = stats.Estimate(rp.value - 0.5, rp.se, rp.df).interval(level)
+    side = ("no preference (RP = 1/2) lies inside it" if lo <= 0 <= hi else
+            "its side of 1/2 is not shared by enough of the weight draws")
     return (f"; with {name}, RP − 1/2 = {rp.value - 0.5:.2g} ± {rp.se:.2g}, {level:.0%} interval "
-            f"[{lo:.2g}, {hi:.2g}] over the weight draws: no preference either way, and any recency left is "
-            f"below {max(hi, 0):.2g}")
+            f"[{lo:.2g}, {hi:.2g}] over the weight draws: {side}, and any recency left is below {max(hi, 0):.2g}")
 
 
 #: the steps t of the interpolation of W_Q W_K^T from the identity (0) to a random matrix (1)
