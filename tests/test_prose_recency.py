@@ -3,6 +3,8 @@ rerun at other parameters cannot leave a false comparison in the text (no chapte
 
 import math
 
+import pytest
+
 from attention_geometry.book.chapters import recency as ch
 
 
@@ -41,3 +43,49 @@ def test_the_extension_summary_groups_the_additions_by_outcome():
 def test_the_share_of_wins_is_about_half_only_near_one_half():
     assert ch.half_words(0.505).startswith("about half the time")
     assert ch.half_words(0.56).startswith("in a share well away from half")
+
+
+def test_the_rows_without_layernorm_are_flat_only_when_no_key_strays():
+    assert ch.flat_words(38.3).startswith("not flat (a key strays up to 38")
+    assert ch.flat_words(1.2).startswith("flat (no key strays more than 3")
+
+
+def test_the_excess_without_layernorm_is_named_only_beyond_three_standard_errors():
+    assert ch.excess_words(6.2).startswith("6 standard errors above 1/2")
+    assert ch.excess_words(-4.0).startswith("4 standard errors below 1/2")
+    assert ch.excess_words(1.0) == "within 3 standard errors of 1/2"
+
+
+def test_the_residual_ratio_words_name_the_weight_it_follows():
+    from attention_geometry.stats import Estimate
+
+    m = Estimate(0.736, 0.001)
+    assert ch.ratio_words(m, 0.712, 0.452).startswith("follows the residual weight θ")
+    assert ch.ratio_words(m, 0.452, 0.74).startswith("follows the paper's weight ω")
+    assert ch.ratio_words(m, 0.5, 0.45).startswith("does not single out")
+
+
+def test_the_null_words_state_the_interval_over_the_draws():
+    from attention_geometry.stats import Estimate
+
+    text = ch.null_words("random W_Q, W_K", Estimate(0.50026, 0.0013, 31))
+    assert "95% interval [-0.0024, 0.003]" in text or "95% interval [-0.0024, 0.0029]" in text
+    assert "any recency left is below" in text and "no preference (RP = 1/2) lies inside it" in text
+
+
+def test_the_peak_words_say_whether_the_predicted_rp_turns_inside_the_widths():
+    assert "rises and falls, largest at d = 256" in ch.peak_words([16, 64, 256, 1024], [0.6, 0.7, 0.75, 0.5], 0.8)
+    assert "largest at the grid's smallest width" in ch.peak_words([16, 64], [0.7, 0.6], 0.8)
+    assert "largest at the grid's largest width" in ch.peak_words([16, 64], [0.6, 0.7], 0.8)
+
+
+def test_the_qk_peak_words_name_an_interior_peak_only_when_there_is_one():
+    assert ch.qk_peak_words(None).startswith("it is largest at the identity")
+    assert ch.qk_peak_words(0.706).startswith("it is not monotone in the dominance: largest at dom = 0.71")
+
+
+def test_the_gap_order_words_name_the_steadier_scaling():
+    assert "of relative order 1/d, not 1/√d" in ch.gap_order_words(1.6, 5.0)
+    assert ch.gap_order_words(5.0, 1.6).endswith("of relative order 1/√d")
+    v = ch.gap_order_values([16, 64, 256], [0.36, 0.063, 0.0153])
+    assert v["rec-factor-gap-d-max"] == pytest.approx(5.76) and "1/d, not" in v["rec-factor-gap-order"]

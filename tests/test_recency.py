@@ -441,3 +441,28 @@ def test_heatmap_limits_follow_the_authors_rule():
     S[np.diag_indices(4)] = [1.0, 2.0, 3.0, 4.0]  # a diagonal of distinct values: only its largest is clipped
     assert heatmap_limits(S, "paper")[1] == 3.0
     assert heatmap_limits(S, "panel") == (pytest.approx(0.54), pytest.approx(0.64))
+
+
+def test_the_key_difference_sd_matches_monte_carlo_of_the_first_layer():
+    # S(1)_ik - S(1)_ij for one query and two keys, at a width where the first-order law holds
+    rng = np.random.default_rng(1)
+    K = rec.input_gram(20_000, 4, 4096, 0.5, rng=rng, dtype=torch.float64).numpy()
+    D = np.sqrt(4096 / np.einsum("bii->bi", K))
+    S = D[:, :, None] * K * D[:, None, :] / 64.0
+    x = S[:, 3, 1] - S[:, 3, 0]
+    var, se = x.var(ddof=1), x.var(ddof=1) * np.sqrt(2 / (len(x) - 1))
+    assert abs(var - th.key_difference_sd(0.5) ** 2) < 4 * se + 0.01  # + the O(1/sqrt d) remainder
+    assert th.key_difference_sd(0.0) == pytest.approx(np.sqrt(2))
+
+
+def test_the_predicted_rp2_matches_monte_carlo_where_the_first_layer_is_nearly_diagonal():
+    # d = 256, c = 0.6: rho = e^{-6.4} = 0.002; the prediction's own error is of order rho and 1/d
+    st = rec.simulate_recency(rec.RecencyModel(256, 10, 0.6, n_layers=2), n_samples=20_000, seed=0)
+    assert abs(st.rp[1] - th.layer2_rp(256, 10, 0.6)) < 3 * st.rp_se[1] + 0.002
+    # isotropic and wide: no preference predicted, none measured
+    assert th.layer2_rp(1024, 10, 0.0) == pytest.approx(0.5, abs=1e-9)
+
+
+def test_the_predicted_rp2_is_not_monotone_in_width():
+    rp = [th.layer2_rp(d, 10, 0.8) for d in (16, 144, 1024)]
+    assert rp[1] > rp[0] and rp[1] > rp[2]

@@ -109,3 +109,34 @@ def test_nope_over_seeds_takes_the_error_over_training_seeds():
     assert parallel["after_mean"].value == pytest.approx(out["after_mean"].value, abs=1e-6)
     with pytest.raises(ValueError, match=r"workers = 0.*allowed"):
         ext.nope_over_seeds(texts, seeds=[0, 1], workers=0, **kw)
+
+
+def test_the_qk_interpolation_runs_from_the_identity_to_a_random_matrix_at_a_fixed_norm():
+    d = 256
+    ms = {t: ext.qk_matrix(ext.extended_weights(ext.LayerSpec(qk_interp=t), d, 1,
+                                                generator=torch.Generator().manual_seed(3))[0], d)
+          for t in (0.0, 0.5, 1.0)}
+    assert torch.allclose(ms[0.0], torch.eye(d, dtype=torch.float64))
+    for M in ms.values():  # the shape changes, the Frobenius norm does not
+        assert float(torch.linalg.norm(M)) == pytest.approx(math.sqrt(d), rel=1e-6)
+    dom = {t: ext.diagonal_dominance(M) for t, M in ms.items()}
+    assert dom[0.0] == pytest.approx(1.0)
+    assert dom[0.5] == pytest.approx(2**-0.5, abs=4 / math.sqrt(d))  # (1-t)/sqrt((1-t)^2 + t^2)
+    assert abs(dom[1.0]) < 4 / math.sqrt(d)  # the trace of a random G is N(0, 1) against a norm sqrt(d)
+
+
+def test_the_identity_end_of_the_interpolation_is_the_papers_layer():
+    X = torch.randn(16, 6, 32, generator=torch.Generator().manual_seed(0))
+    w = ext.extended_weights(ext.LayerSpec(qk_interp=0.0), 32, 1, generator=torch.Generator().manual_seed(1))[0]
+    plain = ext.extended_weights(ext.LayerSpec(), 32, 1, generator=torch.Generator().manual_seed(1))[0]
+    a = ext.extended_layer(X, w, ext.LayerSpec(qk_interp=0.0))
+    b = ext.extended_layer(X, plain, ext.LayerSpec())
+    assert torch.allclose(a[0], b[0], atol=1e-5) and torch.allclose(a[1], b[1], atol=1e-5)
+
+
+def test_the_interpolation_keeps_the_other_specs_keys_and_rejects_a_double_choice():
+    assert repr(ext.LayerSpec()) == "LayerSpec(random_qk=False, n_heads=1, ffn=False, ln_eps=0.0, ln_affine=0.0)"
+    with pytest.raises(ValueError):
+        ext.LayerSpec(random_qk=True, qk_interp=0.5).check(16)
+    with pytest.raises(ValueError):
+        ext.LayerSpec(qk_interp=1.5).check(16)

@@ -7,6 +7,11 @@ adds them one at a time:
 * ``random_qk``: scores :math:`(YW_Q)(YW_K)^\top/\sqrt d` with :math:`W_Q, W_K` drawn
   with entries :math:`\mathcal N(0, 1/d)` (independent: the diagonal no longer
   dominates; :math:`W_V = W_O = I`);
+* ``qk_interp``: :math:`W_Q = I` and :math:`W_K^\top = B_t`, the interpolation
+  :math:`B_t = \sqrt d\,\bigl((1-t)I + t\Xi\bigr)/\lVert (1-t)I + t\Xi\rVert_F` from the identity
+  (:math:`t = 0`, the paper's layer) to a random :math:`\Xi` with entries :math:`\mathcal N(0, 1/d)`
+  (:math:`t = 1`), at a fixed Frobenius norm so that only the shape changes
+  (:func:`qk_matrix`); :func:`diagonal_dominance` measures how close :math:`B_t` is to the identity;
 * ``n_heads``: :math:`H` heads, each the paper's layer on its own block of
   :math:`d/H` coordinates, scored at :math:`1/\sqrt{d/H}`, outputs concatenated;
 * ``ffn``: a feed-forward block after the attention,
@@ -51,6 +56,8 @@ from .simulation import RecencyStats, check_model, inputs, recency_fraction, tri
 __all__ = [
     "LayerSpec",
     "limitation_specs",
+    "qk_matrix",
+    "diagonal_dominance",
     "extended_weights",
     "extended_layer",
     "ExtendedRecency",
@@ -75,8 +82,17 @@ class LayerSpec:
     ffn: bool = False  # a feed-forward block with its own LayerNorm and residual
     ln_eps: float = 0.0  # LayerNorm's epsilon
     ln_affine: float = 0.0  # spread of the affine gain and bias (0: none)
+    qk_interp: float | None = None  # W_Q W_K^T from the identity (0) to a random matrix (1); None: off
+
+    def __repr__(self):  # without qk_interp when off, so that stored runs of the other specs keep their keys
+        fields = ["random_qk", "n_heads", "ffn", "ln_eps", "ln_affine"] + ([] if self.qk_interp is None else ["qk_interp"])
+        return f"LayerSpec({', '.join(f'{f}={getattr(self, f)!r}' for f in fields)})"
 
     def check(self, d):
+        if self.qk_interp is not None:
+            check_float("qk_interp", self.qk_interp, low=0.0, high=1.0)
+            if self.random_qk:
+                raise fail("qk_interp", self.qk_interp, "None when random_qk is set (one choice of W_Q, W_K)")
         check_int("n_heads", self.n_heads, low=1)
         if d % self.n_heads:
             raise fail("n_heads", self.n_heads, f"a divisor of d = {d}")
@@ -110,6 +126,10 @@ def extended_weights(spec: LayerSpec, d: int, n_layers: int, *, generator: torch
         w = {}
         if spec.random_qk:
             w["W_Q"], w["W_K"] = normal(d, d, std=d**-0.5), normal(d, d, std=d**-0.5)
+        if spec.qk_interp is not None:
+            t = spec.qk_interp
+            M = (1.0 - t) * torch.eye(d, dtype=dtype) + t * normal(d, d, std=d**-0.5)
+            w["W_Q"], w["W_K"] = torch.eye(d, dtype=dtype), (math.sqrt(d) * M / torch.linalg.norm(M)).T
         if spec.ffn:
             w["W_1"], w["W_2"] = normal(d, 4 * d, std=d**-0.5), normal(4 * d, d, std=(4 * d) ** -0.5)
         for g, b in (("g", "b"), ("g2", "b2")):
@@ -138,7 +158,7 @@ def extended_layer(X: torch.Tensor, w: dict[str, torch.Tensor], spec: LayerSpec,
     b_, n, d = X.shape
     H = spec.n_heads
     Y = _norm(X, norm, spec, w["g"], w["b"])
-    Q, K = (Y @ w["W_Q"], Y @ w["W_K"]) if spec.random_qk else (Y, Y)
+    Q, K = (Y @ w["W_Q"], Y @ w["W_K"]) if "W_Q" in w else (Y, Y)
 
     def heads(t):  # (batch, n, d) -> (batch, H, n, d/H)
         return t.view(b_, n, H, d // H).transpose(1, 2)
@@ -148,6 +168,26 @@ def extended_layer(X: torch.Tensor, w: dict[str, torch.Tensor], spec: LayerSpec,
     if spec.ffn:
         O = O + F.gelu(_norm(O, norm, spec, w["g2"], w["b2"]) @ w["W_1"]) @ w["W_2"]
     return O, S
+
+
+def qk_matrix(w: dict[str, torch.Tensor], d: int) -> torch.Tensor:
+    r"""``(d, d)``: the bilinear form :math:`B = W_QW_K^\top` of a layer's scores,
+    :math:`S = YBY^\top/\sqrt d` (the identity for the paper's layer)."""
+    if "W_Q" not in w:
+        return torch.eye(d, dtype=torch.float64)
+    return (w["W_Q"] @ w["W_K"].T).double()
+
+
+def diagonal_dominance(M: torch.Tensor) -> float:
+    r"""How close :math:`B` (``(d, d)``) is to a multiple of the identity: the cosine of the two in the
+    Frobenius inner product, :math:`\mathrm{dom}(B) = \operatorname{tr}B/(\sqrt d\,\lVert B\rVert_F)`.
+    It is 1 for :math:`B = I`, the case Theorem 1 rests on (:math:`q_i\cdot k_i = \lVert y_i\rVert^2`
+    dominates :math:`q_i\cdot k_j`); for a random :math:`B` with i.i.d. centred entries it is
+    :math:`O(1/\sqrt d)` about 0; for :math:`(1-t)I + t\Xi` it tends to :math:`(1-t)/\sqrt{(1-t)^2 + t^2}`."""
+    M = torch.as_tensor(M, dtype=torch.float64)
+    if M.ndim != 2 or M.shape[0] != M.shape[1] or not torch.linalg.norm(M) > 0:
+        raise fail("M", tuple(M.shape), "a non-zero square matrix")
+    return float(torch.trace(M) / (math.sqrt(M.shape[0]) * torch.linalg.norm(M)))
 
 
 @dataclass(frozen=True)

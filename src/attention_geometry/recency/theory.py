@@ -88,6 +88,8 @@ __all__ = [
     "limit_gram",
     "mean_field_scores",
     "layer1_score_sd",
+    "key_difference_sd",
+    "layer2_rp",
 ]
 
 
@@ -358,3 +360,30 @@ def rise_row(stats: RecencyStats) -> dict:
         out[f"{name}_error"] = ratio_estimate(Estimate(rise, 0.0), measured)
         out[f"{name}_error"] = Estimate(out[f"{name}_error"].value - 1.0, out[f"{name}_error"].se)
     return out
+
+
+def key_difference_sd(alpha: float) -> float:
+    r"""Large-:math:`d` standard deviation of :math:`S^{(1)}_{ik} - S^{(1)}_{ij}` (one query, two
+    keys): :math:`(1-\alpha)\sqrt{2 + 2\alpha - \alpha^2}`. The first-order expansion of the cosine
+    (``sec-rec-notes-layer1``) leaves, once the query's own terms cancel,
+    :math:`(1-\alpha)(\langle z_i, z_k\rangle - \langle z_i, z_j\rangle) + s(1-\alpha)^2(\langle z_k, v\rangle
+    - \langle z_j, v\rangle) - \tfrac{\alpha(1-\alpha)}2(\lVert z_k\rVert^2 - \lVert z_j\rVert^2)`,
+    of variance :math:`(1-\alpha)^2(2 + 2\alpha - \alpha^2)/d`."""
+    _, _, alpha, *_ = check_model(4, 3, alpha, 0.0)
+    return (1.0 - alpha) * math.sqrt(2.0 + 2.0 * alpha - alpha**2)
+
+
+def layer2_rp(d: int, n: int, alpha: float = 0.0, gamma: float = 0.0, residual: str = "input",
+              weights: str = "mean") -> float:
+    r"""Predicted :math:`\mathrm{RP}^{(2)}`: the mean over triples :math:`i > k > j` of
+    :math:`\Phi\bigl((\bar S^{(2)}_{ik} - \bar S^{(2)}_{ij})/\sigma\bigr)`, with the mean scores of
+    :func:`layer2_scores` (``weights="mean"``: the adjusted form) and :math:`\sigma` =
+    :func:`key_difference_sd`. When the first layer is nearly diagonal (:math:`\rho \ll 1`) the second
+    layer's scores are the first's plus a shift, so a key pair's difference is its mean plus the
+    first layer's Gaussian noise; the prediction fails where :math:`\rho` is not small."""
+    from scipy.stats import norm
+
+    S = layer2_scores(d, n, alpha, gamma, residual, weights)
+    i, k, j = (np.array(t) for t in zip(*[(i, k, j) for i in range(n) for k in range(i) for j in range(k)]))
+    return float(np.mean(norm.cdf((S[i, k] - S[i, j]) / key_difference_sd(alpha))))
+
