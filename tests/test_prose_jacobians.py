@@ -118,3 +118,16 @@ def test_proxy_words_flip_at_twice_the_noise():
 def test_embedding_meaning_words_follow_the_change():
     assert "initialisation choice" in ch.embedding_meaning_words(True)
     assert "does not measurably depend" in ch.embedding_meaning_words(False)
+
+
+def test_stored_figure_reads_the_png_of_the_stored_run():
+    import pytest
+
+    from attention_geometry.book.paper import load_paper_run
+
+    run = load_paper_run("jacobians")
+    if run is None:
+        pytest.skip("no stored paper run of chapter 8")
+    assert ch.stored_figure(run, "jac-fig-profiles").startswith(b"\x89PNG")
+    assert ch.stored_figure(run, "no-such-figure") is None
+    assert ch.stored_figure(None, "jac-fig-profiles") is None

@@ -227,13 +227,20 @@ def predicted_profile_sq(attention_ms: np.ndarray, attention_gain: float, mlp_ms
         mlp_ms = np.asarray(mlp_ms, dtype=np.float64)
         if mlp_ms.shape != ms.shape or not np.all(np.isfinite(mlp_ms)) or np.any(mlp_ms <= 0):
             raise fail("mlp_ms", f"an array of shape {mlp_ms.shape}", f"the shape of attention_ms, {ms.shape}, > 0")
-    M = cesaro_matrix(L)
+    inv_i = 1.0 / np.arange(1, L + 1)
     Y = np.zeros((L, L))
     Y[-1, -1] = 1.0
     for l in range(H - 1, -1, -1):  # from the output down: the MLP comes after the attention in a block
         if mlp_ms is not None and mlp_gain > 0:
             D = 1.0 / np.sqrt(mlp_ms[l])
             Y = Y + mlp_gain * (D[:, None] * Y * D[None, :])
-        A = M / np.sqrt(ms[l])[None, :]
-        Y = Y + attention_gain * (A.T @ Y @ A)
+        D = 1.0 / np.sqrt(ms[l])
+        Y = Y + attention_gain * (D[:, None] * _cesaro_sandwich(Y, inv_i) * D[None, :])
     return np.diag(Y).copy()
+
+
+def _cesaro_sandwich(Y: np.ndarray, inv_i: np.ndarray) -> np.ndarray:
+    """:math:`M^\\top Y M` for the Cesàro matrix ``M`` (``M[i, j] = 1/i`` for ``j <= i``, 1-based) in
+    :math:`O(L^2)`: :math:`(YM)_{a,j} = \\sum_{i \\ge j} Y_{a,i}/i`, a reversed cumulative sum, twice."""
+    YM = np.cumsum((Y * inv_i[None, :])[:, ::-1], axis=1)[:, ::-1]
+    return np.cumsum((YM * inv_i[:, None])[::-1, :], axis=0)[::-1, :]

@@ -365,8 +365,7 @@ def prediction_words(misfit: float, noise: float) -> str:
     """A predicted (unfitted) profile read against the noise level of the measured one."""
     if misfit <= 2 * noise:
         return "within twice the noise level: the forward pass predicts the profile"
-    return ("more than twice the noise level: the forward pass predicts the profile's depth "
-            "better than its shape, and something the prediction leaves out shapes the rest")
+    return "more than twice the noise level: something the prediction leaves out shapes the profile too"
 
 
 def _column(row: dict, *words: str):
