@@ -131,3 +131,7 @@ def test_stored_figure_reads_the_png_of_the_stored_run():
     assert ch.stored_figure(run, "jac-fig-profiles").startswith(b"\x89PNG")
     assert ch.stored_figure(run, "no-such-figure") is None
     assert ch.stored_figure(None, "jac-fig-profiles") is None
+
+
+def test_paper_shape_table_says_when_there_is_no_stored_run():
+    assert "not run at the paper's settings" in ch.paper_shape_table([], []).data

@@ -398,6 +398,8 @@ def shape_cells(row: dict) -> dict:
 def paper_shape_table(cells: list[dict], rope: list):
     """The random-init decoders at the paper's shapes (``jac-tab-paper-shape``): ``cells`` from
     :func:`shape_cells`, ``rope`` the text of each one's RoPE on/off Spearman."""
+    if not cells:
+        return table([{"model": "not run at the paper's settings (no stored run)"}])
     return table([{"model": c["model"], "$r_S$ with $g\\,N^H$": c["sp"], "noise ceiling": c["ceiling"],
                    "$W_1$": c["w"], "α of $g\\,N^H$": c["alpha"], "rms ln-misfit $g\\,N^H$": c["misfit_paper"],
                    "rms ln-misfit derived ($g$, κ)": c["misfit_derived"], "noise level": c["noise"],
