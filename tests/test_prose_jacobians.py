@@ -73,3 +73,65 @@ def test_paper_cost_words_without_a_stored_run_say_so_and_print_no_nan():
 def test_tables_show_no_nan_or_none():
     text = ch.table([{"a": math.nan, "b": None, "c": "nan ± nan", "d": 1.5}]).data
     assert "nan" not in text.lower() and "none" not in text.lower() and text.count("not defined") == 3
+
+
+def test_w_source_words_split_at_a_quarter_and_three_quarters():
+    assert ch.w_source_words(0.16, 0.014).startswith("most of it comes from the last position")
+    assert ch.w_source_words(0.05, 0.045).startswith("little of it")
+    assert ch.w_source_words(0.05, 0.025).startswith("the last position and the rest")
+
+
+def test_prediction_words_flip_at_twice_the_noise():
+    assert ch.prediction_words(0.05, 0.04).startswith("within twice the noise level")
+    assert ch.prediction_words(0.5, 0.04).startswith("more than twice the noise level")
+
+
+def test_first_layer_words_follow_the_gains():
+    assert ch.first_layer_words(23.0, 1.5).startswith("the first layer's attention outweighs")
+    assert ch.first_layer_words(0.13, 0.12).startswith("every layer's branch is smaller")
+    assert ch.first_layer_words(2.0, 1.5).startswith("several layers")
+
+
+def test_stored_table_rows_read_a_wrapped_frame_and_its_gains():
+    text = ("   model  score  \\\n0  qwen2, a  0.349   \n1   gpt2, b  0.302   \n\n"
+            "      gain g; growth κ  noise level  \n0  370 [362, 379]; 1.52e+03 [1.4e+03, 1.6e+03]  0.042  \n"
+            "1  degenerate (0.01; x); 10 [8, 11]  0.021  \n")
+    rows = ch.stored_table_rows(text)
+    assert [r["model"] for r in rows] == ["qwen2, a", "gpt2, b"]
+    cells = [ch.shape_cells(r) for r in rows]
+    assert (cells[0]["gain"], cells[0]["growth"]) == (370.0, 1520.0)
+    assert cells[1]["gain"] is None and cells[1]["growth"] == 10.0
+    assert cells[0]["noise"] == "0.042"
+
+
+def test_ends_misfit_words_flip_at_three_times_the_rms():
+    assert ch.ends_misfit_words(0.135, -1.29, -0.49) == "the misfit is largest at the ends"
+    assert ch.ends_misfit_words(0.135, -0.2, 0.1) == "the misfit is spread over the positions"
+
+
+def test_proxy_words_flip_at_twice_the_noise():
+    assert "can stand in" in ch.proxy_words(0.044, 0.042)
+    assert "only roughly" in ch.proxy_words(0.2, 0.042)
+    assert "not available" in ch.proxy_words(None, 0.04)
+
+
+def test_embedding_meaning_words_follow_the_change():
+    assert "initialisation choice" in ch.embedding_meaning_words(True)
+    assert "does not measurably depend" in ch.embedding_meaning_words(False)
+
+
+def test_stored_figure_reads_the_png_of_the_stored_run():
+    import pytest
+
+    from attention_geometry.book.paper import load_paper_run
+
+    run = load_paper_run("jacobians")
+    if run is None:
+        pytest.skip("no stored paper run of chapter 8")
+    assert ch.stored_figure(run, "jac-fig-profiles").startswith(b"\x89PNG")
+    assert ch.stored_figure(run, "no-such-figure") is None
+    assert ch.stored_figure(None, "jac-fig-profiles") is None
+
+
+def test_paper_shape_table_says_when_there_is_no_stored_run():
+    assert "not run at the paper's settings" in ch.paper_shape_table([], []).data

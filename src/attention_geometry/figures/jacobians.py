@@ -13,6 +13,8 @@ __all__ = [
     "plot_estimator_variance",
     "plot_expected_vs_monte_carlo",
     "plot_profile_bands",
+    "plot_paper_shape_fits",
+    "plot_prediction",
     "plot_pathways",
     "plot_heads",
     "plot_pretrained",
@@ -170,4 +172,55 @@ def plot_training(steps, profiles: np.ndarray, losses):
     right.plot(np.arange(1, len(losses) + 1), losses, lw=1)
     right.set(xlabel="step", ylabel="training loss (nats)", title="Next-token loss")
     left.legend(fontsize="x-small")
+    return fig
+
+
+def plot_paper_shape_fits(curves: dict):
+    """At the paper's shapes, from a stored run's fitted parameters: ``curves[label] = dict(derived=(L,),
+    paper=(L,), w=float, w_rest=float)``, the derived profile at the fitted per-layer gains and the
+    best paper-form fit to it. Left: both, divided by their geometric mean (log scale); right: their
+    cumulative distributions on the positions, whose mean gap is W."""
+    fig = new_figure(figsize=(11.5, 4.3), layout="constrained")
+    left, right = fig.subplots(1, 2)
+    if not curves:
+        left.text(0.5, 0.5, "no stored run at the paper's shapes", ha="center", va="center")
+    for (label, c), colour in zip(curves.items(), sns.color_palette(n_colors=len(curves))):
+        x = _x(len(c["derived"]))
+        for key, ls, what in (("derived", "-", "derived, fitted gains"), ("paper", "--", r"best $g\,(N^H)_{L,j}$")):
+            y = c[key] / np.exp(np.mean(np.log(c[key])))
+            left.plot(x, y, color=colour, ls=ls, lw=1.3, label=f"{label}: {what}")
+            right.plot(x, np.cumsum(c[key]) / c[key].sum(), color=colour, ls=ls, lw=1.3,
+                       label=f"{label}: {what}" + (f" (W = {c['w']:.3f}; without j = L: {c['w_rest']:.3f})"
+                                                   if key == "paper" else ""))
+    left.set(yscale="log", xlabel="position $x = j/L$", ylabel=r"$\rho(j)$ / geometric mean",
+             title="Profiles at the paper's shapes")
+    right.set(xlabel="position $x = j/L$", ylabel="cumulative share of the profile's mass",
+              title="The distance W: the mass each puts on the last position")
+    left.legend(fontsize="x-small")
+    right.legend(fontsize="x-small", loc="upper left")
+    return fig
+
+
+def plot_prediction(curves: dict, gains: dict):
+    """Measured against predicted profiles and the predicted gains. ``curves[label] = dict(measured=(L,),
+    predicted=(L,))``, each divided by its geometric mean (log scale); ``gains[label] = (attention: (H,),
+    mlp: (H,))``, each layer's gain averaged over positions."""
+    fig = new_figure(figsize=(11.5, 4.3), layout="constrained")
+    left, right = fig.subplots(1, 2)
+    for (label, c), colour in zip(curves.items(), sns.color_palette(n_colors=len(curves))):
+        x = _x(len(c["measured"]))
+        left.plot(x, c["measured"] / np.exp(np.mean(np.log(c["measured"]))), color=colour, lw=1.3,
+                  label=f"{label}: measured")
+        left.plot(x, c["predicted"] / np.exp(np.mean(np.log(c["predicted"]))), color=colour, lw=1.3, ls="--",
+                  label=f"{label}: predicted, no fit")
+        attn, mlp = gains[label]
+        layers = np.arange(1, len(attn) + 1)
+        right.plot(layers, attn, "o-", color=colour, ms=3, label=f"{label}: attention")
+        right.plot(layers, mlp, "s:", color=colour, ms=3, label=f"{label}: MLP")
+    left.set(yscale="log", xlabel="position $x = j/L$", ylabel=r"$\rho(j)$ / geometric mean",
+             title="Measured and predicted profiles")
+    right.set(yscale="log", xlabel="layer $\\ell$", ylabel=r"gain $g/r_{\ell}^2$ (mean over positions)",
+              title="Each branch's gain, from the forward pass")
+    left.legend(fontsize="x-small")
+    right.legend(fontsize="x-small")
     return fig

@@ -14,6 +14,8 @@ book does to them: remove positions, freeze the attention weights, measure the s
 * :func:`attention_score_std` (:math:`\sigma^2 d`), :func:`standin_init_std`
   (``eq-jac-standin``), :func:`measured_score_std`; :func:`first_token_attention`
   (attention sinks).
+* :func:`residual_mean_square`: the residual stream's mean square where each block's two
+  norms read it (the per-position gains of ``eq-jac-predicted``).
 * Inputs: :func:`random_embeddings` (random token ids through the model's own
   table), :func:`concatenate_chunks` and :func:`chunk_boundaries` (the paper's
   chunked condition).
@@ -43,6 +45,7 @@ __all__ = [
     "attention_score_std",
     "standin_init_std",
     "measured_score_std",
+    "residual_mean_square",
     "positions_off",
     "value_only_attention",
     "concatenate_chunks",
@@ -301,6 +304,40 @@ def measured_score_std(model: torch.nn.Module, h0: torch.Tensor) -> np.ndarray:
         scores = q @ k.transpose(1, 2) / math.sqrt(d_head)
         out.append(float(scores[:, causal].std()))
     return np.array(out)
+
+
+def _block_norms(model):
+    """``[(attention norm, MLP norm)]`` of every block: Qwen2/Llama ``input_layernorm`` and
+    ``post_attention_layernorm``, GPT-2 ``ln_1`` and ``ln_2``."""
+    pairs = []
+    for block in model.modules():
+        if hasattr(block, "input_layernorm") and hasattr(block, "post_attention_layernorm"):
+            pairs.append((block.input_layernorm, block.post_attention_layernorm))
+        elif hasattr(block, "ln_1") and hasattr(block, "ln_2"):
+            pairs.append((block.ln_1, block.ln_2))
+    if not pairs:
+        raise fail("model", type(model).__name__, "a Qwen2/Llama- or GPT-2-shaped decoder (blocks with two norms)")
+    return pairs
+
+
+def residual_mean_square(model: torch.nn.Module, inputs: torch.Tensor) -> tuple[np.ndarray, np.ndarray]:
+    r"""``(attention, mlp)``, each ``(H, n, L)``: the mean square over the ``d`` coordinates of
+    the residual stream where block ``l``'s attention norm and its MLP norm read it, in one
+    forward pass of ``inputs: (n, L, d)`` (``attention[0]`` is the input's own mean square).
+    A pre-norm branch sees its input divided by the RMS, so its Jacobian carries
+    :math:`1/r_l(k)` at the position ``k`` it reads (``eq-jac-predicted``)."""
+    n, L, d = _check_inputs(model, inputs)
+    attention, mlp, hooks = [], [], []
+    for attn_norm, mlp_norm in _block_norms(model):
+        hooks.append(attn_norm.register_forward_hook(lambda m, i, o: attention.append(i[0].double().pow(2).mean(-1))))
+        hooks.append(mlp_norm.register_forward_hook(lambda m, i, o: mlp.append(i[0].double().pow(2).mean(-1))))
+    try:
+        with torch.no_grad():
+            model(inputs_embeds=inputs, use_cache=False)
+    finally:
+        for h in hooks:
+            h.remove()
+    return torch.stack(attention).cpu().numpy(), torch.stack(mlp).cpu().numpy()
 
 
 @contextlib.contextmanager

@@ -35,7 +35,16 @@ Functions: :func:`elementary_symmetric`, :func:`layer_gains`,
 :func:`log_expected_jacobian_sq` and :func:`expected_jacobian_sq` (the formula),
 :func:`linear_decoder_blocks` (the exact Jacobian of one draw of the model) and
 :func:`monte_carlo_jacobian_sq` (its Monte Carlo average, for the tests and the
-book). Shapes: ``L`` positions, ``d`` width, ``H`` layers, ``n`` draws.
+book). :func:`mlp_gain` and :func:`predicted_profile_sq` carry the theorem over to a
+pre-norm decoder whose normalisation depends on the position (``eq-jac-predicted``):
+with the branch of block ``l`` reading position ``k`` through a norm of RMS
+:math:`r_l(k)`, the attention path weights become :math:`c_S = (\prod_{l\in S} M D_l)_{L,j}`,
+:math:`D_l = \operatorname{diag}(1/r_l)`, and an MLP branch (the same random matrices
+at every position) is a jump that stays in place, :math:`D'_l`. The sum over the sets
+of branches is a recursion on an ``L x L`` matrix, from the output down,
+:math:`Y \leftarrow Y + g' D'_l Y D'_l`, then :math:`Y \leftarrow Y + g (M D_l)^\top Y (M D_l)`,
+from :math:`Y = e_L e_L^\top`; :math:`\mathbb E\lVert J_j\rVert_F^2 = d\,Y_{jj}` up to the
+final norm's factor. Shapes: ``L`` positions, ``d`` width, ``H`` layers, ``n`` draws.
 """
 
 import math
@@ -50,6 +59,8 @@ from ..cesaro import cesaro_matrix, log_cesaro_rows
 __all__ = [
     "elementary_symmetric",
     "layer_gains",
+    "mlp_gain",
+    "predicted_profile_sq",
     "log_expected_jacobian_sq",
     "expected_jacobian_sq",
     "linear_decoder_blocks",
@@ -172,3 +183,64 @@ def monte_carlo_jacobian_sq(L: int, H: int, d: int, gain: float, n_draws: int, s
     M = torch.as_tensor(cesaro_matrix(L))
     sq = linear_decoder_blocks(W, M).pow(2).sum((-1, -2)).numpy()  # (n, L)
     return sq.mean(0), sq.std(0, ddof=1) / math.sqrt(n_draws)
+
+
+def _silu_moments(variance: float) -> tuple[float, float]:
+    """``(E silu(a)^2, E silu'(a)^2)`` for ``a ~ N(0, variance)``, by Gauss-Hermite quadrature."""
+    z, w = np.polynomial.hermite_e.hermegauss(96)
+    w = w / w.sum()
+    a = math.sqrt(variance) * z
+    sig = 1.0 / (1.0 + np.exp(-a))
+    return float(w @ (a * sig) ** 2), float(w @ (sig * (1.0 + a * (1.0 - sig))) ** 2)
+
+
+def mlp_gain(width: int, init_std: float, mlp_width: int) -> float:
+    r"""The gain :math:`\mathbb E\lVert J u\rVert^2/\lVert u\rVert^2` of a SwiGLU branch
+    :math:`x \mapsto W_{\mathrm{down}}(\operatorname{silu}(W_{\mathrm{gate}}x) \odot W_{\mathrm{up}}x)`
+    at a normalised input (RMS 1) with Gaussian matrices of entry standard deviation
+    :math:`\sigma` = ``init_std``, for a direction :math:`u \perp x`:
+    :math:`\sigma^4 d\, d_{\mathrm{ff}}\,(\mathbb E\operatorname{silu}(a)^2 + s^2\,\mathbb E\operatorname{silu}'(a)^2)`,
+    :math:`a \sim \mathcal N(0, s^2)`, :math:`s^2 = \sigma^2 d` (the pre-activations' variance)."""
+    width = check_int("width", width, low=1)
+    init_std = check_float("init_std", init_std, low=0.0, low_open=True)
+    mlp_width = check_int("mlp_width", mlp_width, low=1)
+    s2 = init_std**2 * width
+    e_act, e_slope = _silu_moments(s2)
+    return float(init_std**4 * width * mlp_width * (e_act + s2 * e_slope))
+
+
+def predicted_profile_sq(attention_ms: np.ndarray, attention_gain: float, mlp_ms: np.ndarray | None = None,
+                         mlp_gain: float = 0.0) -> np.ndarray:
+    r"""``(L,)``: :math:`\mathbb E\lVert J_j\rVert_F^2 / d` of a pre-norm decoder with uniform causal
+    attention whose branches read position ``k`` of block ``l`` through a norm of mean square
+    ``attention_ms[l, k]`` (and ``mlp_ms[l, k]``), ``(H, L)`` each: the theorem
+    ``eq-jac-expected`` with the gains :math:`g/r_l(k)^2` (``eq-jac-predicted``; see the
+    module). With ``attention_ms`` constant in ``k`` and no MLP it is
+    :func:`expected_jacobian_sq` at the gains ``attention_gain / attention_ms[:, 0]``."""
+    ms = np.asarray(attention_ms, dtype=np.float64)
+    if ms.ndim != 2 or ms.shape[1] < 1 or not np.all(np.isfinite(ms)) or np.any(ms <= 0):
+        raise fail("attention_ms", f"an array of shape {ms.shape}", "(H, L) finite mean squares > 0")
+    attention_gain = check_float("attention_gain", attention_gain, low=0.0)
+    mlp_gain = check_float("mlp_gain", mlp_gain, low=0.0)
+    H, L = ms.shape
+    if mlp_ms is not None:
+        mlp_ms = np.asarray(mlp_ms, dtype=np.float64)
+        if mlp_ms.shape != ms.shape or not np.all(np.isfinite(mlp_ms)) or np.any(mlp_ms <= 0):
+            raise fail("mlp_ms", f"an array of shape {mlp_ms.shape}", f"the shape of attention_ms, {ms.shape}, > 0")
+    inv_i = 1.0 / np.arange(1, L + 1)
+    Y = np.zeros((L, L))
+    Y[-1, -1] = 1.0
+    for l in range(H - 1, -1, -1):  # from the output down: the MLP comes after the attention in a block
+        if mlp_ms is not None and mlp_gain > 0:
+            D = 1.0 / np.sqrt(mlp_ms[l])
+            Y = Y + mlp_gain * (D[:, None] * Y * D[None, :])
+        D = 1.0 / np.sqrt(ms[l])
+        Y = Y + attention_gain * (D[:, None] * _cesaro_sandwich(Y, inv_i) * D[None, :])
+    return np.diag(Y).copy()
+
+
+def _cesaro_sandwich(Y: np.ndarray, inv_i: np.ndarray) -> np.ndarray:
+    """:math:`M^\\top Y M` for the Cesàro matrix ``M`` (``M[i, j] = 1/i`` for ``j <= i``, 1-based) in
+    :math:`O(L^2)`: :math:`(YM)_{a,j} = \\sum_{i \\ge j} Y_{a,i}/i`, a reversed cumulative sum, twice."""
+    YM = np.cumsum((Y * inv_i[None, :])[:, ::-1], axis=1)[:, ::-1]
+    return np.cumsum((YM * inv_i[:, None])[::-1, :], axis=0)[::-1, :]

@@ -11,7 +11,10 @@ from ..params import ChapterParams, CorpusDir, Seed
 __all__ = ["JacobiansParams", "PAPER_SHAPE", "estimate_text", "fit_quality_words", "float32_words", "float64_words",
            "gain_words", "heads_words", "late_rise_words", "paper_cost_words", "regime_words", "single_probe_words",
            "sizes_note", "table", "timing_words", "unbiased_words", "uniform_words",
-           "fits_table", "late_table", "pretrained_table", "estimator_table"]
+           "fits_table", "fits_rows", "late_table", "pretrained_table", "estimator_table", "leading_number", "stored_figure", "stored_table_rows",
+           "w_source_words", "prediction_words", "paper_shape_table", "shape_cells",
+           "first_layer_words", "ends_misfit_words", "proxy_words",
+           "embedding_meaning_words"]
 
 
 class JacobiansParams(ChapterParams):
@@ -265,9 +268,14 @@ def timing_words(seconds: float, sequences: int, total: int) -> str:
 def fits_table(stats: dict, over: dict, name: dict, score_sd: dict, widths: dict):
     """Each random-init configuration's average profile against both models (``jac-tab-fits``): ``stats[c]``
     from ``profile_statistics``, ``over[c]`` from ``draw_profile_statistics``, ``widths[c]`` its width."""
+    return table(fits_rows(stats, over, name, score_sd, widths))
+
+
+def fits_rows(stats: dict, over: dict, name: dict, score_sd: dict, widths: dict) -> list[dict]:
+    """The rows of :func:`fits_table`, as text."""
     from ... import attention_score_std
 
-    return table([
+    return ([
         {"model": name[c], "score SD (measured)": round(float(score_sd[c].mean()), 3),
          "score SD $\\sigma_0^2 d$": round(attention_score_std(widths[c], c[1]), 3),
          "$r_S$ with $g\\,N^H$": estimate_text(over[c]["spearman"]), "noise ceiling": estimate_text(over[c]["ceiling"]),
@@ -309,3 +317,148 @@ def estimator_table(ratio_gauss: float, ratio_orth: float, k: int, within2: floa
          "value": f"{exact_vs_blocks:.1e}"},
         {"quantity": "$d$ orthogonal probes against the exact profile, largest relative difference (float32)",
          "value": f"{full_orth_err:.1e}"}])
+
+
+def leading_number(text) -> float | None:
+    """The number a fitted parameter's text starts with (``"370 [362, 379]"`` -> 370.0); ``None`` for a
+    degenerate fit (``"degenerate (...)"``), a missing value or anything else."""
+    if isinstance(text, (int, float)):
+        return float(text)
+    try:
+        return float(str(text).split()[0])
+    except (ValueError, IndexError):
+        return None
+
+
+def stored_figure(run, name: str) -> bytes | None:
+    """The PNG of the figure glued as ``name`` in a stored paper run's notebook (``run``: a
+    :class:`~attention_geometry.book.paper.PaperRun`), or ``None`` if it has none."""
+    import base64
+    import json
+
+    if run is None:
+        return None
+    notebooks = sorted(run.folder.glob("*.ipynb"))
+    if not notebooks:
+        return None
+    nb = json.loads(notebooks[0].read_text())
+    for cell in nb.get("cells", []):
+        for output in cell.get("outputs", []):
+            scrapbook = output.get("metadata", {}).get("scrapbook", {})
+            png = output.get("data", {}).get(f"{scrapbook.get('mime_prefix', '')}image/png")
+            if scrapbook.get("name") == name and png:
+                return base64.b64decode("".join(png) if isinstance(png, list) else png)
+    return None
+
+
+def w_source_words(w_all: float, w_without_last: float) -> str:
+    """Where the distance W between a profile and its fitted paper form comes from: the last position
+    or the rest."""
+    if w_without_last < 0.25 * w_all:
+        return "most of it comes from the last position alone"
+    if w_without_last > 0.75 * w_all:
+        return "little of it comes from the last position"
+    return "the last position and the rest both contribute"
+
+
+def prediction_words(misfit: float, noise: float) -> str:
+    """A predicted (unfitted) profile read against the noise level of the measured one."""
+    if misfit <= 2 * noise:
+        return "within twice the noise level: the forward pass predicts the profile"
+    return "more than twice the noise level: something the prediction leaves out shapes the profile too"
+
+
+def _column(row: dict, *words: str):
+    """The cell of ``row`` whose column name holds all ``words`` (the stored run's names or today's)."""
+    for key, value in row.items():
+        if all(w in key for w in words):
+            return value
+    return None
+
+
+def shape_cells(row: dict) -> dict:
+    """A row of the fits table (today's column names or a stored run's) as the cells the paper-shape
+    table and the prediction read: ``model, sp, ceiling, w, alpha, misfit_paper, misfit_derived, noise,
+    ptt, gain, growth`` (``gain`` and ``growth`` as numbers, ``None`` if degenerate)."""
+    gains, depth, cut = str(_column(row, "gain") or ""), 0, None
+    for i, ch in enumerate(gains):  # the ';' between the two parameters, not one inside a degenerate label
+        depth += ch in "([" and 1 or (-1 if ch in ")]" else 0)
+        if ch == ";" and depth == 0:
+            cut = i
+            break
+    g, k = (gains, "") if cut is None else (gains[:cut], gains[cut + 1:])
+    w = row.get("W", row.get("$W_1$"))
+    return {"model": row.get("model"), "sp": _column(row, "with g") or _column(row, "$r_S$ with"),
+            "ceiling": _column(row, "ceiling"), "w": w, "alpha": _column(row, "α of"),
+            "misfit_paper": _column(row, "misfit", "N^H"), "misfit_derived": _column(row, "derived", "κ"),
+            "noise": _column(row, "noise level"), "ptt": _column(row, "peak/trough"),
+            "gain": leading_number(g), "growth": leading_number(k)}
+
+
+def paper_shape_table(cells: list[dict], rope: list):
+    """The random-init decoders at the paper's shapes (``jac-tab-paper-shape``): ``cells`` from
+    :func:`shape_cells`, ``rope`` the text of each one's RoPE on/off Spearman."""
+    if not cells:
+        return table([{"model": "not run at the paper's settings (no stored run)"}])
+    return table([{"model": c["model"], "$r_S$ with $g\\,N^H$": c["sp"], "noise ceiling": c["ceiling"],
+                   "$W_1$": c["w"], "α of $g\\,N^H$": c["alpha"], "rms ln-misfit $g\\,N^H$": c["misfit_paper"],
+                   "rms ln-misfit derived ($g$, κ)": c["misfit_derived"], "noise level": c["noise"],
+                   "log10 peak/trough": c["ptt"], "$r_S$ positions on/off": r} for c, r in zip(cells, rope)])
+
+
+def stored_table_rows(text: str) -> list[dict]:
+    """The rows of a table that a stored run kept only as the plain text of a ``pandas`` frame
+    (columns wrapped in blocks, cells apart by two spaces or more), as ``[{column: text}]``."""
+    import re
+
+    rows: dict[int, dict] = {}
+    for block in re.split(r"\n\s*\n", str(text).strip("\n")):
+        lines = [ln.rstrip().removesuffix("\\").rstrip() for ln in block.splitlines() if ln.strip()]
+        if len(lines) < 2:
+            continue
+        header = re.split(r"\s{2,}", lines[0].strip())
+        for line in lines[1:]:
+            cells = re.split(r"\s{2,}", line.strip())
+            if len(cells) != len(header) + 1 or not cells[0].isdigit():
+                continue
+            rows.setdefault(int(cells[0]), {}).update(zip(header, cells[1:]))
+    return [rows[i] for i in sorted(rows)]
+
+
+def first_layer_words(first: float, rest_max: float) -> str:
+    """What the predicted attention gains say each layer does at initialisation: ``first`` the first
+    layer's gain, ``rest_max`` the largest of the others (means over positions)."""
+    if first > 1 and first > 4 * rest_max:
+        return ("the first layer's attention outweighs the residual stream it reads, so almost every path "
+                "jumps there, and its output then dominates the stream, so each later layer adds a small "
+                "correction that shrinks with depth")
+    if first <= 1 and rest_max <= 1:
+        return ("every layer's branch is smaller than the residual stream it reads, so most paths stay "
+                "in place at every layer, and the gains shrink slowly as the stream grows")
+    return "several layers' branches are as large as the residual stream they read"
+
+
+def ends_misfit_words(rms: float, first: float, last: float) -> str:
+    """Where a fit's misfit lies: at the end positions (an end more than three times the rms) or spread."""
+    if max(abs(first), abs(last)) > 3 * rms:
+        return "the misfit is largest at the ends"
+    return "the misfit is spread over the positions"
+
+
+def proxy_words(misfit: float | None, noise: float | None) -> str:
+    """Whether the derived form at a run's fitted gains can stand in for the measured profile it was fitted to."""
+    if misfit is None or noise is None:
+        return "is not available (no stored run at the paper's shape)"
+    if misfit <= 2 * noise:
+        return "misses the measured profile by less than twice its noise level, so it can stand in for it"
+    return "misses the measured profile by more than twice its noise level, so it stands in for it only roughly"
+
+
+def embedding_meaning_words(changed: bool) -> str:
+    """What the embedding scale's effect on the valley's depth means for "lost in the middle at birth"."""
+    if changed:
+        return ("So the depth of the valley \"at birth\" is not fixed by the causal mask and the residual "
+                "connections alone: it depends on how large the embeddings are against what the first layer "
+                "writes, which is an initialisation choice.")
+    return ("At this size the valley's depth does not measurably depend on the embeddings' scale: the mask and "
+            "the residual connections set it.")

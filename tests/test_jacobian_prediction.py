@@ -1,0 +1,79 @@
+"""The per-position prediction of the profile (``eq-jac-predicted``): the recursion against the
+closed form of ``eq-jac-expected``, the SwiGLU gain against Monte Carlo, and the measured mean
+squares against the input."""
+
+import math
+
+import numpy as np
+import pytest
+import torch
+
+import attention_geometry as ag
+
+
+@pytest.mark.parametrize("L,H", [(6, 1), (9, 3), (16, 5)])
+def test_constant_norms_give_the_theorem(L, H):
+    ms = np.linspace(0.5, 2.0, H)[:, None] * np.ones((H, L))
+    pred = ag.predicted_profile_sq(ms, 0.3)
+    np.testing.assert_allclose(pred, ag.expected_jacobian_sq(L, H, 0.3 / ms[:, 0]), rtol=1e-10)
+
+
+def test_constant_mlp_norm_is_a_uniform_factor():
+    L, H = 12, 3
+    ms, mlp_ms = np.ones((H, L)), np.full((H, L), 2.0)
+    base, with_mlp = ag.predicted_profile_sq(ms, 0.4), ag.predicted_profile_sq(ms, 0.4, mlp_ms, 0.6)
+    np.testing.assert_allclose(with_mlp / base, (1 + 0.6 / 2.0) ** H, rtol=1e-10)
+
+
+def test_position_dependent_norms_against_monte_carlo():
+    """Exact Jacobians of the linear model with per-position normalisation ``1/r_l(k)``."""
+    L, H, d, n = 5, 3, 6, 4000
+    rng = np.random.default_rng(1)
+    ms = rng.uniform(0.5, 2.0, (H, L))
+    g, sd = 0.5, math.sqrt(math.sqrt(0.5) / d)  # (sd^2 d)^2 = g for square W_V, W_O
+    M = ag.cesaro_matrix(L)
+    gen = torch.Generator().manual_seed(0)
+    acc = []
+    for _ in range(n):
+        J = torch.zeros(L * d, L * d, dtype=torch.float64)
+        J += torch.eye(L * d, dtype=torch.float64)
+        for l in range(H):
+            W = (torch.randn(d, d, generator=gen, dtype=torch.float64) * sd) @ \
+                (torch.randn(d, d, generator=gen, dtype=torch.float64) * sd)
+            A = torch.as_tensor(M / np.sqrt(ms[l])[None, :])
+            layer = torch.eye(L * d, dtype=torch.float64) + torch.kron(A, W.T.contiguous())  # column form: block (i,k) = A_ik W^T
+            J = layer @ J
+        last = J[(L - 1) * d:, :].reshape(d, L, d)
+        acc.append(last.pow(2).sum((0, 2)).numpy() / d)
+    acc = np.array(acc)
+    z = (acc.mean(0) - ag.predicted_profile_sq(ms, g)) / (acc.std(0, ddof=1) / math.sqrt(n))
+    assert np.abs(z).max() < 4
+
+
+def test_mlp_gain_against_monte_carlo():
+    d, dff, sd, n = 16, 40, 0.15, 3000
+    gen = torch.Generator().manual_seed(2)
+    vals = []
+    for _ in range(n):
+        Wg, Wu = (torch.randn(dff, d, generator=gen, dtype=torch.float64) * sd for _ in range(2))
+        Wd = torch.randn(d, dff, generator=gen, dtype=torch.float64) * sd
+        x = torch.randn(d, generator=gen, dtype=torch.float64)
+        x = x / x.pow(2).mean().sqrt()
+        u = torch.randn(d, generator=gen, dtype=torch.float64)
+        u = u - (u @ x) / (x @ x) * x
+        u = u / u.norm()
+        f = lambda v: Wd @ (torch.nn.functional.silu(Wg @ v) * (Wu @ v))
+        Ju = torch.autograd.functional.jvp(f, x, u)[1]
+        vals.append(float(Ju.pow(2).sum()))
+    vals = np.array(vals)
+    z = (vals.mean() - ag.mlp_gain(d, sd, dff)) / (vals.std(ddof=1) / math.sqrt(n))
+    assert abs(z) < 4
+
+
+def test_residual_mean_square_reads_the_input_first():
+    m = ag.build_decoder("qwen2", 3, 16, 2, 1, context=8, seed=0)
+    X = ag.random_embeddings(m, 8, 1, n=2)
+    attn, mlp = ag.residual_mean_square(m, X)
+    assert attn.shape == mlp.shape == (3, 2, 8)
+    np.testing.assert_allclose(attn[0], X.double().pow(2).mean(-1).numpy(), rtol=1e-6)
+    assert np.all(mlp > 0)
