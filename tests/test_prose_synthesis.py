@@ -36,3 +36,18 @@ def test_recency_visible_words_flip_with_the_verdict():
 def test_ledger_status_words():
     assert "read from" in words.ledger_status_words(True)
     assert "make book" in words.ledger_status_words(False)
+
+
+def test_own_source_words_name_the_proposition_where_one_proves_the_row():
+    assert "prop-syn-window" in words.own_source_words("window-field")
+    assert words.own_source_words("rope-recency").startswith("measured in this chapter only")
+
+
+def test_yardstick_words_flip_at_d_h_plus_one_keys():
+    assert "all selectable" in words.yardstick_words(9, 8)
+    assert "outnumber" in words.yardstick_words(10, 8)
+
+
+def test_first_key_words_name_the_variants_with_primacy():
+    assert words.first_key_words({"a": "reproduced", "b": "not decided"}).endswith("in a")
+    assert words.first_key_words({"a": "refuted"}).startswith("in none")
