@@ -51,3 +51,16 @@ def test_yardstick_words_flip_at_d_h_plus_one_keys():
 def test_first_key_words_name_the_variants_with_primacy():
     assert words.first_key_words({"a": "reproduced", "b": "not decided"}).endswith("in a")
     assert words.first_key_words({"a": "refuted"}).startswith("in none")
+
+
+def test_alpha_trend_words_follow_the_change_and_its_error():
+    from attention_geometry.stats import Estimate
+
+    assert words.alpha_trend_words(Estimate(0.41, 0.01), Estimate(0.64, 0.01)) == "rises from 0.41 to 0.64"
+    assert words.alpha_trend_words(Estimate(0.64, 0.01), Estimate(0.41, 0.01)).startswith("falls")
+    assert words.alpha_trend_words(Estimate(0.41, 0.05), Estimate(0.43, 0.05)) == "stays near 0.41"
+
+
+def test_residual_depth_words_flip_at_half_the_asymptotic_effect():
+    assert "less than half" in words.residual_depth_words(1.19, 5.06)
+    assert "at least half" in words.residual_depth_words(3.0, 5.06)

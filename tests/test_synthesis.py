@@ -316,3 +316,30 @@ def test_learned_innate_claim_can_hold_fail_or_be_untested():
     assert ag.learned_innate_claim(E(0.40, 0.013, 4), E(0.4998, 0.0002, 4), path, settings="s").verdict.label \
         == "refuted"
     assert ag.learned_innate_claim(None, None, path, settings="s").verdict.label == "not tested"
+
+
+def test_effective_alpha_is_alpha_at_unit_gain_and_grows_with_the_gain():
+    assert ag.effective_alpha(0.5, 1.0) == pytest.approx(0.5)
+    g = np.array([0.5, 1.0, 2.0])
+    a = ag.effective_alpha(0.25, g)
+    assert np.all(np.diff(a) > 0) and ag.effective_alpha(1.0, g) == pytest.approx(np.ones(3))
+
+
+def test_effective_residual_matches_measure_and_the_nominal_operator():
+    cfg = ag.SynthConfig(norm="none", alpha=0.5, n_layers=2, n_heads=2)
+    kw = dict(d=8, n=10, batch=8, anisotropy=0.5, seed=3, n_draws=2)
+    eff = ag.effective_residual(cfg, max_layers=4, **kw)
+    m = ag.measure(cfg, jac_batch=2, max_layers=4, **kw)
+    assert eff["mu_rel"].value == pytest.approx(m["mu_rel"].value, rel=1e-10)
+    assert len(eff["alpha_eff"]) == 2 and 0 < eff["skip"].value < 1
+    # without a residual the weight is 1 whatever the gain, and N(alpha_eff) is N(1) = M
+    pure = ag.effective_residual(ag.SynthConfig(norm="none", alpha=1.0, n_layers=2, n_heads=2), max_layers=4, **kw)
+    assert all(a.value == pytest.approx(1.0) for a in pure["alpha_eff"])
+    assert pure["mu_effective"].value == pytest.approx(pure["mu_nominal"].value, rel=1e-10)
+
+
+def test_effective_spike_claim_can_agree_or_differ():
+    E = ag.Estimate
+    assert ag.effective_spike_claim(E(2.0, 0.03), E(2.01, 0.05), settings="s").verdict.label == "reproduced"
+    assert ag.effective_spike_claim(E(2.0, 0.03), E(3.0, 0.05), settings="s").verdict.label == "differs"
+    assert ag.effective_spike_claim(E(2.0, 0.03), E(2.01, 0.3), settings="s").verdict.label == "not decided"

@@ -52,6 +52,7 @@ from dataclasses import dataclass, replace
 from functools import lru_cache
 
 import numpy as np
+import numpy.typing as npt
 import torch
 
 from ._checks import as_generator, as_torch_generator, check_bool, check_choice, check_float, check_int, fail
@@ -81,6 +82,8 @@ __all__ = [
     "uniform_gram",
     "uniform_scores",
     "gaussian_unselectable",
+    "effective_alpha",
+    "effective_residual",
 ]
 
 #: The mask families of the switchable decoder.
@@ -532,3 +535,62 @@ def gaussian_unselectable(n_keys: int, d_h: int, n_sets: int, seed: int) -> Esti
     frac = float(selectability_grid([check_int("n_keys", n_keys, low=1)], [check_int("d_h", d_h, low=1)],
                                     n_sets, as_generator("seed", check_int("seed", seed, low=0)))["any"][0, 0])
     return proportion_estimate(round(frac * n_sets), n_sets)
+
+
+def effective_alpha(alpha: float, gain: npt.ArrayLike) -> np.ndarray:
+    r"""The weight of attention in :math:`X \leftarrow (1-\alpha)X + \alpha B` measured against the
+    stream: :math:`\alpha g / ((1-\alpha) + \alpha g)` with :math:`g = \lVert B\rVert_F/\lVert X\rVert_F`
+    the branch's gain. With :math:`g = 1` it is :math:`\alpha`; a pre-norm branch has the norm's scale, not
+    the stream's, so :math:`g` and this weight depend on the norm."""
+    alpha = check_float("alpha", alpha, low=0.0, high=1.0, low_open=True)
+    g = np.asarray(gain, dtype=float)
+    return alpha * g / ((1 - alpha) + alpha * g)
+
+
+def effective_residual(cfg: SynthConfig, *, d: int = 32, n: int = 64, batch: int = 64, anisotropy: float = 0.5,
+                       seed: int = 0, n_draws: int = 8, max_layers: int | None = None) -> dict:
+    r"""The branch gains of the decoder ``cfg`` layer by layer and what they do to collapse, on the weights
+    and inputs of :func:`measure` (same ``seed``, ``n_draws``, ``max_layers``). Per draw (the replicate):
+    ``gain`` and ``alpha_eff`` (:func:`effective_alpha`), each a list of ``n_layers`` estimates;
+    ``mu_rel`` the decoder's relative collapse; ``mu_nominal`` that of :math:`N(\alpha)^H X^{(0)}`
+    (Prop. 9.1's operator at the nominal weight), ``mu_effective`` that of
+    :math:`N(\alpha_H)\cdots N(\alpha_1) X^{(0)}` with each sequence's effective weights; ``skip``
+    the weight :math:`\prod_\ell (1-\alpha_\ell)` of the residual-only path (nominal:
+    :math:`(1-\alpha)^H`)."""
+    from .cesaro import residual_cesaro_matrix
+
+    cfg.check()
+    n_draws = check_int("n_draws", n_draws, low=1)
+    check_int("batch", batch, low=n_draws)
+    generator = as_torch_generator("seed", check_int("seed", seed, low=0))
+    X0 = synth_inputs(batch, n, d, anisotropy, generator=seed + 1)
+    draws = [init_weights(d, max(cfg.n_layers, max_layers or 0), generator=generator) for _ in range(n_draws)]
+    rows = draw_slices(batch, n_draws)
+    one = replace(cfg, n_layers=1)
+
+    def rel(X):
+        return (mu(X) / torch.linalg.vector_norm(X, dim=(-2, -1))).numpy()
+
+    out = {k: [] for k in ("gain", "alpha_eff", "mu_rel", "mu_nominal", "mu_effective", "skip")}
+    N_nominal = torch.as_tensor(np.linalg.matrix_power(residual_cesaro_matrix(n, cfg.alpha), cfg.n_layers))
+    for W, r in zip(draws, rows):
+        X, Y, gains = X0[r], X0[r], []
+        with torch.no_grad():
+            for layer in W[: cfg.n_layers]:
+                nxt = decoder_forward(X, [layer], one)[0]
+                branch = (nxt - (1 - cfg.alpha) * X) / cfg.alpha
+                g = (torch.linalg.vector_norm(branch, dim=(-2, -1)) / torch.linalg.vector_norm(X, dim=(-2, -1))).numpy()
+                a = effective_alpha(cfg.alpha, g)
+                Y = torch.stack([torch.as_tensor(residual_cesaro_matrix(n, float(ai))) for ai in a]) @ Y
+                gains.append(g)
+                X = nxt
+        gains = np.stack(gains, -1)  # (sequences, layers)
+        alphas = effective_alpha(cfg.alpha, gains)
+        for k, v in (("gain", gains), ("alpha_eff", alphas), ("mu_rel", rel(X)), ("mu_nominal", rel(N_nominal @ X0[r])),
+                     ("mu_effective", rel(Y)), ("skip", np.prod(1 - alphas, -1))):
+            out[k].append(v)
+    res = {k: _draw_estimate(out[k]) for k in ("mu_rel", "mu_nominal", "mu_effective", "skip")}
+    res.update({k: [_draw_estimate([v[:, layer] for v in out[k]]) for layer in range(cfg.n_layers)]
+                for k in ("gain", "alpha_eff")})
+    res["skip_samples"] = np.array([v.mean() for v in out["skip"]])
+    return res

@@ -889,7 +889,7 @@ def settle(at_defaults: Verdict, at_paper: Verdict | None, *, defaults_are_paper
 __all__ += ["angle_verdict", "table_verdict", "after_norm_verdict", "layernorm_claims", "Effect",
             "component_effects", "synthesis_claims", "Quantity", "COMPONENT_QUANTITY", "LEDGER_QUANTITY",
             "QUANTITY_CHAPTERS", "COMPONENT_SOURCES", "cited_mismatches", "one_operator_claim",
-            "learned_innate_claim"]
+            "learned_innate_claim", "effective_spike_claim"]
 
 
 @rule
@@ -1245,6 +1245,24 @@ def learned_innate_claim(nope: Estimate | None, nope_before: Estimate | None, lo
     return Claim(**kw, measured=f"NoPE decoder RP {nope_before.format()} at initialisation, {nope.format()} after "
                                 f"training; random-init decoder mean log(last/middle) {log_last_mid.format()}",
                  verdict=verdict)
+
+
+
+def effective_spike_claim(predicted: Estimate, measured: Estimate, *, settings: str, tol: float = 0.5) -> Claim:
+    """Chapter 9's reading "Chowdhury et al.'s alpha is an effective, norm-dependent weight": the change of
+    log(last/middle) when the norm is removed, ``measured`` on the decoder, against ``predicted`` from the
+    weights of the residual-only path, twice the log-ratio of prod(1 - alpha_eff) without and with the norm.
+    Agreement within ``tol`` (a factor e^tol in the ratio; 0.5: the tolerance of chapter 9's rule of no
+    change of the same quantity)."""
+    gap = Estimate(measured.value - predicted.value, math.hypot(measured.se, predicted.se))
+    return Claim(id="syn-effective-spike", paper="chowdhury2026lost", where="§3.1", source=Source.FULL_TEXT,
+                 claim_kind=ClaimKind.READING,
+                 statement="this book's reading: with pre-norm the residual weight alpha of "
+                           "“(N^H)_{L,j} = (1-α)^H δ_{L,j} + …” is an effective, norm-dependent weight, and the "
+                           "path weight prod(1 - alpha_eff) predicts the norm's effect on the last-token spike",
+                 measured=f"change of log(last/middle) without the norm {measured.format()}, predicted "
+                          f"{predicted.format()}", settings=settings,
+                 verdict=value_verdict(gap, 0.0, atol=tol), section="sec-syn-effective")
 
 
 # ------------------------------------------------------------------------------------------

@@ -129,7 +129,8 @@ def plot_one_operator(measured: dict, scores: dict, path):
     """The tied decoder with and without a norm (``measured[norm]``: :func:`measure`'s output): left,
     the last query's centred score of key :math:`j` (markers) against the uniform-averaging limit
     ``scores[norm]`` (lines, centred); right, the influence profile's share (markers) against the
-    last row of :math:`M^H` (``path``, black line)."""
+    squared last row of :math:`M^H` (``path``: the row itself), normalised to sum 1 (black line): the
+    share with uniform attention and identity value maps."""
     fig = _new_figure(figsize=(10.5, 3.9), layout="constrained")
     ax0, ax1 = fig.subplots(1, 2)
     for (norm, m), colour in zip(measured.items(), sns.color_palette(n_colors=len(measured))):
@@ -137,7 +138,9 @@ def plot_one_operator(measured: dict, scores: dict, path):
         ax0.plot(j, m["score_profile"], "o", ms=3, color=colour, label=f"{norm}, measured")
         ax0.plot(j, scores[norm] - np.mean(scores[norm]), "-", lw=1.2, color=colour, label=f"{norm}, limit")
         ax1.plot(j, m["profile"], "o", ms=3, color=colour, label=norm)
-    ax1.plot(np.arange(1, len(path) + 1), path, "-", color="black", lw=1, label=r"$(M^H)_{L,j}$")
+    share = np.asarray(path, dtype=float) ** 2  # identity values, uniform attention: ||J_j||_F^2 = d (M^H)_{L,j}^2
+    ax1.plot(np.arange(1, len(share) + 1), share / share.sum(), "-", color="black", lw=1,
+             label=r"$(M^H)_{L,j}^2$, normalised")
     ax0.set_ylabel("last query's score (centred)")
     ax1.set_ylabel(r"share of $\|J_j\|_F^2$")
     ax1.set_yscale("log")

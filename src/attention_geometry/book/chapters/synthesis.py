@@ -9,7 +9,8 @@ from ..params import ChapterParams, Seed
 
 __all__ = ["SynthesisParams", "rate_words", "window_reach_words", "window_first_words", "first_token_spread_words",
            "recency_visible_words", "ledger_status_words", "PROVED_HERE", "own_source_words", "yardstick_words",
-           "first_key_words", "CITES"]
+           "first_key_words", "CITES", "alpha_trend_words",
+           "residual_depth_words"]
 
 
 class SynthesisParams(ChapterParams):
@@ -139,3 +140,27 @@ def first_key_words(labels: dict[str, str]) -> str:
     if not above:
         return "in none of the variants drawn does the first key score measurably above the middle"
     return "the first key scores above the middle (score primacy) in " + ", ".join(above)
+
+
+def alpha_trend_words(first, last) -> str:
+    """How the effective residual weight moves from the first layer to the last (two estimates over draws)."""
+    from ...stats import difference_estimate
+    from ...words import trend_word
+
+    change = difference_estimate(last, first)
+    return trend_word(change, above=f"rises from {first.value:.2f} to {last.value:.2f}",
+                      below=f"falls from {first.value:.2f} to {last.value:.2f}",
+                      neither=f"stays near {first.value:.2f}")
+
+
+def residual_depth_words(exact_ratio: float, asymptotic_ratio: float) -> str:
+    """Whether, at the decoder's depth, the exact operator predicts a residual effect on the relative collapse
+    closer to none (a ratio near 1) or to the asymptotic rates' ratio (on a log scale)."""
+    import math
+
+    if math.log(exact_ratio) < 0.5 * math.log(asymptotic_ratio):
+        return ("at this depth the exact operator itself predicts less than half the asymptotic effect of the "
+                "residual (on a log scale), so a small change in the residual's collapse row of the component "
+                "table is what the operator predicts")
+    return ("at this depth the exact operator already predicts at least half the asymptotic effect of the "
+            "residual (on a log scale)")
