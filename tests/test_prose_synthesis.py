@@ -36,3 +36,31 @@ def test_recency_visible_words_flip_with_the_verdict():
 def test_ledger_status_words():
     assert "read from" in words.ledger_status_words(True)
     assert "make book" in words.ledger_status_words(False)
+
+
+def test_own_source_words_name_the_proposition_where_one_proves_the_row():
+    assert "prop-syn-window" in words.own_source_words("window-field")
+    assert words.own_source_words("rope-recency").startswith("measured in this chapter only")
+
+
+def test_yardstick_words_flip_at_d_h_plus_one_keys():
+    assert "all selectable" in words.yardstick_words(9, 8)
+    assert "outnumber" in words.yardstick_words(10, 8)
+
+
+def test_first_key_words_name_the_variants_with_primacy():
+    assert words.first_key_words({"a": "reproduced", "b": "not decided"}).endswith("in a")
+    assert words.first_key_words({"a": "refuted"}).startswith("in none")
+
+
+def test_alpha_trend_words_follow_the_change_and_its_error():
+    from attention_geometry.stats import Estimate
+
+    assert words.alpha_trend_words(Estimate(0.41, 0.01), Estimate(0.64, 0.01)) == "rises from 0.41 to 0.64"
+    assert words.alpha_trend_words(Estimate(0.64, 0.01), Estimate(0.41, 0.01)).startswith("falls")
+    assert words.alpha_trend_words(Estimate(0.41, 0.05), Estimate(0.43, 0.05)) == "stays near 0.41"
+
+
+def test_residual_depth_words_flip_at_half_the_asymptotic_effect():
+    assert "less than half" in words.residual_depth_words(1.19, 5.06)
+    assert "at least half" in words.residual_depth_words(3.0, 5.06)

@@ -208,3 +208,138 @@ def test_synthesis_claims_can_hold_or_fail_and_name_their_sources():
     assert failed[0].verdict.label == "refuted" and failed[2].verdict.label == "refuted"
     assert by_id["kim-abstract-recency-full-decoder"].source == "abstract"
     assert not by_id["wu-abstract-pure-masked-collapse"].at_paper_settings  # the Cesàro model is not Wu's setup
+
+
+def test_each_cited_claim_measures_its_rows_quantity():
+    """The component table's "proved or measured in" column: every cited claim carries its row's quantity
+    tag, is in the book's ledger, and comes from a chapter that measures that quantity."""
+    import json
+    from pathlib import Path
+
+    golden = json.loads((Path(__file__).parent / "golden_ledger.json").read_text())
+    assert ag.cited_mismatches() == []
+    rows = {e.key for e in ag.component_effects(_fake_results(False), ROLES)}
+    assert rows == set(ag.COMPONENT_QUANTITY) == set(ag.COMPONENT_SOURCES)
+    assert all(e.measures is ag.COMPONENT_QUANTITY[e.key] for e in ag.component_effects(_fake_results(False), ROLES))
+    for cid, tag in ag.LEDGER_QUANTITY.items():
+        assert cid in golden, cid
+        assert golden[cid]["chapter"] in ag.QUANTITY_CHAPTERS[tag], (cid, tag)
+
+
+def test_a_miscited_claim_is_caught(monkeypatch):
+    monkeypatch.setitem(ag.verdicts.COMPONENT_SOURCES, "rope-recency", ("rope",))  # an influence claim
+    monkeypatch.setitem(ag.verdicts.COMPONENT_SOURCES, "residual-collapse", ("skip-hurts",))  # absolute mu
+    assert {(r, c) for r, c, *_ in ag.cited_mismatches()} == {("rope-recency", "rope"),
+                                                             ("residual-collapse", "skip-hurts")}
+
+
+def _exact_power(L, H):
+    from attention_geometry.cesaro import cesaro_matrix_exact, matrix_power_exact
+
+    return matrix_power_exact(cesaro_matrix_exact(L), H)
+
+
+@pytest.mark.parametrize("L", [3, 6, 9])
+@pytest.mark.parametrize("H", [1, 2, 3, 4])
+def test_one_operator_paths_and_scores_without_a_norm_in_exact_arithmetic(L, H):
+    """prop-syn-operator (1) and (2): rows of M^H are 1/i for H = 1 and strictly decreasing for H >= 2;
+    the Gram rows of M^H M^H^T are 1/i for H = 1 and strictly decreasing in j < i for H >= 2."""
+    from fractions import Fraction
+
+    P = _exact_power(L, H)
+    G = [[sum(P[i][t] * P[j][t] for t in range(L)) for j in range(L)] for i in range(L)]
+    for i in range(L):
+        row, gram = P[i][: i + 1], G[i][: i + 1]
+        if H == 1:
+            assert row == [Fraction(1, i + 1)] * (i + 1) and gram == [Fraction(1, i + 1)] * (i + 1)
+        else:
+            assert all(a > b for a, b in zip(row, row[1:]))
+            assert all(a > b for a, b in zip(gram[:-1], gram[1:-1]))  # keys j < i
+    c = 0.3  # the library's Gram matrix is c 11^T + (1 - c) M^H M^H^T
+    expected = np.array([[c + (1 - c) * float(g) for g in r] for r in G])
+    np.testing.assert_allclose(ag.uniform_gram(L, H, c, normalised=False), expected, rtol=1e-12)
+
+
+@pytest.mark.parametrize("c", [0, "1/3", "7/8"])
+def test_one_operator_scores_with_layernorm_closed_form_in_exact_arithmetic(c):
+    """prop-syn-operator (3): (S^(2)_ij / sqrt d)^2 = (c + (1-c)/i) / (c + (1-c)/j) for j <= i, exactly,
+    increasing in j; the library's uniform_scores agrees to rounding."""
+    from fractions import Fraction
+
+    L, c = 8, Fraction(c)
+    MMt = [[sum(m[t] * n[t] for t in range(L)) for n in _exact_power(L, 1)] for m in _exact_power(L, 1)]
+    G = [[c + (1 - c) * MMt[i][j] for j in range(L)] for i in range(L)]
+    S = ag.uniform_scores(L, 1, float(c), normalised=True)
+    for i in range(1, L + 1):
+        for j in range(1, i + 1):
+            cos2 = G[i - 1][j - 1] ** 2 / (G[i - 1][i - 1] * G[j - 1][j - 1])
+            assert cos2 == (c + (1 - c) / i) / (c + (1 - c) / j)
+            assert abs(S[i - 1, j - 1] ** 2 - float(cos2)) < 1e-12
+        assert np.all(np.diff(S[i - 1, :i]) > 0) or i == 1
+
+
+def test_tied_weights_are_kims_identity_weights_up_to_a_rotation():
+    W = ag.init_weights(8, 2, generator=0, tied=True)
+    for Wq, Wk, Wv, Wo in W:
+        assert torch.equal(Wq, Wk)
+        torch.testing.assert_close(Wq @ Wq.T, torch.eye(8, dtype=Wq.dtype))
+        assert torch.equal(Wv, torch.eye(8, dtype=Wv.dtype)) and torch.equal(Wo, Wv)
+    assert not torch.equal(W[0][0], ag.init_weights(8, 2, generator=1, tied=True)[0][0])
+
+
+def test_gaussian_yardstick_is_zero_up_to_d_plus_one_keys():
+    assert ag.gaussian_unselectable(9, 8, 32, 0).value == pytest.approx(2 / 36)  # no set: (0 + 2)/(32 + 4)
+    assert ag.gaussian_unselectable(64, 8, 32, 0).value > 0.5
+
+
+def _tied(rp_ln, rp_none, first):
+    from attention_geometry.draws import over_draws
+
+    def m(rp):
+        return {"rp": over_draws(list(rp + 0.01 * np.arange(8))), "log_first_mid": over_draws(list(first + np.arange(8) / 10))}
+    return {"layernorm": m(rp_ln), "none": m(rp_none)}
+
+
+def test_one_operator_claim_can_hold_or_fail():
+    held = ag.one_operator_claim(_tied(0.6, 0.4, 2.0), settings="s")
+    assert held.verdict.label == "reproduced" and held.claim_kind == "reading"
+    assert ag.one_operator_claim(_tied(0.4, 0.4, 2.0), settings="s").verdict.label == "refuted"
+
+
+def test_learned_innate_claim_can_hold_fail_or_be_untested():
+    from attention_geometry.draws import over_draws
+
+    path = over_draws(list(1.0 + np.arange(8) / 10))
+    E = ag.Estimate
+    held = ag.learned_innate_claim(E(0.69, 0.013, 4), E(0.4998, 0.0002, 4), path, settings="s")
+    assert held.verdict.label == "reproduced" and held.claim_kind == "reading"
+    assert ag.learned_innate_claim(E(0.40, 0.013, 4), E(0.4998, 0.0002, 4), path, settings="s").verdict.label \
+        == "refuted"
+    assert ag.learned_innate_claim(None, None, path, settings="s").verdict.label == "not tested"
+
+
+def test_effective_alpha_is_alpha_at_unit_gain_and_grows_with_the_gain():
+    assert ag.effective_alpha(0.5, 1.0) == pytest.approx(0.5)
+    g = np.array([0.5, 1.0, 2.0])
+    a = ag.effective_alpha(0.25, g)
+    assert np.all(np.diff(a) > 0) and ag.effective_alpha(1.0, g) == pytest.approx(np.ones(3))
+
+
+def test_effective_residual_matches_measure_and_the_nominal_operator():
+    cfg = ag.SynthConfig(norm="none", alpha=0.5, n_layers=2, n_heads=2)
+    kw = dict(d=8, n=10, batch=8, anisotropy=0.5, seed=3, n_draws=2)
+    eff = ag.effective_residual(cfg, max_layers=4, **kw)
+    m = ag.measure(cfg, jac_batch=2, max_layers=4, **kw)
+    assert eff["mu_rel"].value == pytest.approx(m["mu_rel"].value, rel=1e-10)
+    assert len(eff["alpha_eff"]) == 2 and 0 < eff["skip"].value < 1
+    # without a residual the weight is 1 whatever the gain, and N(alpha_eff) is N(1) = M
+    pure = ag.effective_residual(ag.SynthConfig(norm="none", alpha=1.0, n_layers=2, n_heads=2), max_layers=4, **kw)
+    assert all(a.value == pytest.approx(1.0) for a in pure["alpha_eff"])
+    assert pure["mu_effective"].value == pytest.approx(pure["mu_nominal"].value, rel=1e-10)
+
+
+def test_effective_spike_claim_can_agree_or_differ():
+    E = ag.Estimate
+    assert ag.effective_spike_claim(E(2.0, 0.03), E(2.01, 0.05), settings="s").verdict.label == "reproduced"
+    assert ag.effective_spike_claim(E(2.0, 0.03), E(3.0, 0.05), settings="s").verdict.label == "differs"
+    assert ag.effective_spike_claim(E(2.0, 0.03), E(2.01, 0.3), settings="s").verdict.label == "not decided"

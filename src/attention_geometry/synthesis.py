@@ -52,6 +52,7 @@ from dataclasses import dataclass, replace
 from functools import lru_cache
 
 import numpy as np
+import numpy.typing as npt
 import torch
 
 from ._checks import as_generator, as_torch_generator, check_bool, check_choice, check_float, check_int, fail
@@ -78,6 +79,11 @@ __all__ = [
     "paired_change",
     "uniformity_over_scale",
     "grid_change",
+    "uniform_gram",
+    "uniform_scores",
+    "gaussian_unselectable",
+    "effective_alpha",
+    "effective_residual",
 ]
 
 #: The mask families of the switchable decoder.
@@ -111,17 +117,29 @@ class SynthConfig:
 
 
 def init_weights(d: int, n_layers: int, *, generator: torch.Generator | int, scale: float = 1.0,
-                 dtype: torch.dtype = torch.float64) -> list[tuple[torch.Tensor, ...]]:
+                 dtype: torch.dtype = torch.float64, tied: bool = False) -> list[tuple[torch.Tensor, ...]]:
     """Per layer ``(W_Q, W_K, W_V, W_O)``, each ``(d, d)``, entries N(0, scale^2 / d).
 
+    ``tied``: Kim et al.'s model up to a rotation, one draw per layer of a Haar orthogonal ``O``:
+    ``W_Q = W_K = scale * O``, ``W_V = W_O = I``, so that head ``m`` scores ``Z O_m O_m^T Z^T`` (with one
+    head, ``Z Z^T``: the identity weights of chapter 6) and the values are the normalised tokens.
     ``d`` even (RoPE rotates pairs of coordinates in each head).
     """
+    check_bool("tied", tied)
     if check_int("d", d, low=2) % 2:
         raise fail("d", d, "an even integer >= 2 (RoPE rotates pairs)")
     check_int("n_layers", n_layers, low=1)
     check_float("scale", scale, low=0.0, low_open=True)
     std = scale / math.sqrt(d)
     generator = as_torch_generator("generator", generator)
+    if tied:  # Kim et al.'s identity weights, up to a random rotation of the score space
+        eye = torch.eye(d, dtype=dtype)
+        out = []
+        for _ in range(n_layers):
+            O, R = torch.linalg.qr(torch.randn(d, d, generator=generator, dtype=dtype))
+            O = O * torch.sign(torch.diagonal(R))  # Haar-distributed
+            out.append((scale * O, scale * O, eye, eye))
+        return out
     return [tuple(torch.randn(d, d, generator=generator, dtype=dtype) * std for _ in range(4))
             for _ in range(n_layers)]
 
@@ -272,11 +290,12 @@ def _per_sequence(cfg: SynthConfig, weights, X0: torch.Tensor, jac: np.ndarray) 
     centred = torch.where(seen, query - (query.nan_to_num(0, 0, 0) * seen).sum(-1, keepdim=True)
                           / seen.sum(-1, keepdim=True), torch.nan)
     spread = torch.linalg.vector_norm(H - H.mean(-2, keepdim=True), dim=-1)
+    first_score = (centred[..., 0] - centred[..., n // 4: 3 * n // 4].nanmean(-1)).mean(-1)  # NaN: key 1 unseen
     samples = {
         "rp": rp, "rp_visible": rp_vis, "mu_rel": mu(H) / torch.linalg.vector_norm(H, dim=(-2, -1)),
         "unselectable": torch.as_tensor(unsel.any(-1), dtype=torch.float64).mean(-1),
         "first_mid": profiles[:, 0] / middle, "last_mid": profiles[:, -1] / middle,
-        "score_sd": score_sd, "entropy": ent,
+        "score_sd": score_sd, "entropy": ent, "score_first": first_score,
     }
     samples = {k: np.asarray(v.detach().cpu(), dtype=np.float64) for k, v in samples.items()}
     arrays = {"profiles": profiles, "centred": centred, "spread": spread, "unsel": unsel}
@@ -299,12 +318,14 @@ def _draw_estimate(per_draw: list[np.ndarray]) -> Estimate:
 
 def measure(cfg: SynthConfig, *, d: int = 32, n: int = 64, batch: int = 64, jac_batch: int = 8,
             anisotropy: float = 0.5, seed: int = 0, scale: float = 1.0, max_layers: int | None = None,
-            n_draws: int = 1) -> dict[str, Estimate | np.ndarray]:
+            n_draws: int = 1, tied: bool = False) -> dict[str, Estimate | np.ndarray]:
     """The four quantities (and ``score_sd``, ``entropy``) of one variant, as estimates over the weight
     draws (:class:`~attention_geometry.draws.DrawEstimate`; with one draw, over its sequences), plus the
     mean ``profile: (n,)``, the per-sequence ``profiles: (jac_batch, n)``,
     three more position profiles ``(n,)`` -- ``score_profile`` (the last query's scores by key
     position, centred over the visible keys, mean over sequences and heads: Kim's quantity),
+    ``score_first`` (per sequence, the last query's centred score of key 1 minus the mean over the
+    middle half of the keys, mean over heads: above 0, score primacy; NaN where key 1 is unseen),
     ``spread_profile`` (each token's distance to the mean token at the last layer over the
     root-mean-square distance: what collapse leaves), ``unselectable_profile`` (how often the key
     at each position is unselectable) -- ``log_first_mid`` and ``log_last_mid`` (estimates of the
@@ -318,7 +339,8 @@ def measure(cfg: SynthConfig, *, d: int = 32, n: int = 64, batch: int = 64, jac_
     that the estimates are over draws at no extra cost: for a random-init model the replicate is the
     draw. The weights depend on ``seed`` only (the draws one after another from its generator, the
     first the same whatever ``n_draws``) and the inputs on ``seed + 1``: every variant of one
-    experiment sees the same weights and inputs."""
+    experiment sees the same weights and inputs. ``tied``: the draws of :func:`init_weights` with
+    ``tied=True`` (Kim et al.'s identity weights up to a rotation)."""
     cfg.check()
     n_draws = check_int("n_draws", n_draws, low=1)
     check_int("jac_batch", jac_batch, low=2 if n_draws == 1 else n_draws)
@@ -326,7 +348,7 @@ def measure(cfg: SynthConfig, *, d: int = 32, n: int = 64, batch: int = 64, jac_
     seed = check_int("seed", seed, low=0)
     generator = as_torch_generator("seed", seed)
     X0 = synth_inputs(batch, n, d, anisotropy, generator=seed + 1)
-    draws = [init_weights(d, max(cfg.n_layers, max_layers or 0), generator=generator, scale=scale)
+    draws = [init_weights(d, max(cfg.n_layers, max_layers or 0), generator=generator, scale=scale, tied=tied)
              for _ in range(n_draws)]
     rows = draw_slices(batch, n_draws)
     jac = np.concatenate([np.arange(r.start, r.start + min(j.stop - j.start, r.stop - r.start))
@@ -464,3 +486,111 @@ def uniformity_over_scale(norms: Sequence[str], scales: Sequence[float], *, d: i
             ent[norm].append(over_draws([e[r] for r in rows]))
             sd[norm].append(over_draws([s[r] for r in rows]))
     return ent, sd
+
+
+def uniform_gram(L: int, n_layers: int, c: float, *, normalised: bool) -> np.ndarray:
+    r"""``(L, L)``: the large-width Gram matrix (over :math:`d`) of the tokens after ``n_layers``
+    layers of uniform causal averaging :math:`X \leftarrow M\,\mathrm{norm}(X)`, for inputs whose Gram
+    matrix over :math:`d` is :math:`c\,\mathbf 1\mathbf 1^\top + (1-c) I` (Kim et al.'s inputs,
+    :prf:ref:`asm-rec-lln`). ``normalised``: each layer's norm is LayerNorm's scaling, which divides
+    token :math:`i` by :math:`\sqrt{G_{ii}}`; otherwise no norm, and the Gram matrix is
+    :math:`c\,\mathbf 1\mathbf 1^\top + (1-c) M^\ell M^{\ell\top}` (since :math:`M\mathbf 1 = \mathbf 1`)."""
+    L = check_int("L", L, low=2)
+    n_layers = check_int("n_layers", n_layers, low=0)
+    c = check_float("c", c, low=0.0, high=1.0, high_open=True)
+    check_bool("normalised", normalised)
+    from .cesaro import cesaro_matrix
+
+    M = cesaro_matrix(L)
+    G = c + (1.0 - c) * np.eye(L)
+    for _ in range(n_layers):
+        if normalised:
+            s = 1.0 / np.sqrt(np.diag(G))
+            G = s[:, None] * G * s[None, :]
+        G = M @ G @ M.T
+    return G
+
+
+def uniform_scores(L: int, n_layers: int, c: float, *, normalised: bool) -> np.ndarray:
+    r"""``(L, L)``: the scores over :math:`\sqrt d` of the layer after ``n_layers`` layers of
+    :func:`uniform_gram`, with identity query and key weights: :math:`\mathrm{norm}(G)`, the cosines
+    :math:`G_{ij}/\sqrt{G_{ii}G_{jj}}` with the norm, :math:`G_{ij}` without. Query :math:`i` sees
+    keys :math:`j \le i` (the rest of the row is meaningless)."""
+    G = uniform_gram(L, n_layers, c, normalised=normalised)
+    if not normalised:
+        return G
+    s = 1.0 / np.sqrt(np.diag(G))
+    return s[:, None] * G * s[None, :]
+
+
+def gaussian_unselectable(n_keys: int, d_h: int, n_sets: int, seed: int) -> Estimate:
+    """The Gaussian yardstick of ``unselectable``: the fraction of ``n_sets`` sets of ``n_keys``
+    i.i.d. Gaussian keys in ``d_h`` dimensions with a key that never wins an argmax, with its
+    binomial standard error. With ``n_keys <= d_h + 1`` it is 0: such keys are almost surely
+    affinely independent, each a vertex of their hull."""
+    from .selectability import selectability_grid
+    from .stats import proportion_estimate
+
+    n_sets = check_int("n_sets", n_sets, low=1)
+    frac = float(selectability_grid([check_int("n_keys", n_keys, low=1)], [check_int("d_h", d_h, low=1)],
+                                    n_sets, as_generator("seed", check_int("seed", seed, low=0)))["any"][0, 0])
+    return proportion_estimate(round(frac * n_sets), n_sets)
+
+
+def effective_alpha(alpha: float, gain: npt.ArrayLike) -> np.ndarray:
+    r"""The weight of attention in :math:`X \leftarrow (1-\alpha)X + \alpha B` measured against the
+    stream: :math:`\alpha g / ((1-\alpha) + \alpha g)` with :math:`g = \lVert B\rVert_F/\lVert X\rVert_F`
+    the branch's gain. With :math:`g = 1` it is :math:`\alpha`; a pre-norm branch has the norm's scale, not
+    the stream's, so :math:`g` and this weight depend on the norm."""
+    alpha = check_float("alpha", alpha, low=0.0, high=1.0, low_open=True)
+    g = np.asarray(gain, dtype=float)
+    return alpha * g / ((1 - alpha) + alpha * g)
+
+
+def effective_residual(cfg: SynthConfig, *, d: int = 32, n: int = 64, batch: int = 64, anisotropy: float = 0.5,
+                       seed: int = 0, n_draws: int = 8, max_layers: int | None = None) -> dict:
+    r"""The branch gains of the decoder ``cfg`` layer by layer and what they do to collapse, on the weights
+    and inputs of :func:`measure` (same ``seed``, ``n_draws``, ``max_layers``). Per draw (the replicate):
+    ``gain`` and ``alpha_eff`` (:func:`effective_alpha`), each a list of ``n_layers`` estimates;
+    ``mu_rel`` the decoder's relative collapse; ``mu_nominal`` that of :math:`N(\alpha)^H X^{(0)}`
+    (Prop. 9.1's operator at the nominal weight), ``mu_effective`` that of
+    :math:`N(\alpha_H)\cdots N(\alpha_1) X^{(0)}` with each sequence's effective weights; ``skip``
+    the weight :math:`\prod_\ell (1-\alpha_\ell)` of the residual-only path (nominal:
+    :math:`(1-\alpha)^H`)."""
+    from .cesaro import residual_cesaro_matrix
+
+    cfg.check()
+    n_draws = check_int("n_draws", n_draws, low=1)
+    check_int("batch", batch, low=n_draws)
+    generator = as_torch_generator("seed", check_int("seed", seed, low=0))
+    X0 = synth_inputs(batch, n, d, anisotropy, generator=seed + 1)
+    draws = [init_weights(d, max(cfg.n_layers, max_layers or 0), generator=generator) for _ in range(n_draws)]
+    rows = draw_slices(batch, n_draws)
+    one = replace(cfg, n_layers=1)
+
+    def rel(X):
+        return (mu(X) / torch.linalg.vector_norm(X, dim=(-2, -1))).numpy()
+
+    out = {k: [] for k in ("gain", "alpha_eff", "mu_rel", "mu_nominal", "mu_effective", "skip")}
+    N_nominal = torch.as_tensor(np.linalg.matrix_power(residual_cesaro_matrix(n, cfg.alpha), cfg.n_layers))
+    for W, r in zip(draws, rows):
+        X, Y, gains = X0[r], X0[r], []
+        with torch.no_grad():
+            for layer in W[: cfg.n_layers]:
+                nxt = decoder_forward(X, [layer], one)[0]
+                branch = (nxt - (1 - cfg.alpha) * X) / cfg.alpha
+                g = (torch.linalg.vector_norm(branch, dim=(-2, -1)) / torch.linalg.vector_norm(X, dim=(-2, -1))).numpy()
+                a = effective_alpha(cfg.alpha, g)
+                Y = torch.stack([torch.as_tensor(residual_cesaro_matrix(n, float(ai))) for ai in a]) @ Y
+                gains.append(g)
+                X = nxt
+        gains = np.stack(gains, -1)  # (sequences, layers)
+        alphas = effective_alpha(cfg.alpha, gains)
+        for k, v in (("gain", gains), ("alpha_eff", alphas), ("mu_rel", rel(X)), ("mu_nominal", rel(N_nominal @ X0[r])),
+                     ("mu_effective", rel(Y)), ("skip", np.prod(1 - alphas, -1))):
+            out[k].append(v)
+    res = {k: _draw_estimate(out[k]) for k in ("mu_rel", "mu_nominal", "mu_effective", "skip")}
+    res.update({k: [_draw_estimate([v[:, layer] for v in out[k]]) for layer in range(cfg.n_layers)]
+                for k in ("gain", "alpha_eff")})
+    res["skip_samples"] = np.array([v.mean() for v in out["skip"]])
+    return res

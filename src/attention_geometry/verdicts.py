@@ -887,7 +887,9 @@ def settle(at_defaults: Verdict, at_paper: Verdict | None, *, defaults_are_paper
 # the modules there return numbers; these decide what the numbers say about a claim).
 
 __all__ += ["angle_verdict", "table_verdict", "after_norm_verdict", "layernorm_claims", "Effect",
-            "component_effects", "synthesis_claims"]
+            "component_effects", "synthesis_claims", "Quantity", "COMPONENT_QUANTITY", "LEDGER_QUANTITY",
+            "QUANTITY_CHAPTERS", "COMPONENT_SOURCES", "cited_mismatches", "one_operator_claim",
+            "learned_innate_claim", "effective_spike_claim"]
 
 
 @rule
@@ -1023,11 +1025,78 @@ def layernorm_claims(check: dict, aff: dict, lowvar: dict, *, tol: float, eps_re
     ]
 
 
+class Quantity(StrEnum):
+    r"""What a measurement is of: the tag by which a row of chapter 9's component table and the
+    claims of other chapters it cites are matched (:data:`COMPONENT_SOURCES`). A cited claim must
+    measure its row's quantity, not a neighbour of it (the absolute :math:`\mu` mixes the growth of
+    the norm into the collapse that the relative :math:`\mu` measures)."""
+
+    INFLUENCE = "influence profile"  # the Jacobian (or (N^H)_{L,j}) profile over input positions: Chowdhury
+    SCORE_RECENCY = "score recency"  # the ordering of one query's scores by key position: Kim et al.
+    RELATIVE_COLLAPSE = "relative collapse"  # mu(X)/||X||, or its rate: Wu et al.
+    ABSOLUTE_COLLAPSE = "absolute collapse"  # mu(X) itself, norm growth included
+    UNSELECTABLE = "unselectable keys"  # keys that never win an argmax: Brody et al.
+
+
+#: The quantity each row of the component table measures (:func:`component_effects`' keys).
+COMPONENT_QUANTITY = {
+    "mask-primacy": Quantity.INFLUENCE, "residual-spike": Quantity.INFLUENCE,
+    "residual-collapse": Quantity.RELATIVE_COLLAPSE, "depth-spike": Quantity.INFLUENCE,
+    "depth-collapse": Quantity.RELATIVE_COLLAPSE, "ln-recency": Quantity.SCORE_RECENCY,
+    "norm-selectable": Quantity.UNSELECTABLE, "rope-recency": Quantity.SCORE_RECENCY,
+    "window-field": Quantity.INFLUENCE,
+}
+
+#: The quantity each cited claim of another chapter measures (ledger id -> tag), read from the claim's
+#: ``measured`` field in its chapter: ``skip-hurts``/``skip-ln`` are log10 mu(X_T)/mu(X_0) (absolute),
+#: ``bound`` is mu of the attention output, ``exponential``/``local-helps`` the relative spread, ``rope``
+#: Spearman's r between two influence profiles.
+LEDGER_QUANTITY = {
+    "power-formula": Quantity.INFLUENCE, "binomial": Quantity.INFLUENCE, "limit-shape": Quantity.INFLUENCE,
+    "rope": Quantity.INFLUENCE, "local-u": Quantity.INFLUENCE,
+    "theorem-1": Quantity.SCORE_RECENCY, "prop-1-no-recency": Quantity.SCORE_RECENCY,
+    "fig-1-row-1": Quantity.SCORE_RECENCY, "fig-1-row-3": Quantity.SCORE_RECENCY,
+    "nope-trained": Quantity.SCORE_RECENCY,
+    "exponential": Quantity.RELATIVE_COLLAPSE, "local-helps": Quantity.RELATIVE_COLLAPSE,
+    "ln-helps": Quantity.RELATIVE_COLLAPSE,
+    "skip-hurts": Quantity.ABSOLUTE_COLLAPSE, "skip-ln": Quantity.ABSOLUTE_COLLAPSE,
+    "bound": Quantity.ABSOLUTE_COLLAPSE,
+    "sel-fig1d": Quantity.UNSELECTABLE, "sel-table2-after": Quantity.UNSELECTABLE,
+}
+
+#: The chapters whose claims may carry each tag (a check on :data:`LEDGER_QUANTITY`).
+QUANTITY_CHAPTERS = {
+    Quantity.INFLUENCE: ("cesaro", "jacobians"), Quantity.SCORE_RECENCY: ("recency",),
+    Quantity.RELATIVE_COLLAPSE: ("rank_collapse", "layernorm_equilibria"),
+    Quantity.ABSOLUTE_COLLAPSE: ("rank_collapse", "layernorm_equilibria"),
+    Quantity.UNSELECTABLE: ("layernorm", "selectability"),
+}
+
+#: The claims of other chapters that measure each row's quantity in their own model (ledger ids). An
+#: empty tuple: no other chapter measures it, and the row is measured in chapter 9 only (the residual's
+#: effect on the relative collapse: Prop. 9.1; RoPE and the scores; the window's receptive field: its
+#: proposition).
+COMPONENT_SOURCES = {
+    "mask-primacy": ("power-formula", "limit-shape"), "residual-spike": ("binomial", "limit-shape"),
+    "residual-collapse": (), "depth-spike": ("binomial",), "depth-collapse": ("exponential",),
+    "ln-recency": ("theorem-1", "prop-1-no-recency", "fig-1-row-3"),
+    "norm-selectable": ("sel-fig1d", "sel-table2-after"), "rope-recency": (), "window-field": (),
+}
+
+
+def cited_mismatches() -> list[tuple[str, str, str | None, Quantity]]:
+    """The cited claims whose quantity is not their row's: ``(row, claim id, its tag or None, the
+    row's tag)``; empty when every citation of :data:`COMPONENT_SOURCES` measures its row's quantity."""
+    return [(row, cid, LEDGER_QUANTITY.get(cid), COMPONENT_QUANTITY[row])
+            for row, ids in COMPONENT_SOURCES.items() for cid in ids
+            if LEDGER_QUANTITY.get(cid) != COMPONENT_QUANTITY[row]]
+
+
 @dataclass(frozen=True)
 class Effect:
     """One row of the component table: switching ``component`` changes ``quantity`` as ``effect`` says;
     ``change`` is the paired change from the baseline (a log-ratio for ratios), ``verdict`` the rule's;
-    ``key`` names the row."""
+    ``key`` names the row; ``measures`` is its :class:`Quantity` tag (:data:`COMPONENT_QUANTITY`)."""
 
     key: str
     component: str
@@ -1035,6 +1104,10 @@ class Effect:
     quantity: str
     change: Estimate
     verdict: object
+
+    @property
+    def measures(self) -> Quantity:
+        return COMPONENT_QUANTITY[self.key]
 
 
 def component_effects(results: dict, names: dict[str, str]) -> list[Effect]:
@@ -1122,6 +1195,74 @@ def synthesis_claims(results: dict, names: dict[str, str], cesaro_rate_fit: Esti
               verdict=sign_verdict(cesaro_rate_fit, -1, what="fitted log-rate"),
               section="sec-syn-wu-cesaro"),
     ]
+
+
+
+def one_operator_claim(tied: dict, *, settings: str) -> Claim:
+    """Chapter 9's reading "one operator, three effects", on the tied decoder (Kim et al.'s identity
+    weights up to a rotation, no residual) with LayerNorm and without a norm: ``tied[norm]`` is
+    :func:`~attention_geometry.synthesis.measure` with ``tied=True`` for ``norm`` in ``"layernorm"``,
+    ``"none"``. Score recency with the norm, score primacy without (recency probability above, below
+    1/2) and path primacy with both (log first/middle above 0), each over the weight draws."""
+    parts, shown = {}, []
+    for norm, side in (("layernorm", +1), ("none", -1)):
+        rp, first = tied[norm]["rp"], tied[norm]["log_first_mid"]
+        parts[f"scores, {norm}"] = draws_verdict(sign_verdict(Estimate(rp.value - 0.5, rp.se, rp.df), side,
+                                                              what=f"RP - 1/2 ({norm})"), rp, reference=0.5)
+        parts[f"paths, {norm}"] = draws_verdict(sign_verdict(first, +1, what=f"mean log(first/middle) ({norm})"),
+                                                first)
+        shown.append(f"{norm}: RP {rp.format()}, mean log(first/middle) {first.format()}")
+    return Claim(id="syn-one-operator", paper="kim2025recency", where="Section 3, Figure 1 rows 1 and 3",
+                 source=Source.FULL_TEXT, claim_kind=ClaimKind.READING,
+                 statement="this book's reading: uniform causal averaging M gives path primacy (Chowdhury et al.), "
+                           "score primacy without LayerNorm and score recency with it (Kim et al.'s rows 1 and 3)",
+                 measured="; ".join(shown), settings=settings,
+                 verdict=all_verdict(parts, what="the three effects, with and without the norm"),
+                 section="sec-syn-operator")
+
+
+def learned_innate_claim(nope: Estimate | None, nope_before: Estimate | None, log_last_mid: Estimate, *,
+                         settings: str) -> Claim:
+    """Chapter 9's reading "score recency is learned, path recency is innate": the trained NoPE decoder's
+    recency probability within 0.01 of 1/2 at initialisation (``nope_before``) and above 1/2 after training
+    (``nope``, over its training seeds: chapter 6), and the random-init decoder's last input above the
+    middle (``log_last_mid``, mean log(last/middle) over weight draws). ``None``: chapter 6's values
+    are not available (not tested)."""
+    path = draws_verdict(sign_verdict(log_last_mid, +1, what="mean log(last/middle) at birth"), log_last_mid)
+    kw = dict(id="syn-learned-innate", paper="kim2025recency", where="Section 1", source=Source.FULL_TEXT,
+              claim_kind=ClaimKind.READING, settings=settings, section="sec-syn-learned",
+              statement="this book's reading: score recency is learned (absent at initialisation, present after "
+                        "training), path recency is innate (present at initialisation)")
+    if nope is None or nope_before is None:
+        return Claim(**kw, measured=f"at birth: mean log(last/middle) {log_last_mid.format()}",
+                     verdict=not_tested("chapter 6's trained NoPE decoder is not available in this run "
+                                        "(its stored paper run or executed notebook)"))
+    verdict = all_verdict({
+        "scores at initialisation": value_verdict(nope_before, 0.5, atol=0.01),
+        "scores after training": sign_verdict(Estimate(nope.value - 0.5, nope.se, nope.df), +1,
+                                              what="trained RP - 1/2"),
+        "paths at initialisation": path}, what="the three")
+    return Claim(**kw, measured=f"NoPE decoder RP {nope_before.format()} at initialisation, {nope.format()} after "
+                                f"training; random-init decoder mean log(last/middle) {log_last_mid.format()}",
+                 verdict=verdict)
+
+
+
+def effective_spike_claim(predicted: Estimate, measured: Estimate, *, settings: str, tol: float = 0.5) -> Claim:
+    """Chapter 9's reading "Chowdhury et al.'s alpha is an effective, norm-dependent weight": the change of
+    log(last/middle) when the norm is removed, ``measured`` on the decoder, against ``predicted`` from the
+    weights of the residual-only path, twice the log-ratio of prod(1 - alpha_eff) without and with the norm.
+    Agreement within ``tol`` (a factor e^tol in the ratio; 0.5: the tolerance of chapter 9's rule of no
+    change of the same quantity)."""
+    gap = Estimate(measured.value - predicted.value, math.hypot(measured.se, predicted.se))
+    return Claim(id="syn-effective-spike", paper="chowdhury2026lost", where="§3.1", source=Source.FULL_TEXT,
+                 claim_kind=ClaimKind.READING,
+                 statement="this book's reading: with pre-norm the residual weight alpha of "
+                           "“(N^H)_{L,j} = (1-α)^H δ_{L,j} + …” is an effective, norm-dependent weight, and the "
+                           "path weight prod(1 - alpha_eff) predicts the norm's effect on the last-token spike",
+                 measured=f"change of log(last/middle) without the norm {measured.format()}, predicted "
+                          f"{predicted.format()}", settings=settings,
+                 verdict=value_verdict(gap, 0.0, atol=tol), section="sec-syn-effective")
 
 
 # ------------------------------------------------------------------------------------------

@@ -6,11 +6,12 @@ import seaborn as sns
 from .theme import new_figure as _new_figure
 from .theme import set_theme  # noqa: F401  (the shared theme; the chapter calls it once)
 
-__all__ = ["plot_variants", "plot_position_axis", "plot_scale_entropy", "plot_cesaro_collapse", "plot_sweep"]
+__all__ = ["plot_variants", "plot_position_axis", "plot_scale_entropy", "plot_cesaro_collapse", "plot_sweep",
+           "plot_one_operator"]
 
 #: The four quantities, one per paper, as the chapter names them.
 QUANTITIES = {
-    "rp": "recency probability (Kim)",
+    "rp_visible": "recency probability, visible keys (Kim)",
     "mu_rel": r"relative collapse $\mu(X_L)/\|X_L\|_F$ (Wu)",
     "unselectable": "sets with an unselectable key (Brody)",
     "last_mid": "last / middle influence (Chowdhury)",
@@ -121,4 +122,29 @@ def plot_sweep(table, x: str, hue: str, quantities: dict = QUANTITIES, prefix: s
         if key == "last_mid":
             ax.set_yscale("log")
     axes[0].legend(fontsize=7)
+    return fig
+
+
+def plot_one_operator(measured: dict, scores: dict, path):
+    """The tied decoder with and without a norm (``measured[norm]``: :func:`measure`'s output): left,
+    the last query's centred score of key :math:`j` (markers) against the uniform-averaging limit
+    ``scores[norm]`` (lines, centred); right, the influence profile's share (markers) against the
+    squared last row of :math:`M^H` (``path``: the row itself), normalised to sum 1 (black line): the
+    share with uniform attention and identity value maps."""
+    fig = _new_figure(figsize=(10.5, 3.9), layout="constrained")
+    ax0, ax1 = fig.subplots(1, 2)
+    for (norm, m), colour in zip(measured.items(), sns.color_palette(n_colors=len(measured))):
+        j = np.arange(1, len(m["score_profile"]) + 1)
+        ax0.plot(j, m["score_profile"], "o", ms=3, color=colour, label=f"{norm}, measured")
+        ax0.plot(j, scores[norm] - np.mean(scores[norm]), "-", lw=1.2, color=colour, label=f"{norm}, limit")
+        ax1.plot(j, m["profile"], "o", ms=3, color=colour, label=norm)
+    share = np.asarray(path, dtype=float) ** 2  # identity values, uniform attention: ||J_j||_F^2 = d (M^H)_{L,j}^2
+    ax1.plot(np.arange(1, len(share) + 1), share / share.sum(), "-", color="black", lw=1,
+             label=r"$(M^H)_{L,j}^2$, normalised")
+    ax0.set_ylabel("last query's score (centred)")
+    ax1.set_ylabel(r"share of $\|J_j\|_F^2$")
+    ax1.set_yscale("log")
+    for ax in (ax0, ax1):
+        ax.set_xlabel("position $j$")
+        ax.legend(fontsize=7)
     return fig

@@ -8,7 +8,9 @@ from ..cost import CostModel
 from ..params import ChapterParams, Seed
 
 __all__ = ["SynthesisParams", "rate_words", "window_reach_words", "window_first_words", "first_token_spread_words",
-           "recency_visible_words", "ledger_status_words"]
+           "recency_visible_words", "ledger_status_words", "PROVED_HERE", "own_source_words", "yardstick_words",
+           "first_key_words", "CITES", "alpha_trend_words",
+           "residual_depth_words"]
 
 
 class SynthesisParams(ChapterParams):
@@ -101,3 +103,64 @@ def ledger_status_words(have_ledger: bool) -> str:
     if have_ledger:
         return "the last column is read from the executed chapters' verdict tables"
     return "the last column needs the other chapters executed first: `make book`"
+
+
+
+#: The rows of the component table that a proposition of chapter 9 proves (row key -> its label).
+PROVED_HERE = {"residual-collapse": "prop-syn-cesaro-collapse", "window-field": "prop-syn-window"}
+
+#: Ledger ids cited outside the component table: the collapse rates of chapter 4, and what the other
+#: chapters found beyond their papers' models.
+CITES = {"cesaro-rates": ["exponential", "local-helps"],
+         "beyond-trained": ["sel-lm", "pretrained-geometry", "nope-trained", "u-persists", "ptt-pretrained",
+                            "valley-deepens"]}
+
+
+def own_source_words(key: str) -> str:
+    """The last column of a component row that no other chapter measures (its quantity: the row's tag)."""
+    if key in PROVED_HERE:
+        return f"proved in this chapter ({{prf:ref}}`{PROVED_HERE[key]}`); no other chapter measures it"
+    return "measured in this chapter only: no other chapter measures this quantity"
+
+
+def yardstick_words(n_keys: int, d_h: int) -> str:
+    """What a head of width ``d_h`` against the last query's ``n_keys`` keys does to the Gaussian yardstick."""
+    if n_keys <= d_h + 1:
+        return (f"the last query's {n_keys} keys are at most d_h + 1 = {d_h + 1}, so Gaussian keys of width "
+                f"{d_h} are all selectable, and an unselectable key needs more than chance")
+    return (f"the last query's {n_keys} keys outnumber d_h + 1 = {d_h + 1}, so a Gaussian cloud of width {d_h} "
+            "already hides keys inside its hull: an unselectable key is what the head's width predicts, "
+            "with or without a norm")
+
+
+def first_key_words(labels: dict[str, str]) -> str:
+    """Which variants' last query scores the first key above the middle (``labels``: variant -> the label of
+    the sign rule "key 1 above the middle, over the draws")."""
+    above = [name for name, label in labels.items() if label == "reproduced"]
+    if not above:
+        return "in none of the variants drawn does the first key score measurably above the middle"
+    return "the first key scores above the middle (score primacy) in " + ", ".join(above)
+
+
+def alpha_trend_words(first, last) -> str:
+    """How the effective residual weight moves from the first layer to the last (two estimates over draws)."""
+    from ...stats import difference_estimate
+    from ...words import trend_word
+
+    change = difference_estimate(last, first)
+    return trend_word(change, above=f"rises from {first.value:.2f} to {last.value:.2f}",
+                      below=f"falls from {first.value:.2f} to {last.value:.2f}",
+                      neither=f"stays near {first.value:.2f}")
+
+
+def residual_depth_words(exact_ratio: float, asymptotic_ratio: float) -> str:
+    """Whether, at the decoder's depth, the exact operator predicts a residual effect on the relative collapse
+    closer to none (a ratio near 1) or to the asymptotic rates' ratio (on a log scale)."""
+    import math
+
+    if math.log(exact_ratio) < 0.5 * math.log(asymptotic_ratio):
+        return ("at this depth the exact operator itself predicts less than half the asymptotic effect of the "
+                "residual (on a log scale), so a small change in the residual's collapse row of the component "
+                "table is what the operator predicts")
+    return ("at this depth the exact operator already predicts at least half the asymptotic effect of the "
+            "residual (on a log scale)")
