@@ -17,3 +17,27 @@ def test_rounding_words_flip_at_rounding():
 def test_enumeration_words_flip():
     assert ch.enumeration_words(3, 5) == "stops before it has visited"
     assert ch.enumeration_words(5, 5) == "visits"
+
+
+def test_speed_words_read_the_interval_against_three():
+    assert ch.speed_words((3.6, 5.0), 0).startswith("more than three times")
+    assert ch.speed_words((3.6, 5.0), 2).startswith("more than three times")  # a lower bound above the band
+    assert ch.speed_words((2.6, 3.4), 0).startswith("about three times")
+    assert "lower bound" in ch.speed_words((2.6, 3.4), 1)
+    assert ch.speed_words((0.5, 0.9), 0) == "fewer steps than LayerNorm"
+    assert ch.speed_words((1.2, 2.0), 0).startswith("more steps than LayerNorm, but fewer")
+    assert "not told apart from LayerNorm's" in ch.speed_words((0.8, 2.0), 0)
+    assert "not told apart from three times" in ch.speed_words((2.0, 4.0), 0)
+
+
+def test_speed_verdict_sizes_signs_and_censoring():
+    import numpy as np
+    three = np.array([2.9, 3.0, 3.1, 3.05, 2.95])
+    none = np.zeros(5, bool)
+    assert ch.speed_verdict(three, none, 5.0, claimed=3.0, what="x").label == "reproduced"
+    assert ch.speed_verdict(three / 2, none, 5.0, claimed=3.0, what="x").label == "differs"
+    assert ch.speed_verdict(three / 2, none, 5.0, claimed=None, what="x").label == "reproduced"
+    assert ch.speed_verdict(three / 4, none, 5.0, claimed=None, what="x").label == "refuted"
+    some = np.array([1, 0, 0, 0, 0], bool)
+    assert ch.speed_verdict(three, some, 3.0, claimed=3.0, what="x").label == "not tested"
+    assert ch.speed_verdict(three * 2, some, 6.0, claimed=3.0, what="x").label == "differs"

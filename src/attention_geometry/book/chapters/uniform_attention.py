@@ -174,6 +174,127 @@ def results_glue(per_seed: dict, diffs: dict) -> dict:
     return _markdown(out)
 
 
+#: The captions of the paper's figures, in its own words, as shown in the authors' repository
+#: (majority/images/figure1ab.png, figure2.png, figure3.png).
+CAPTIONS = {
+    "1a": "Without LayerNorm, the model has learned key and query vectors without any apparent geometric structure.",
+    "1b": "LayerNorm projects the key vectors onto the same hyperplane so that the model can learn to align the "
+          "queries to be orthogonal to the keys.",
+    "2a": "Training loss: With projection, the model converges faster compared to the model without projection, "
+          "which required 3x more steps.",
+    "2b": "The mean angle of the queries to the 1 vector. With projection, since all keys are orthogonal to 1, the "
+          "model has learned to align the queries to be parallel to 1 and thus give equal attention to all keys.",
+    "3": "The test accuracy in the “majority” task across 10 runs with and without projection. With projection the "
+         "model reaches high test accuracy faster compared to the model without projection.",
+}
+#: "3x more steps" (caption of Fig. 2a) read as the range of ratios that round to 3.
+STEP_RATIO_CLAIM, STEP_RATIO_RTOL = 3.0, 1 / 6
+#: The record at which LayerNorm's level is taken: a quarter of the run, so that the run can show a
+#: ratio of up to 4 (more than the claimed 3) before the other variant runs out of steps.
+LEVEL_AT = 0.25
+
+
+def level_record(steps) -> int:
+    """The record at :data:`LEVEL_AT` of the run (at least the first after step 0)."""
+    return max(1, round((len(steps) - 1) * LEVEL_AT))
+
+
+def speed(runs: dict) -> dict:
+    """For the original's variant and the fair control against LayerNorm: how many times LayerNorm's
+    steps each needs to reach LayerNorm's training loss (Fig. 2a) and test accuracy (Fig. 3) at
+    :func:`level_record`, seed by seed (``step_ratio``): ``{(other, quantity): (ratio, censored, bound)}``."""
+    import attention_geometry as ag
+    ln = runs["layernorm"]
+    at = level_record(ln.steps)
+    return {(other, q): ag.step_ratio(ln.steps, getattr(ln, attr), getattr(runs[other], attr), at,
+                                      rising=attr == "test_accuracy")
+            for other in ("original_code", "rmsnorm") for q, attr in (("training loss", "loss"),
+                                                                       ("test accuracy", "test_accuracy"))}
+
+
+def speed_words(ratio_interval: tuple[float, float], censored: int) -> str:
+    """What the mean step ratio's interval says against "3x more steps" (the band that rounds to 3), as
+    the object of "needs": a censored seed makes the mean a lower bound, which decides only above the band."""
+    lo, hi = ratio_interval
+    band = (STEP_RATIO_CLAIM * (1 - STEP_RATIO_RTOL), STEP_RATIO_CLAIM * (1 + STEP_RATIO_RTOL))
+    if lo > band[1]:
+        return "more than three times as many steps as LayerNorm"
+    if censored:
+        return "more steps than the run holds for some seeds (the mean ratio is then only a lower bound)"
+    if band[0] <= lo and hi <= band[1]:
+        return "about three times as many steps as LayerNorm"
+    if hi < 1:
+        return "fewer steps than LayerNorm"
+    if hi < band[0]:
+        return ("more steps than LayerNorm, but fewer than three times as many" if lo > 1 else
+                "a number of steps not told apart from LayerNorm's, and fewer than three times as many")
+    return "a number of steps not told apart from three times LayerNorm's"
+
+
+def speed_glue(runs: dict, sp: dict) -> dict:
+    """The table of step ratios and the words for the training loss (Fig. 2a's "3x more steps")."""
+    import numpy as np
+
+    import attention_geometry as ag
+    from ..tables import markdown_table
+    ln = runs["layernorm"]
+    at = level_record(ln.steps)
+    rows, out = [], {"ua-level-step": int(ln.steps[at]), "ua-speed-bound": float(ln.steps[-1] / ln.steps[at])}
+    for (other, q), (ratio, censored, bound) in sp.items():
+        est = ag.mean_estimate(ratio[np.isfinite(ratio)])
+        lo, hi = est.interval()
+        rows.append((NORM_NAMES[other], q, f"{est.value:.2f}", f"{lo:.2f} to {hi:.2f}",
+                     f"{int(censored.sum())} of {len(ratio)}"))
+        key = f"ua-speed-{other}-{q.replace(' ', '-')}"
+        out.update({key: est.value, f"{key}-lo": lo, f"{key}-hi": hi, f"{key}-censored": int(censored.sum())})
+        if q == "training loss":
+            out[f"{key}-words"] = speed_words((lo, hi), int(censored.sum()))
+    out["ua-tab-speed"] = markdown_table(
+        ("variant", "quantity", "steps needed ÷ LayerNorm's (mean)", "95 % interval", "seeds that never get there"),
+        rows)
+    return _markdown(out)
+
+
+def speed_verdict(ratio, censored, bound: float, *, claimed: float | None, what: str):
+    """``claimed``: a size (Fig. 2a's 3) by ``ratio_verdict``; ``None``: only the direction (Fig. 3's
+    "faster"), by ``sign_verdict`` on the log ratio. Censored seeds are set to the run's bound, which
+    understates the ratio: a lower bound decides a size only when it already lies above the band, and it
+    never turns a sign against the claim."""
+    import numpy as np
+
+    import attention_geometry as ag
+    ratio = ratio[np.isfinite(ratio)]
+    if claimed is None:
+        return ag.sign_verdict(ag.mean_estimate(np.log(ratio)), +1, what=f"log step ratio, {what}")
+    v = ag.ratio_verdict(ag.mean_estimate(ratio), claimed, rtol=STEP_RATIO_RTOL, what=f"step ratio, {what}")
+    if censored.any() and not (v.label == "differs" and ratio.mean() > claimed):
+        return ag.not_tested(f"{int(censored.sum())} of {censored.size} seeds never reach LayerNorm's level "
+                             f"within the run (a ratio above {bound:.2g}); a longer run would decide it")
+    return v
+
+
+def speed_claims(P, runs: dict, sp: dict, row: dict, settings: str) -> list:
+    """The claims of the captions of Fig. 2a (3x more steps) and Fig. 3 (high test accuracy faster), against
+    the original's variant (the paper's) and the fair control (a control the paper never ran: a reading)."""
+    import attention_geometry as ag
+    level_step = int(runs["layernorm"].steps[level_record(runs["layernorm"].steps)])
+    out = []
+    for other in ("original_code", "rmsnorm"):
+        kind = "paper" if other == "original_code" else "reading"
+        against = "the original's variant" if other == "original_code" else "the fair control (not in the paper)"
+        for fig, q, claimed in (("2a", "training loss", STEP_RATIO_CLAIM), ("3", "test accuracy", None)):
+            ratio, censored, bound = sp[other, q]
+            est = ag.mean_estimate(ratio[ratio == ratio])
+            out.append(ag.Claim(
+                f"ua-fig{fig}-steps-{other}", where=f"caption of Fig. {fig} (repository file "
+                f"majority/images/figure{fig[0]}.png)", source="repository", claim_kind=kind, **row,
+                statement=f"“{CAPTIONS[fig]}” (caption of Fig. {fig}); tested against {against}",
+                measured=f"steps to reach LayerNorm's {q} at step {level_step:,}, ÷ LayerNorm's, per seed: "
+                         f"{est.format()} ({int(censored.sum())} of {censored.size} seeds never get there)",
+                settings=settings, verdict=speed_verdict(ratio, censored, bound, claimed=claimed, what=q)))
+    return out
+
+
 def geometry_glue(P, geo_angle: dict, geo: dict, geo_diff) -> dict:
     """The d = 3 runs: settings, mean angles and accuracies, and which variant's queries lie nearer the line."""
     import attention_geometry as ag
@@ -189,7 +310,7 @@ def geometry_glue(P, geo_angle: dict, geo: dict, geo_diff) -> dict:
                                    "the seeds do not tell the two variants' angles apart")})
 
 
-def claims(P, check: dict, cs, diffs: dict, runs: dict, geo_diff) -> list:
+def claims(P, check: dict, cs, diffs: dict, runs: dict, geo_diff, sp: dict | None = None) -> list:
     """The chapter's claims, each with its measurement and its verdict rule."""
     import attention_geometry as ag
     row = dict(paper="brody2023expressivity", section="ua-majority")
@@ -217,6 +338,8 @@ def claims(P, check: dict, cs, diffs: dict, runs: dict, geo_diff) -> list:
                       "projection, at about 16,000 steps (value read from the figure)",
             measured=f"{est.format()}° at step {runs[norm].steps[-1]:,}", settings=settings,
             verdict=ag.angle_verdict(runs[norm].final["angle"], runs[norm].steps[-1], value, 16_000)))
+    if sp is not None:
+        out += speed_claims(P, runs, sp, row, settings)
     out.append(ag.Claim(
         "ua-geometry-3d", where="abstract, (a); Fig. 1a–b (d = 3)", source="abstract", **row,
         statement="projection allows the attention mechanism to create an attention query that attends to all keys "
