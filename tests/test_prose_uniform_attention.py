@@ -41,3 +41,19 @@ def test_speed_verdict_sizes_signs_and_censoring():
     some = np.array([1, 0, 0, 0, 0], bool)
     assert ch.speed_verdict(three, some, 3.0, claimed=3.0, what="x").label == "not tested"
     assert ch.speed_verdict(three * 2, some, 6.0, claimed=3.0, what="x").label == "differs"
+
+
+def test_paper_results_words_read_the_stored_intervals():
+    def values(code, fair, acc):
+        v = {}
+        for key, (lo, hi) in (("layernorm-original_code-mean-training-loss", code),
+                              ("layernorm-rmsnorm-mean-training-loss", fair),
+                              ("layernorm-rmsnorm-final-test-accuracy", acc)):
+            v[f"ua-d-{key}-lo"], v[f"ua-d-{key}-hi"] = lo, hi
+        return v
+    words = ch.paper_results_words(values((-2, -1), (1, 2), (-2, -1)))
+    assert "learns faster than the original's" in words and "it learns more slowly than the fair" in words
+    assert "ends less accurate than" in words
+    words = ch.paper_results_words(values((1, 2), (-1, 1), (1, 2)))
+    assert "more slowly than the original's" in words and "not told apart from the fair" in words
+    assert "ends more accurate than" in words

@@ -350,6 +350,38 @@ def claims(P, check: dict, cs, diffs: dict, runs: dict, geo_diff, sp: dict | Non
     return out
 
 
+def stored_figure(stored, name: str, fallback, *, this_is_the_run: bool = False):
+    """The figure ``name`` as the stored paper run drew it (its notebook's glued PNG), else ``fallback``
+    (this run's; ``this_is_the_run``: this run is the paper-scale run); with the words that say which."""
+    from IPython.display import Image
+
+    from ..notebooks import glued_png
+    notebooks = sorted(stored.folder.glob("*.ipynb")) if stored else []
+    png = glued_png(notebooks[0], name) if notebooks else None
+    if this_is_the_run:
+        return fallback, "this run, the paper-scale run itself"
+    if png is None:
+        return fallback, "this run: no stored run at the paper's settings holds the figure"
+    return Image(png), "the stored run at the paper's settings"
+
+
+def paper_results_words(v: dict) -> str:
+    """The sentence that reads the stored run's paired intervals (its values.json ``v``) as the text reads
+    this run's: training loss against both variants, final accuracy against the fair control."""
+    def interval(a, b, m):
+        key = f"ua-d-{a}-{b}-{m}"
+        return v[f"{key}-lo"], v[f"{key}-hi"]
+    loss_code = sign_words(interval("layernorm", "original_code", "mean-training-loss"),
+                           "learns faster than the original's variant", "learns more slowly than the original's variant",
+                           "is not told apart from the original's variant")
+    loss_fair = sign_words(interval("layernorm", "rmsnorm", "mean-training-loss"), "learns faster than the fair control",
+                           "learns more slowly than the fair control", "is not told apart from the fair control")
+    acc_fair = sign_words(interval("layernorm", "rmsnorm", "final-test-accuracy"), "less accurate than",
+                          "more accurate than", "as accurate as (within the interval)")
+    return (f"At the paper's settings (the stored run), on the training loss averaged over the run LayerNorm "
+            f"{loss_code}, it {loss_fair}, and it ends {acc_fair} the fair control.")
+
+
 def paper_glue(presets_paper: dict, stored) -> dict:
     """What the paper's settings differ in, and the confound share of the stored paper run, if any."""
     import attention_geometry as ag
@@ -363,4 +395,6 @@ def paper_glue(presets_paper: dict, stored) -> dict:
                                       v["ua-d-layernorm-original_code-final-test-accuracy-hi"]))
         share = ("At the paper's settings (the stored run) it closes {ua-share:.2f} ({ua-share-lo:.2f} to "
                  "{ua-share-hi:.2f}): the gap is {words} the confound.").format_map({**v, "words": words})
-    return {"ua-paper-differences": ag.differences_in_words(rows), "ua-paper-share": share}
+    return {"ua-paper-differences": ag.differences_in_words(rows), "ua-paper-share": share,
+            "ua-paper-results": paper_results_words(stored.values) if stored else
+            "The paper's settings have no stored run."}
