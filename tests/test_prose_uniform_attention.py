@@ -57,3 +57,11 @@ def test_paper_results_words_read_the_stored_intervals():
     words = ch.paper_results_words(values((1, 2), (-1, 1), (1, 2)))
     assert "more slowly than the original's" in words and "not told apart from the fair" in words
     assert "ends more accurate than" in words
+
+
+def test_confound_sentence_gives_a_share_only_when_the_gap_excludes_zero():
+    none = ch.confound_sentence("final test accuracy", 2.07, 1.3, 10.3, (-0.005, 0.034), True)
+    assert "no share of it is a number" in none and "2.07" not in none
+    some = ch.confound_sentence("mean training loss", 1.16, 1.05, 1.3, (-0.23, -0.14), True)
+    assert "1.16" in some and "more than entirely" in some
+    assert "entirely the confound" in ch.confound_sentence("mean training loss", 1.16, 1.05, 1.3, (-0.23, -0.14), False)

@@ -382,6 +382,40 @@ def paper_results_words(v: dict) -> str:
             f"{loss_code}, it {loss_fair}, and it ends {acc_fair} the fair control.")
 
 
+#: The confound's two quantities: the training loss averaged over the run (Fig. 2a) and the final accuracy.
+CONFOUND_QUANTITIES = {"mean training loss": "loss", "final test accuracy": "acc"}
+
+
+def confound_sentence(quantity: str, share: float, lo: float, hi: float, whole: tuple[float, float],
+                      fair_ahead: bool) -> str:
+    """The confound on ``quantity``: the share of the gap (LayerNorm − the original's variant, paired interval
+    ``whole``) that the fair control closes, with its bootstrap interval, in words. A share is a number only
+    when the gap's interval excludes 0; otherwise the sentence says the gap is not told from 0 and gives none.
+    ``fair_ahead``: the fair control beats LayerNorm seed by seed (its paired interval excludes 0)."""
+    from ...words import share_words
+    if whole[0] <= 0 <= whole[1]:
+        return (f"On the {quantity}, the gap between LayerNorm and the original's variant is not told apart from 0 "
+                f"(paired interval {whole[0]:.3f} to {whole[1]:.3f}), so no share of it is a number.")
+    words = share_words(lo, hi, fair_ahead, whole=whole)
+    return (f"On the {quantity}, the fair control closes a share {share:.2f} of the gap between LayerNorm and the "
+            f"original's variant (95 % bootstrap interval {lo:.2f} to {hi:.2f}): the gap is {words} the confound.")
+
+
+def confound_glue(shares: dict, diffs: dict) -> dict:
+    """``shares``: ``{quantity: confound_share(...)}`` for :data:`CONFOUND_QUANTITIES`; the sentences and the
+    numbers (the accuracy's under the keys ``ua-share*`` a stored run already has)."""
+    out = {}
+    for quantity, short in CONFOUND_QUANTITIES.items():
+        share, lo, hi = shares[quantity]
+        whole = diffs["layernorm", "original_code", quantity].interval()
+        fair = diffs["layernorm", "rmsnorm", quantity].interval()
+        fair_ahead = fair[0] > 0 if short == "loss" else fair[1] < 0  # lower loss, higher accuracy
+        prefix = "ua-share" if short == "acc" else "ua-share-loss"
+        out.update({prefix: share, f"{prefix}-lo": lo, f"{prefix}-hi": hi,
+                    f"{prefix}-sentence": confound_sentence(quantity, share, lo, hi, whole, fair_ahead)})
+    return out
+
+
 def paper_glue(presets_paper: dict, stored) -> dict:
     """What the paper's settings differ in, and the confound share of the stored paper run, if any."""
     import attention_geometry as ag
@@ -389,12 +423,16 @@ def paper_glue(presets_paper: dict, stored) -> dict:
     if not stored:
         share = "The paper's settings have no stored run."
     else:
-        v = stored.values  # the stored run's measurements; the words by today's rule
-        words = ag.share_words(v["ua-share-lo"], v["ua-share-hi"], v["ua-d-layernorm-rmsnorm-final-test-accuracy-hi"] < 0,
-                               whole=(v["ua-d-layernorm-original_code-final-test-accuracy-lo"],
-                                      v["ua-d-layernorm-original_code-final-test-accuracy-hi"]))
-        share = ("At the paper's settings (the stored run) it closes {ua-share:.2f} ({ua-share-lo:.2f} to "
-                 "{ua-share-hi:.2f}): the gap is {words} the confound.").format_map({**v, "words": words})
+        v = stored.values  # the stored run's measurements; the sentence by today's rule
+        whole = (v["ua-d-layernorm-original_code-final-test-accuracy-lo"],
+                 v["ua-d-layernorm-original_code-final-test-accuracy-hi"])
+        share = "At the paper's settings (the stored run): " + confound_sentence(
+            "final test accuracy", v["ua-share"], v["ua-share-lo"], v["ua-share-hi"], whole,
+            v["ua-d-layernorm-rmsnorm-final-test-accuracy-hi"] < 0)
+        if "ua-share-loss-sentence" in v:
+            share += " " + v["ua-share-loss-sentence"]
+        else:
+            share += " Its share on the training loss awaits the next run at those settings."
     return {"ua-paper-differences": ag.differences_in_words(rows), "ua-paper-share": share,
             "ua-paper-results": paper_results_words(stored.values) if stored else
             "The paper's settings have no stored run."}
