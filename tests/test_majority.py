@@ -549,3 +549,23 @@ def test_step_ratio_on_curves_of_known_speed():
     acc_ref, acc_other = 1 - ref, 1 - other  # rising curves: the same ratio
     ratio, _, _ = step_ratio(steps, acc_ref, acc_other, at=2, rising=True)
     assert ratio == pytest.approx(3.0, rel=0.02)
+
+
+def test_query_components_split_along_ones_and_across():
+    from attention_geometry.majority import query_components
+    d = 4
+    ones = np.ones(d)
+    across_dir = np.array([1.0, -1.0, 0.0, 0.0]) / math.sqrt(2)
+    q = (3.0 * ones / math.sqrt(d) + 0.5 * across_dir)[None, None, :]  # along 1: 3, across: 0.5
+    along, across = query_components(q)
+    assert along == pytest.approx([3.0]) and across == pytest.approx([0.5])
+    angle = M.angle_to_ones(torch.as_tensor(q)).item()
+    assert angle == pytest.approx(math.degrees(math.atan2(0.5, 3.0)))  # tan(angle) = across / along
+
+
+def test_initial_queries_are_the_runs_first_weights():
+    from attention_geometry.majority import initial_queries
+    setup = M.MajoritySetup(n_classes=4, length=8, d=4, min_margin=2, n_sequences=80, batch=16, steps=1,
+                            lr=1e-10, eval_every=1)  # one step of Adam moves each weight by about lr
+    run = M.train_majority("layernorm", [3, 4], setup)
+    np.testing.assert_allclose(initial_queries("layernorm", [3, 4], 4, 4), run.queries, rtol=1e-5, atol=1e-6)

@@ -65,3 +65,10 @@ def test_confound_sentence_gives_a_share_only_when_the_gap_excludes_zero():
     some = ch.confound_sentence("mean training loss", 1.16, 1.05, 1.3, (-0.23, -0.14), True)
     assert "1.16" in some and "more than entirely" in some
     assert "entirely the confound" in ch.confound_sentence("mean training loss", 1.16, 1.05, 1.3, (-0.23, -0.14), False)
+
+
+def test_alignment_words_read_both_growths():
+    assert ch.alignment_words((0.1, 0.5), (-0.2, 0.2)).startswith("alignment")
+    assert ch.alignment_words((-0.1, 0.1), (-0.5, -0.1)).startswith("shrinkage")
+    assert ch.alignment_words((0.1, 0.5), (-0.5, -0.1)).startswith("both")
+    assert ch.alignment_words((-0.1, 0.1), (-0.1, 0.1)).startswith("not resolved")

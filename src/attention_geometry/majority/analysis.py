@@ -11,7 +11,7 @@ import numpy.typing as npt
 import torch
 
 from .._checks import as_torch_generator, check_int, fail
-from .model import attention_norm
+from .model import attention_norm, effective_queries, init_majority_params
 from .training import MajorityRun
 
 
@@ -142,3 +142,26 @@ def step_ratio(steps: npt.ArrayLike, reference: npt.ArrayLike, other: npt.ArrayL
     censored = ~np.isfinite(t_oth)
     ratio = np.where(censored, steps[-1], t_oth) / t_ref
     return np.where(censored, bound, ratio), censored, bound
+
+
+def query_components(queries: npt.ArrayLike) -> tuple[np.ndarray, np.ndarray]:
+    r"""The two parts of effective queries ``queries: (S, C, d)``: the length of the component
+    along :math:`\mathbf 1`, :math:`|u\cdot\mathbf 1|/\sqrt d`, and of the part that changes the
+    scores of keys in :math:`\mathcal H`, :math:`\lVert Pu\rVert`; each averaged over the ``C``
+    queries of a model, ``(S,)``. The angle to the line through 1 is
+    :math:`\arctan(\lVert Pu\rVert / (|u\cdot\mathbf 1|/\sqrt d))`: it falls when the first
+    grows (alignment) or when the second shrinks (shrinkage)."""
+    q = np.asarray(queries, dtype=float)
+    d = q.shape[-1]
+    along = np.abs(q.sum(-1)) / math.sqrt(d)
+    across = np.linalg.norm(q - q.mean(-1, keepdims=True), axis=-1)
+    return along.mean(-1), across.mean(-1)
+
+
+def initial_queries(norm: str, seeds: Sequence[int], n_classes: int, d: int) -> np.ndarray:
+    """The effective queries ``(S, C, d)`` of the models of ``seeds`` before training, computed as
+    :class:`MajorityRun` stores them at the end (the normed class embeddings' queries, over sqrt d)."""
+    params = init_majority_params(n_classes, d, [as_torch_generator("seed", s) for s in seeds])
+    with torch.no_grad():
+        keys = attention_norm(params["E"], norm)
+        return (effective_queries(params, keys) / math.sqrt(d)).numpy().astype(float)

@@ -295,6 +295,76 @@ def speed_claims(P, runs: dict, sp: dict, row: dict, settings: str) -> list:
     return out
 
 
+def query_split(runs: dict) -> dict:
+    """Per variant, the effective queries' component along 1 and their scoring part (``query_components``)
+    before training and at the end, and their growth per seed as log ratios: ``{norm: {"along": (init, end),
+    "across": (init, end), "log_along": (S,), "log_across": (S,)}}``."""
+    import numpy as np
+
+    import attention_geometry as ag
+    out = {}
+    for norm, run in runs.items():
+        start = ag.query_components(ag.initial_queries(norm, run.seeds, run.setup.n_classes, run.setup.d))
+        end = ag.query_components(run.queries)
+        out[norm] = {"along": (start[0], end[0]), "across": (start[1], end[1]),
+                     "log_along": np.log(end[0] / start[0]), "log_across": np.log(end[1] / start[1])}
+    return out
+
+
+def alignment_words(log_along: tuple[float, float], log_across: tuple[float, float]) -> str:
+    """What makes the angle small, from the intervals of the log growth of the component along 1 and of the
+    scoring part (``tan`` of the angle is their ratio)."""
+    grows, shrinks = log_along[0] > 0, log_across[1] < 0
+    if grows and shrinks:
+        return "both: the component along $\\mathbf 1$ grows and the part that changes the scores shrinks"
+    if grows:
+        return "alignment: the component along $\\mathbf 1$ grows, and the part that changes the scores does not shrink"
+    if shrinks:
+        return "shrinkage: the part that changes the scores shrinks, and the component along $\\mathbf 1$ does not grow"
+    return "not resolved: neither the growth along $\\mathbf 1$ nor the shrinking of the scoring part is told apart from 0"
+
+
+def query_glue(split: dict) -> dict:
+    """The table of the two parts of the learned queries, and the words for LayerNorm's angle."""
+    import numpy as np
+
+    import attention_geometry as ag
+    from ..tables import markdown_table
+    rows = []
+    for norm, v in split.items():
+        ga, gc = ag.mean_estimate(v["log_along"]), ag.mean_estimate(v["log_across"])
+        rows.append((NORM_NAMES.get(norm, norm), f"{v['along'][0].mean():.3f} → {v['along'][1].mean():.3f}",
+                     f"{v['across'][0].mean():.3f} → {v['across'][1].mean():.3f}",
+                     " to ".join(f"{np.exp(x):.2f}" for x in ga.interval()),
+                     " to ".join(f"{np.exp(x):.2f}" for x in gc.interval())))
+    ln = split["layernorm"]
+    words = alignment_words(ag.mean_estimate(ln["log_along"]).interval(), ag.mean_estimate(ln["log_across"]).interval())
+    table = markdown_table(("variant", "along 1, start → end", "scoring part, start → end",
+                            "growth along 1 (95 %)", "growth of the scoring part (95 %)"), rows)
+    return _markdown({"ua-tab-query": table, "ua-query-words": words})
+
+
+def query_claims(split: dict, row: dict, settings: str) -> list:
+    """The book's reading of Fig. 2b's caption: is LayerNorm's small angle alignment (the component along 1
+    grows) or shrinkage (the scoring part shrinks)? One row each, by the sign of the per-seed log growth."""
+    import attention_geometry as ag
+    ln = split["layernorm"]
+    caption = ("“With projection, since all keys are orthogonal to 1, the model has learned to align the queries "
+               "to be parallel to 1 and thus give equal attention to all keys” (caption of Fig. 2b)")
+    out = []
+    for cid, key, sign, reading in (
+            ("ua-query-alignment", "log_along", +1, "the component of the learned query along 1 grows in training"),
+            ("ua-query-shrinkage", "log_across", -1, "the part of the learned query that changes the scores, P u, "
+                                                     "shrinks in training")):
+        est = ag.mean_estimate(ln[key])
+        out.append(ag.Claim(
+            cid, where="caption of Fig. 2b (repository file majority/images/figure2.png)", source="repository",
+            claim_kind="reading", **row, statement=f"{caption}; the book's reading: {reading} (LayerNorm)",
+            measured=f"log(end / start) per seed: {est.format()}", settings=settings,
+            verdict=ag.sign_verdict(est, sign, what="log growth")))
+    return out
+
+
 def geometry_glue(P, geo_angle: dict, geo: dict, geo_diff) -> dict:
     """The d = 3 runs: settings, mean angles and accuracies, and which variant's queries lie nearer the line."""
     import attention_geometry as ag
@@ -310,7 +380,8 @@ def geometry_glue(P, geo_angle: dict, geo: dict, geo_diff) -> dict:
                                    "the seeds do not tell the two variants' angles apart")})
 
 
-def claims(P, check: dict, cs, diffs: dict, runs: dict, geo_diff, sp: dict | None = None) -> list:
+def claims(P, check: dict, cs, diffs: dict, runs: dict, geo_diff, sp: dict | None = None,
+           split: dict | None = None) -> list:
     """The chapter's claims, each with its measurement and its verdict rule."""
     import attention_geometry as ag
     row = dict(paper="brody2023expressivity", section="ua-majority")
@@ -340,6 +411,8 @@ def claims(P, check: dict, cs, diffs: dict, runs: dict, geo_diff, sp: dict | Non
             verdict=ag.angle_verdict(runs[norm].final["angle"], runs[norm].steps[-1], value, 16_000)))
     if sp is not None:
         out += speed_claims(P, runs, sp, row, settings)
+    if split is not None:
+        out += query_claims(split, row, settings)
     out.append(ag.Claim(
         "ua-geometry-3d", where="abstract, (a); Fig. 1a–b (d = 3)", source="abstract", **row,
         statement="projection allows the attention mechanism to create an attention query that attends to all keys "
