@@ -36,3 +36,11 @@ def test_fig1c_verdict_reads_each_column_both_ways():
     assert ch.fig1c_verdict(ds, far).label.value in ("refuted", "differs")
     reached = np.where(np.isnan(read), 58.0, read)  # the book reaches one half where the paper does not
     assert ch.fig1c_verdict(ds, (reached, reached - 0.5, reached + 0.5)).label.value in ("refuted", "differs")
+
+
+def test_yardstick_words_say_when_a_comparison_is_uninformative():
+    assert ch.yardstick_words([0.0, 0.0], [0.0, 0.0]).startswith("uninformative")
+    assert ch.yardstick_words([0.0, 1.0], [0.0, 0.0]).startswith("above a Gaussian level of 0")
+    assert ch.yardstick_words([10.0, 11.0, 12.0], [90.0, 92.0, 94.0]) == "below the Gaussian level"
+    assert ch.yardstick_words([95.0, 96.0, 97.0], [90.0, 91.0, 92.0]) == "above the Gaussian level"
+    assert ch.yardstick_words([90.0, 92.0, 94.0], [91.0, 92.0, 93.0]).startswith("within")

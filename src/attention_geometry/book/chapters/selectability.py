@@ -383,6 +383,59 @@ def pretrained_glue(smol, ids) -> dict:
         "sel-tab-smol": _table(("layer", "normed states (%)", "duplicates (%)", "per-head keys (%)", "zero gains"), rows)})
 
 
+def yardstick_words(measured, gaussian) -> str:
+    """How a measured key set's unselectable percentages (per set or layer) read against Gaussian key sets of
+    the same n and d. Uninformative when the Gaussian sets have none (their largest is 0) and neither has the
+    measured: any keys in general position would give 0 there. Otherwise the two 95 % intervals of the means
+    (Student t over sets) are compared: below, above or within the Gaussian level."""
+    import numpy as np
+
+    import attention_geometry as ag
+    m, g = np.asarray(measured, dtype=float).ravel(), np.asarray(gaussian, dtype=float).ravel()
+    if g.max() == 0:
+        return ("uninformative: Gaussian keys of this n and d have none either" if m.max() == 0 else
+                "above a Gaussian level of 0 (informative: general position gives none)")
+    (m_lo, m_hi), (g_lo, g_hi) = (ag.mean_estimate(x).interval() if x.size > 1 and x.std() > 0 else (x.mean(), x.mean())
+                                  for x in (m, g))
+    if m_hi < g_lo:
+        return "below the Gaussian level"
+    if m_lo > g_hi:
+        return "above the Gaussian level"
+    return "within the Gaussian level (not told apart)"
+
+
+def yardstick_entries(P, meas, gauss, short, g7_short, g_heads, smol, g_smol, n_smol: int, d_head: int,
+                      smol_dims: tuple[int, int]) -> list:
+    """Every key set the chapter measures, with its Gaussian sets of the same n and d, for :func:`yardstick_glue`:
+    Tables 1-2's sets (per set, mean over layers), the short sets' states and per-head keys, SmolLM2's normed
+    states and per-head keys (per layer). ``smol_dims``: SmolLM2's (head width, hidden size)."""
+    table_n, short_n = f"{P.table_n_min}–{P.table_n_max}", f"{P.short_n_min}–{P.short_n_max}"
+    head, hidden = smol_dims
+    out = [("before LayerNorm (Tables 1–2 sets)", table_n, 8, meas["layernorm"]["residual"].mean(1), gauss[8]),
+           ("after LayerNorm (Tables 1–2 sets)", table_n, 7, meas["layernorm"]["normed"].mean(1), gauss[7]),
+           ("after the norm without scaling (Tables 1–2 sets)", table_n, 7, meas["projection"]["normed"].mean(1),
+            gauss[7]),
+           ("after LayerNorm (short sets)", short_n, 7, short["layernorm"]["normed"].mean(1), g7_short),
+           ("after the norm without scaling (short sets)", short_n, 7, short["projection"]["normed"].mean(1), g7_short)]
+    out += [(f"per-head keys, {'LayerNorm' if norm == 'layernorm' else 'without scaling'} (short sets)", short_n,
+             d_head, short[norm]["keys"].mean(1), g_heads) for norm in ("layernorm", "projection")]
+    out += [("SmolLM2 normed states (per layer)", n_smol, hidden, smol["normed"].to_numpy(), g_smol[hidden]),
+            ("SmolLM2 per-head keys (per layer)", n_smol, head, smol["keys"].to_numpy(), g_smol[head])]
+    return out
+
+
+def yardstick_glue(entries: list) -> dict:
+    """The table of every measured key set beside Gaussian sets of the same n and d. ``entries``:
+    ``(what, keys, d, measured, gaussian)`` with the percentages per set (or per layer) of each."""
+    import numpy as np
+    rows = [(what, keys, d, f"{np.mean(m):.2f}", f"{np.mean(g):.2f}", yardstick_words(m, g))
+            for what, keys, d, m, g in entries]
+    n_uninformative = sum(r[-1].startswith("uninformative") for r in rows)
+    return _markdown({"sel-tab-yardstick": _table(("key set", "keys $n$", "dimension $d$", "measured (%)",
+                                                   "Gaussian, same $n$ and $d$ (%)", "reading"), rows),
+                      "sel-yardstick-uninformative": n_uninformative, "sel-yardstick-rows": len(rows)})
+
+
 def paper_vs_gauss_glue(growth: dict, growth_ns) -> dict:
     """The paper's Tables 1-2 against Gaussian sets of the paper's own key counts (768 and 1,024)."""
     from ... import stats as st
