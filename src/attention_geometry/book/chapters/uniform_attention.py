@@ -416,7 +416,8 @@ def claims(P, check: dict, cs, diffs: dict, runs: dict, geo_diff, sp: dict | Non
     out.append(ag.Claim(
         "ua-geometry-3d", where="abstract, (a); Fig. 1a–b (d = 3)", source="abstract", **row,
         statement="projection allows the attention mechanism to create an attention query that attends to all keys "
-                  "equally: in the trained d = 3 models, queries closer to the line through 1 with projection",
+                  "equally: in the trained d = 3 models, queries closer to the line through 1 with projection; "
+                  f"“{CAPTIONS['1b']}” (caption of Fig. 1b)",
         measured=f"angle, original's variant − LN, per seed: {geo_diff.format()}°",
         settings=f"{P.geo_seeds} seeds, {P.geo_steps:,} steps, batch {P.geo_batch}, lr {P.geo_lr:g}",
         verdict=ag.sign_verdict(geo_diff, +1, what="angle difference")))
