@@ -500,9 +500,9 @@ def paper_glue(presets_paper: dict, stored) -> dict:
         v = stored.values  # the stored run's measurements; the sentence by today's rule
         whole = (v["ua-d-layernorm-original_code-final-test-accuracy-lo"],
                  v["ua-d-layernorm-original_code-final-test-accuracy-hi"])
-        share = "At the paper's settings (the stored run): " + confound_sentence(
-            "final test accuracy", v["ua-share"], v["ua-share-lo"], v["ua-share-hi"], whole,
-            v["ua-d-layernorm-rmsnorm-final-test-accuracy-hi"] < 0)
+        sentence = confound_sentence("final test accuracy", v["ua-share"], v["ua-share-lo"], v["ua-share-hi"], whole,
+                                     v["ua-d-layernorm-rmsnorm-final-test-accuracy-hi"] < 0)
+        share = "At the paper's settings (the stored run), " + sentence[0].lower() + sentence[1:]
         if "ua-share-loss-sentence" in v:
             share += " " + v["ua-share-loss-sentence"]
         else:
