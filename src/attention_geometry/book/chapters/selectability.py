@@ -408,7 +408,8 @@ def yardstick_entries(P, meas, gauss, short, g7_short, g_heads, smol, g_smol, n_
                       smol_dims: tuple[int, int]) -> list:
     """Every key set the chapter measures, with its Gaussian sets of the same n and d, for :func:`yardstick_glue`:
     Tables 1-2's sets (per set, mean over layers), the short sets' states and per-head keys, SmolLM2's normed
-    states and per-head keys (per layer). ``smol_dims``: SmolLM2's (head width, hidden size)."""
+    states and per-head keys (layer 0, with its duplicates, apart from the rest, per layer). ``smol_dims``:
+    SmolLM2's (head width, hidden size)."""
     table_n, short_n = f"{P.table_n_min}–{P.table_n_max}", f"{P.short_n_min}–{P.short_n_max}"
     head, hidden = smol_dims
     out = [("before LayerNorm (Tables 1–2 sets)", table_n, 8, meas["layernorm"]["residual"].mean(1), gauss[8]),
@@ -419,8 +420,10 @@ def yardstick_entries(P, meas, gauss, short, g7_short, g_heads, smol, g_smol, n_
            ("after the norm without scaling (short sets)", short_n, 7, short["projection"]["normed"].mean(1), g7_short)]
     out += [(f"per-head keys, {'LayerNorm' if norm == 'layernorm' else 'without scaling'} (short sets)", short_n,
              d_head, short[norm]["keys"].mean(1), g_heads) for norm in ("layernorm", "projection")]
-    out += [("SmolLM2 normed states (per layer)", n_smol, hidden, smol["normed"].to_numpy(), g_smol[hidden]),
-            ("SmolLM2 per-head keys (per layer)", n_smol, head, smol["keys"].to_numpy(), g_smol[head])]
+    last = len(smol) - 1  # layer 0 apart: its input repeats every repeated token's vector (duplicates)
+    for place, what, d in (("normed", "normed states", hidden), ("keys", "per-head keys", head)):
+        out += [(f"SmolLM2 {what}, layer 0", n_smol, d, smol[place].to_numpy()[:1], g_smol[d]),
+                (f"SmolLM2 {what}, layers 1–{last} (per layer)", n_smol, d, smol[place].to_numpy()[1:], g_smol[d])]
     return out
 
 
