@@ -525,3 +525,47 @@ def test_a_unit_that_fails_in_a_worker_raises_its_error(tmp_path):
     with pytest.raises(OSError):  # every unit's first checkpoint fails: the folder is a file
         M.train_majority_groups(["layernorm", "original_code"], [0, 1, 2], SMALL, group_size=2,
                                 store=CheckpointStore(not_a_folder), workers=2)
+
+
+def test_first_crossing_interpolates_and_says_never():
+    from attention_geometry.majority import first_crossing
+    steps = np.array([0.0, 10.0, 20.0, 30.0])
+    curve = np.array([[np.nan, 1.0, 0.5, 0.25], [np.nan, 1.0, 0.9, 0.8]])
+    out = first_crossing(steps, curve, [0.75, 0.5])
+    assert out[0] == pytest.approx(15.0)  # halfway between 1.0 at 10 and 0.5 at 20
+    assert np.isnan(out[1])
+
+
+def test_step_ratio_on_curves_of_known_speed():
+    from attention_geometry.majority import step_ratio
+    steps = np.arange(0, 101, 10.0)
+    ref = np.exp(-steps / 10.0)[None, :].repeat(2, 0)  # the other is 3 times slower, exactly
+    other = np.exp(-steps / 30.0)[None, :].repeat(2, 0)
+    ratio, censored, bound = step_ratio(steps, ref, other, at=2)
+    assert not censored.any() and bound == pytest.approx(5.0)
+    assert ratio == pytest.approx(3.0, rel=0.02)  # interpolation between records, exp is convex
+    ratio, censored, bound = step_ratio(steps, ref, np.exp(-steps / 300.0)[None, :].repeat(2, 0), at=2)
+    assert censored.all() and ratio == pytest.approx([bound, bound])
+    acc_ref, acc_other = 1 - ref, 1 - other  # rising curves: the same ratio
+    ratio, _, _ = step_ratio(steps, acc_ref, acc_other, at=2, rising=True)
+    assert ratio == pytest.approx(3.0, rel=0.02)
+
+
+def test_query_components_split_along_ones_and_across():
+    from attention_geometry.majority import query_components
+    d = 4
+    ones = np.ones(d)
+    across_dir = np.array([1.0, -1.0, 0.0, 0.0]) / math.sqrt(2)
+    q = (3.0 * ones / math.sqrt(d) + 0.5 * across_dir)[None, None, :]  # along 1: 3, across: 0.5
+    along, across = query_components(q)
+    assert along == pytest.approx([3.0]) and across == pytest.approx([0.5])
+    angle = M.angle_to_ones(torch.as_tensor(q)).item()
+    assert angle == pytest.approx(math.degrees(math.atan2(0.5, 3.0)))  # tan(angle) = across / along
+
+
+def test_initial_queries_are_the_runs_first_weights():
+    from attention_geometry.majority import initial_queries
+    setup = M.MajoritySetup(n_classes=4, length=8, d=4, min_margin=2, n_sequences=80, batch=16, steps=1,
+                            lr=1e-10, eval_every=1)  # one step of Adam moves each weight by about lr
+    run = M.train_majority("layernorm", [3, 4], setup)
+    np.testing.assert_allclose(initial_queries("layernorm", [3, 4], 4, 4), run.queries, rtol=1e-5, atol=1e-6)

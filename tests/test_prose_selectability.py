@@ -24,3 +24,23 @@ def test_lm_words_read_the_interval():
 def test_reading_words_flip_when_a_layer_is_not_below():
     assert "in every layer" in ch.reading_words(["below"] * 8)
     assert "4 of the 8" in ch.reading_words(["below"] * 4 + ["within"] * 4)
+
+
+def test_fig1c_verdict_reads_each_column_both_ways():
+    import numpy as np
+    ds = np.arange(3, 16)
+    read = np.array([np.nan if v is None else v for v in ch.PAPER_FIG1C_CONTOUR.values()])
+    close = (read, read - 0.5, read + 0.5)
+    assert ch.fig1c_verdict(ds, close).label.value == "reproduced"
+    far = (read + 20, read + 19.5, read + 20.5)
+    assert ch.fig1c_verdict(ds, far).label.value in ("refuted", "differs")
+    reached = np.where(np.isnan(read), 58.0, read)  # the book reaches one half where the paper does not
+    assert ch.fig1c_verdict(ds, (reached, reached - 0.5, reached + 0.5)).label.value in ("refuted", "differs")
+
+
+def test_yardstick_words_say_when_a_comparison_is_uninformative():
+    assert ch.yardstick_words([0.0, 0.0], [0.0, 0.0]).startswith("uninformative")
+    assert ch.yardstick_words([0.0, 1.0], [0.0, 0.0]).startswith("above a Gaussian level of 0")
+    assert ch.yardstick_words([10.0, 11.0, 12.0], [90.0, 92.0, 94.0]) == "below the Gaussian level"
+    assert ch.yardstick_words([95.0, 96.0, 97.0], [90.0, 91.0, 92.0]) == "above the Gaussian level"
+    assert ch.yardstick_words([90.0, 92.0, 94.0], [91.0, 92.0, 93.0]).startswith("within")

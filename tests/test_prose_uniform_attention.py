@@ -17,3 +17,58 @@ def test_rounding_words_flip_at_rounding():
 def test_enumeration_words_flip():
     assert ch.enumeration_words(3, 5) == "stops before it has visited"
     assert ch.enumeration_words(5, 5) == "visits"
+
+
+def test_speed_words_read_the_interval_against_three():
+    assert ch.speed_words((3.6, 5.0), 0).startswith("more than three times")
+    assert ch.speed_words((3.6, 5.0), 2).startswith("more than three times")  # a lower bound above the band
+    assert ch.speed_words((2.6, 3.4), 0).startswith("about three times")
+    assert "lower bound" in ch.speed_words((2.6, 3.4), 1)
+    assert ch.speed_words((0.5, 0.9), 0) == "fewer steps than LayerNorm"
+    assert ch.speed_words((1.2, 2.0), 0).startswith("more steps than LayerNorm, but fewer")
+    assert "not told apart from LayerNorm's" in ch.speed_words((0.8, 2.0), 0)
+    assert "not told apart from three times" in ch.speed_words((2.0, 4.0), 0)
+
+
+def test_speed_verdict_sizes_signs_and_censoring():
+    import numpy as np
+    three = np.array([2.9, 3.0, 3.1, 3.05, 2.95])
+    none = np.zeros(5, bool)
+    assert ch.speed_verdict(three, none, 5.0, claimed=3.0, what="x").label == "reproduced"
+    assert ch.speed_verdict(three / 2, none, 5.0, claimed=3.0, what="x").label == "differs"
+    assert ch.speed_verdict(three / 2, none, 5.0, claimed=None, what="x").label == "reproduced"
+    assert ch.speed_verdict(three / 4, none, 5.0, claimed=None, what="x").label == "refuted"
+    some = np.array([1, 0, 0, 0, 0], bool)
+    assert ch.speed_verdict(three, some, 3.0, claimed=3.0, what="x").label == "not tested"
+    assert ch.speed_verdict(three * 2, some, 6.0, claimed=3.0, what="x").label == "differs"
+
+
+def test_paper_results_words_read_the_stored_intervals():
+    def values(code, fair, acc):
+        v = {}
+        for key, (lo, hi) in (("layernorm-original_code-mean-training-loss", code),
+                              ("layernorm-rmsnorm-mean-training-loss", fair),
+                              ("layernorm-rmsnorm-final-test-accuracy", acc)):
+            v[f"ua-d-{key}-lo"], v[f"ua-d-{key}-hi"] = lo, hi
+        return v
+    words = ch.paper_results_words(values((-2, -1), (1, 2), (-2, -1)))
+    assert "learns faster than the original's" in words and "it learns more slowly than the fair" in words
+    assert "ends less accurate than" in words
+    words = ch.paper_results_words(values((1, 2), (-1, 1), (1, 2)))
+    assert "more slowly than the original's" in words and "not told apart from the fair" in words
+    assert "ends more accurate than" in words
+
+
+def test_confound_sentence_gives_a_share_only_when_the_gap_excludes_zero():
+    none = ch.confound_sentence("final test accuracy", 2.07, 1.3, 10.3, (-0.005, 0.034), True)
+    assert "no share of it is a number" in none and "2.07" not in none
+    some = ch.confound_sentence("mean training loss", 1.16, 1.05, 1.3, (-0.23, -0.14), True)
+    assert "1.16" in some and "more than entirely" in some
+    assert "entirely the confound" in ch.confound_sentence("mean training loss", 1.16, 1.05, 1.3, (-0.23, -0.14), False)
+
+
+def test_alignment_words_read_both_growths():
+    assert ch.alignment_words((0.1, 0.5), (-0.2, 0.2)).startswith("alignment")
+    assert ch.alignment_words((-0.1, 0.1), (-0.5, -0.1)).startswith("shrinkage")
+    assert ch.alignment_words((0.1, 0.5), (-0.5, -0.1)).startswith("both")
+    assert ch.alignment_words((-0.1, 0.1), (-0.1, 0.1)).startswith("not resolved")

@@ -23,7 +23,8 @@ from functools import cache
 from pathlib import Path
 from typing import Any, Iterator
 
-__all__ = ["JSON_MIME", "CLAIMS_KEY", "CLAIMS_MIME", "load_notebook", "glued_values", "glued_data", "parse_glued",
+__all__ = ["JSON_MIME", "CLAIMS_KEY", "CLAIMS_MIME", "load_notebook", "glued_values", "glued_data", "glued_png",
+           "parse_glued",
            "strip_tagged_cells", "slim_notebook", "machine_paths", "has_machine_paths",
            "strip_machine_paths"]
 
@@ -63,6 +64,15 @@ def glued_values(notebook: Path | str | dict) -> dict[str, str]:
     """Every glued value of an executed notebook, as its ``text/plain`` form."""
     return {name: _text(data.get(f"{prefix}text/plain", ""))
             for name, data, prefix in _glue_outputs(load_notebook(notebook))}
+
+
+def glued_png(notebook: Path | str | dict, name: str) -> bytes | None:
+    """The PNG image glued under ``name`` in an executed notebook (a stored run's figure), or ``None``."""
+    import base64
+    for glued, data, prefix in _glue_outputs(load_notebook(notebook)):
+        if glued == name and f"{prefix}image/png" in data:
+            return base64.b64decode(_text(data[f"{prefix}image/png"]))
+    return None
 
 
 _NUMPY_REPR = re.compile(r"(?:np|numpy)\.\w+\((.*)\)", re.S)

@@ -75,7 +75,8 @@ and the verdict of chapter 2 live in :mod:`attention_geometry.words`
 :mod:`attention_geometry.verdicts` (``angle_verdict``).
 """
 
-from .analysis import confound_share, random_angle_to_ones, run_summary, uniform_query_check
+from .analysis import (confound_share, first_crossing, initial_queries, query_components, random_angle_to_ones,
+                       run_summary, step_ratio, uniform_query_check)
 from .data import (counts_to_tokens, majority_counts, majority_labels, majority_margin, partition_majority_data,
                    possible_smallest_parts, stratified_split)
 from .model import (NORM_VARIANTS, angle_to_ones, attention_norm, effective_queries, init_majority_params,
@@ -115,6 +116,10 @@ __all__ = [
     "geometry_differences",
     "steps_to_reach",
     "confound_share",
+    "first_crossing",
+    "step_ratio",
+    "query_components",
+    "initial_queries",
     "uniform_query_check",
     "setup_differences",
     "run_summary",

@@ -1,6 +1,7 @@
 """Numbers the chapter compares: the share of the gap that the fair control closes
 (with a bootstrap interval), the proposition on uniform attention in float64, per-seed
-summaries of a run and the yardstick angle of a random direction."""
+summaries of a run, how many more steps one variant needs to reach another's level, and
+the yardstick angle of a random direction."""
 
 import math
 from typing import Sequence
@@ -9,8 +10,8 @@ import numpy as np
 import numpy.typing as npt
 import torch
 
-from .._checks import as_torch_generator, check_int
-from .model import attention_norm
+from .._checks import as_torch_generator, check_int, fail
+from .model import attention_norm, effective_queries, init_majority_params
 from .training import MajorityRun
 
 
@@ -94,3 +95,73 @@ def random_angle_to_ones(d: int) -> float:
     beta = stats.beta(0.5, (d - 1) / 2)
     value, _ = integrate.quad(lambda b: np.degrees(np.arccos(np.sqrt(b))) * beta.pdf(b), 0, 1, limit=200)
     return float(value)
+
+
+def first_crossing(steps: npt.ArrayLike, curve: npt.ArrayLike, level: npt.ArrayLike) -> np.ndarray:
+    """The step at which each seed's ``curve`` first falls to its ``level``, linearly interpolated
+    between the records at ``steps: (T,)``; ``curve: (S, T)``, ``level``: a number or ``(S,)``.
+    Returns ``(S,)``, NaN where a seed never reaches its level (NaN records never count: the
+    training loss has none at step 0). For a curve that rises (accuracy) pass minus both."""
+    steps = np.asarray(steps, dtype=float)
+    curve = np.asarray(curve, dtype=float)
+    if curve.ndim != 2 or curve.shape[1] != steps.size:
+        raise fail("curve", curve.shape, f"(S, T={steps.size})", "has the wrong shape")
+    level = np.broadcast_to(np.asarray(level, dtype=float), curve.shape[:1])
+    out = np.full(curve.shape[0], np.nan)
+    for s, (row, lev) in enumerate(zip(curve, level)):
+        hit = np.flatnonzero(row <= lev)
+        if hit.size == 0:
+            continue
+        i = hit[0]
+        prev = i - 1
+        if prev < 0 or not np.isfinite(row[prev]):
+            out[s] = steps[i]
+            continue
+        frac = (row[prev] - lev) / (row[prev] - row[i]) if row[prev] != row[i] else 1.0
+        out[s] = steps[prev] + frac * (steps[i] - steps[prev])
+    return out
+
+
+def step_ratio(steps: npt.ArrayLike, reference: npt.ArrayLike, other: npt.ArrayLike, at: int, *,
+               rising: bool = False) -> tuple[np.ndarray, np.ndarray, float]:
+    """How many times as many steps ``other`` needs as ``reference`` to reach the level that
+    ``reference`` has at the record ``at``, seed by seed (the two ``(S, T)`` curves are paired by
+    seed, recorded at ``steps: (T,)``; ``rising``: a curve that should rise, as accuracy does).
+
+    Returns ``(ratio, censored, bound)``, the first two ``(S,)``: where ``other`` never reaches the
+    level within the run, ``censored`` is true and ``ratio`` is set to ``bound = steps[-1] / steps[at]``,
+    the most the run can show, so that the mean ratio is then a lower bound."""
+    steps = np.asarray(steps, dtype=float)
+    sign = -1.0 if rising else 1.0
+    ref, oth = sign * np.asarray(reference, dtype=float), sign * np.asarray(other, dtype=float)
+    check_int("at", at, low=1, high=steps.size - 1)
+    level = ref[:, at]
+    t_ref = first_crossing(steps, ref, level)  # the reference may reach its own level before ``at``
+    t_oth = first_crossing(steps, oth, level)
+    bound = float(steps[-1] / steps[at])
+    censored = ~np.isfinite(t_oth)
+    ratio = np.where(censored, steps[-1], t_oth) / t_ref
+    return np.where(censored, bound, ratio), censored, bound
+
+
+def query_components(queries: npt.ArrayLike) -> tuple[np.ndarray, np.ndarray]:
+    r"""The two parts of effective queries ``queries: (S, C, d)``: the length of the component
+    along :math:`\mathbf 1`, :math:`|u\cdot\mathbf 1|/\sqrt d`, and of the part that changes the
+    scores of keys in :math:`\mathcal H`, :math:`\lVert Pu\rVert`; each averaged over the ``C``
+    queries of a model, ``(S,)``. The angle to the line through 1 is
+    :math:`\arctan(\lVert Pu\rVert / (|u\cdot\mathbf 1|/\sqrt d))`: it falls when the first
+    grows (alignment) or when the second shrinks (shrinkage)."""
+    q = np.asarray(queries, dtype=float)
+    d = q.shape[-1]
+    along = np.abs(q.sum(-1)) / math.sqrt(d)
+    across = np.linalg.norm(q - q.mean(-1, keepdims=True), axis=-1)
+    return along.mean(-1), across.mean(-1)
+
+
+def initial_queries(norm: str, seeds: Sequence[int], n_classes: int, d: int) -> np.ndarray:
+    """The effective queries ``(S, C, d)`` of the models of ``seeds`` before training, computed as
+    :class:`MajorityRun` stores them at the end (the normed class embeddings' queries, over sqrt d)."""
+    params = init_majority_params(n_classes, d, [as_torch_generator("seed", s) for s in seeds])
+    with torch.no_grad():
+        keys = attention_norm(params["E"], norm)
+        return (effective_queries(params, keys) / math.sqrt(d)).numpy().astype(float)

@@ -89,6 +89,15 @@ class SelectabilityParams(ChapterParams):
 #: image files unselectable/images/table1.png and table2.png.
 PAPER_TABLES = {("layernorm", "residual"): [44.8, 28.5, 22.3, 26.1], ("layernorm", "normed"): [0.0] * 4,
                 ("projection", "normed"): [51.0, 32.2, 34.7, 36.8]}
+#: The paper's Fig. 1c (unselectable/images/figure1cd.png), read from the image as the tables were: each
+#: cell's median colour matched to the figure's own colour bar (0 to 1), the 50 % contour n*(d) then
+#: interpolated between rows as ``half_contour`` does; None: no cell of that column reaches 1/2
+#: (largest fractions read for d = 10 to 15: 0.27, 0.10, 0.02, 0.04, 0.005, 0.005).
+PAPER_FIG1C_CONTOUR = {3: 6.4, 4: 10.8, 5: 15.4, 6: 21.8, 7: 31.1, 8: 42.2, 9: 56.7,
+                       10: None, 11: None, 12: None, 13: None, 14: None, 15: None}
+#: The tolerance of a comparison with it: one row of the image (one key) for the reading, plus 10 %
+#: for the sampling noise of the paper's own 100 sets per cell, which grows with n*.
+FIG1C_ATOL, FIG1C_RTOL = 1.0, 0.1
 #: What each (model, place) of the tables is, in the book's words.
 PLACES = {("layernorm", "residual"): "before LayerNorm", ("layernorm", "normed"): "after LayerNorm",
           ("layernorm", "sphere"): r"after LayerNorm with $\varepsilon = 0$",
@@ -173,8 +182,9 @@ def grid_glue(P, ns, ds, grid_plain, grid_ln, contour) -> dict:
         neither="neither the rule nor the exception (about half of the sets, not resolved against one half)")
 
     def n_star(v):
-        return "not reached on the grid" if np.isnan(v) else f"{v:.1f}"
-    contour_rows = [(int(d), n_star(m), n_star(lo), n_star(hi)) for d, m, lo, hi in zip(ds, *contour)]
+        return "not reached on the grid" if v is None or np.isnan(v) else f"{v:.1f}"
+    contour_rows = [(int(d), n_star(m), n_star(lo), n_star(hi), n_star(PAPER_FIG1C_CONTOUR.get(int(d), np.nan)))
+                    for d, m, lo, hi in zip(ds, *contour)]
     grid_rows = [(rf"sets with an unselectable key, $n = {ns[-1]}$, $d = {ds[0]}$", f"{corner:.2f}"),
                  (rf"mean fraction of unselectable keys there", f"{grid_plain['mean'][-1, 0]:.2f}"),
                  (rf"sets with an unselectable key, $n = {ns[-1]}$, $d = {ds[-1]}$", f"{grid_plain['any'][-1, -1]:.2f}"),
@@ -189,7 +199,35 @@ def grid_glue(P, ns, ds, grid_plain, grid_ln, contour) -> dict:
         "sel-stage-query": share["query"], "sel-stage-duplicate": share["duplicate"], "sel-stage-nnls": share["nnls"],
         "sel-stage-lp": share["lp"],
         "sel-tab-grid": _table(("quantity", "value"), grid_rows),
-        "sel-tab-contour": _table(("$d$", "$n^*(d)$", "95 % low", "95 % high"), contour_rows)})
+        "sel-tab-contour": _table(("$d$", "$n^*(d)$", "95 % low", "95 % high", "the paper's Fig. 1c (read)"),
+                                  contour_rows)})
+
+
+def fig1c_verdict(ds, contour):
+    """The 50 % contour of the heat map (``half_contour``) against the one read from the paper's Fig. 1c,
+    column by column on the paper's grid (d = 3 to 15): a value where both reach one half, within
+    ``FIG1C_ATOL + FIG1C_RTOL * n*``; and the columns where one reaches it and the other not."""
+    import numpy as np
+
+    import attention_geometry as ag
+    z = 1.959963984540054
+    parts = {}
+    for d, m, lo, hi in zip(ds, *contour):
+        if int(d) not in PAPER_FIG1C_CONTOUR:
+            continue
+        read = PAPER_FIG1C_CONTOUR[int(d)]
+        if read is None or np.isnan(m):
+            parts[f"d = {int(d)}"] = ag.property_verdict(read is None and bool(np.isnan(m)),
+                                                         "neither reaches one half on the grid" if read is None
+                                                         else "one reaches one half and the other does not")
+            continue
+        # the Wilson-bound crossings give the interval; where one is off the grid, the other side's half-width
+        half = (hi - lo) / 2 if not np.isnan(lo + hi) else abs(m - (lo if np.isnan(hi) else hi))
+        parts[f"d = {int(d)}"] = ag.value_verdict(ag.Estimate(float(m), float(half) / z), read,
+                                                  atol=FIG1C_ATOL, rtol=FIG1C_RTOL)
+    if not parts:
+        return ag.not_tested("the grid shares no dimension d with the paper's Fig. 1c (d = 3 to 15)")
+    return ag.all_verdict(parts, what="50 % contour, column by column")
 
 
 def growth_glue(growth: dict, growth_sets: int) -> dict:
@@ -345,6 +383,62 @@ def pretrained_glue(smol, ids) -> dict:
         "sel-tab-smol": _table(("layer", "normed states (%)", "duplicates (%)", "per-head keys (%)", "zero gains"), rows)})
 
 
+def yardstick_words(measured, gaussian) -> str:
+    """How a measured key set's unselectable percentages (per set or layer) read against Gaussian key sets of
+    the same n and d. Uninformative when the Gaussian sets have none (their largest is 0) and neither has the
+    measured: any keys in general position would give 0 there. Otherwise the two 95 % intervals of the means
+    (Student t over sets) are compared: below, above or within the Gaussian level."""
+    import numpy as np
+
+    import attention_geometry as ag
+    m, g = np.asarray(measured, dtype=float).ravel(), np.asarray(gaussian, dtype=float).ravel()
+    if g.max() == 0:
+        return ("uninformative: Gaussian keys of this n and d have none either" if m.max() == 0 else
+                "above a Gaussian level of 0 (informative: general position gives none)")
+    (m_lo, m_hi), (g_lo, g_hi) = (ag.mean_estimate(x).interval() if x.size > 1 and x.std() > 0 else (x.mean(), x.mean())
+                                  for x in (m, g))
+    if m_hi < g_lo:
+        return "below the Gaussian level"
+    if m_lo > g_hi:
+        return "above the Gaussian level"
+    return "within the Gaussian level (not told apart)"
+
+
+def yardstick_entries(P, meas, gauss, short, g7_short, g_heads, smol, g_smol, n_smol: int, d_head: int,
+                      smol_dims: tuple[int, int]) -> list:
+    """Every key set the chapter measures, with its Gaussian sets of the same n and d, for :func:`yardstick_glue`:
+    Tables 1-2's sets (per set, mean over layers), the short sets' states and per-head keys, SmolLM2's normed
+    states and per-head keys (layer 0, with its duplicates, apart from the rest, per layer). ``smol_dims``:
+    SmolLM2's (head width, hidden size)."""
+    table_n, short_n = f"{P.table_n_min}–{P.table_n_max}", f"{P.short_n_min}–{P.short_n_max}"
+    head, hidden = smol_dims
+    out = [("before LayerNorm (Tables 1–2 sets)", table_n, 8, meas["layernorm"]["residual"].mean(1), gauss[8]),
+           ("after LayerNorm (Tables 1–2 sets)", table_n, 7, meas["layernorm"]["normed"].mean(1), gauss[7]),
+           ("after the norm without scaling (Tables 1–2 sets)", table_n, 7, meas["projection"]["normed"].mean(1),
+            gauss[7]),
+           ("after LayerNorm (short sets)", short_n, 7, short["layernorm"]["normed"].mean(1), g7_short),
+           ("after the norm without scaling (short sets)", short_n, 7, short["projection"]["normed"].mean(1), g7_short)]
+    out += [(f"per-head keys, {'LayerNorm' if norm == 'layernorm' else 'without scaling'} (short sets)", short_n,
+             d_head, short[norm]["keys"].mean(1), g_heads) for norm in ("layernorm", "projection")]
+    last = len(smol) - 1  # layer 0 apart: its input repeats every repeated token's vector (duplicates)
+    for place, what, d in (("normed", "normed states", hidden), ("keys", "per-head keys", head)):
+        out += [(f"SmolLM2 {what}, layer 0", n_smol, d, smol[place].to_numpy()[:1], g_smol[d]),
+                (f"SmolLM2 {what}, layers 1–{last} (per layer)", n_smol, d, smol[place].to_numpy()[1:], g_smol[d])]
+    return out
+
+
+def yardstick_glue(entries: list) -> dict:
+    """The table of every measured key set beside Gaussian sets of the same n and d. ``entries``:
+    ``(what, keys, d, measured, gaussian)`` with the percentages per set (or per layer) of each."""
+    import numpy as np
+    rows = [(what, keys, d, f"{np.mean(m):.2f}", f"{np.mean(g):.2f}", yardstick_words(m, g))
+            for what, keys, d, m, g in entries]
+    n_uninformative = sum(r[-1].startswith("uninformative") for r in rows)
+    return _markdown({"sel-tab-yardstick": _table(("key set", "keys $n$", "dimension $d$", "measured (%)",
+                                                   "Gaussian, same $n$ and $d$ (%)", "reading"), rows),
+                      "sel-yardstick-uninformative": n_uninformative, "sel-yardstick-rows": len(rows)})
+
+
 def paper_vs_gauss_glue(growth: dict, growth_ns) -> dict:
     """The paper's Tables 1-2 against Gaussian sets of the paper's own key counts (768 and 1,024)."""
     from ... import stats as st
@@ -389,11 +483,14 @@ def claims(P, *, grid_ln, ds, ns, contour, meas, gauss, short, g7_short, radius,
     out.append(ag.Claim(
         "sel-fig1c", where="Fig. 1c (repository file unselectable/images/figure1cd.png)", source="repository",
         at_paper_settings=original_grid, **row,
-        statement="Gaussian keys without LayerNorm: the fraction of sets with an unselectable key over n and d",
+        statement="Gaussian keys without LayerNorm: the fraction of sets with an unselectable key over n and d, "
+                  "50 % contour read from the image: " + ", ".join(f"{v:g} (d = {d})" for d, v in
+                                                                   PAPER_FIG1C_CONTOUR.items() if v)
+                  + "; not reached by n = 60 for d ≥ 10",
         measured="50 % contour n*(d): " + ", ".join(f"{v:.0f} (d = {d})" for d, v in zip(ds, contour[0]) if v == v)
                  + f"; not reached by n = {ns[-1]} for {int(np.isnan(contour[0]).sum())} larger d",
         settings=f"{P.grid_sets} sets per cell",
-        verdict=ag.not_tested("the figure is an image this book cannot read: its contour is not available to compare")))
+        verdict=fig1c_verdict(ds, contour)))
     n_range, paper_range = (P.table_n_min, P.table_n_max), (768, 1024)
     for cid, (norm, place), where in [("sel-table2-before", ("layernorm", "residual"), "Table 2, before LN"),
                                       ("sel-table1-noscale", ("projection", "normed"), "Table 1, without scaling")]:

@@ -174,6 +174,197 @@ def results_glue(per_seed: dict, diffs: dict) -> dict:
     return _markdown(out)
 
 
+#: The captions of the paper's figures, in its own words, as shown in the authors' repository
+#: (majority/images/figure1ab.png, figure2.png, figure3.png).
+CAPTIONS = {
+    "1a": "Without LayerNorm, the model has learned key and query vectors without any apparent geometric structure.",
+    "1b": "LayerNorm projects the key vectors onto the same hyperplane so that the model can learn to align the "
+          "queries to be orthogonal to the keys.",
+    "2a": "Training loss: With projection, the model converges faster compared to the model without projection, "
+          "which required 3x more steps.",
+    "2b": "The mean angle of the queries to the 1 vector. With projection, since all keys are orthogonal to 1, the "
+          "model has learned to align the queries to be parallel to 1 and thus give equal attention to all keys.",
+    "3": "The test accuracy in the “majority” task across 10 runs with and without projection. With projection the "
+         "model reaches high test accuracy faster compared to the model without projection.",
+}
+#: "3x more steps" (caption of Fig. 2a) read as the range of ratios that round to 3.
+STEP_RATIO_CLAIM, STEP_RATIO_RTOL = 3.0, 1 / 6
+#: The record at which LayerNorm's level is taken: a quarter of the run, so that the run can show a
+#: ratio of up to 4 (more than the claimed 3) before the other variant runs out of steps.
+LEVEL_AT = 0.25
+
+
+def level_record(steps) -> int:
+    """The record at :data:`LEVEL_AT` of the run (at least the first after step 0)."""
+    return max(1, round((len(steps) - 1) * LEVEL_AT))
+
+
+def speed(runs: dict) -> dict:
+    """For the original's variant and the fair control against LayerNorm: how many times LayerNorm's
+    steps each needs to reach LayerNorm's training loss (Fig. 2a) and test accuracy (Fig. 3) at
+    :func:`level_record`, seed by seed (``step_ratio``): ``{(other, quantity): (ratio, censored, bound)}``."""
+    import attention_geometry as ag
+    ln = runs["layernorm"]
+    at = level_record(ln.steps)
+    return {(other, q): ag.step_ratio(ln.steps, getattr(ln, attr), getattr(runs[other], attr), at,
+                                      rising=attr == "test_accuracy")
+            for other in ("original_code", "rmsnorm") for q, attr in (("training loss", "loss"),
+                                                                       ("test accuracy", "test_accuracy"))}
+
+
+def speed_words(ratio_interval: tuple[float, float], censored: int) -> str:
+    """What the mean step ratio's interval says against "3x more steps" (the band that rounds to 3), as
+    the object of "needs": a censored seed makes the mean a lower bound, which decides only above the band."""
+    lo, hi = ratio_interval
+    band = (STEP_RATIO_CLAIM * (1 - STEP_RATIO_RTOL), STEP_RATIO_CLAIM * (1 + STEP_RATIO_RTOL))
+    if lo > band[1]:
+        return "more than three times as many steps as LayerNorm"
+    if censored:
+        return "more steps than the run holds for some seeds (the mean ratio is then only a lower bound)"
+    if band[0] <= lo and hi <= band[1]:
+        return "about three times as many steps as LayerNorm"
+    if hi < 1:
+        return "fewer steps than LayerNorm"
+    if hi < band[0]:
+        return ("more steps than LayerNorm, but fewer than three times as many" if lo > 1 else
+                "a number of steps not told apart from LayerNorm's, and fewer than three times as many")
+    return "a number of steps not told apart from three times LayerNorm's"
+
+
+def speed_glue(runs: dict, sp: dict) -> dict:
+    """The table of step ratios and the words for the training loss (Fig. 2a's "3x more steps")."""
+    import numpy as np
+
+    import attention_geometry as ag
+    from ..tables import markdown_table
+    ln = runs["layernorm"]
+    at = level_record(ln.steps)
+    rows, out = [], {"ua-level-step": int(ln.steps[at]), "ua-speed-bound": float(ln.steps[-1] / ln.steps[at])}
+    for (other, q), (ratio, censored, bound) in sp.items():
+        est = ag.mean_estimate(ratio[np.isfinite(ratio)])
+        lo, hi = est.interval()
+        rows.append((NORM_NAMES[other], q, f"{est.value:.2f}", f"{lo:.2f} to {hi:.2f}",
+                     f"{int(censored.sum())} of {len(ratio)}"))
+        key = f"ua-speed-{other}-{q.replace(' ', '-')}"
+        out.update({key: est.value, f"{key}-lo": lo, f"{key}-hi": hi, f"{key}-censored": int(censored.sum())})
+        if q == "training loss":
+            out[f"{key}-words"] = speed_words((lo, hi), int(censored.sum()))
+    out["ua-tab-speed"] = markdown_table(
+        ("variant", "quantity", "steps needed ÷ LayerNorm's (mean)", "95 % interval", "seeds that never get there"),
+        rows)
+    return _markdown(out)
+
+
+def speed_verdict(ratio, censored, bound: float, *, claimed: float | None, what: str):
+    """``claimed``: a size (Fig. 2a's 3) by ``ratio_verdict``; ``None``: only the direction (Fig. 3's
+    "faster"), by ``sign_verdict`` on the log ratio. Censored seeds are set to the run's bound, which
+    understates the ratio: a lower bound decides a size only when it already lies above the band, and it
+    never turns a sign against the claim."""
+    import numpy as np
+
+    import attention_geometry as ag
+    ratio = ratio[np.isfinite(ratio)]
+    if claimed is None:
+        return ag.sign_verdict(ag.mean_estimate(np.log(ratio)), +1, what=f"log step ratio, {what}")
+    v = ag.ratio_verdict(ag.mean_estimate(ratio), claimed, rtol=STEP_RATIO_RTOL, what=f"step ratio, {what}")
+    if censored.any() and not (v.label == "differs" and ratio.mean() > claimed):
+        return ag.not_tested(f"{int(censored.sum())} of {censored.size} seeds never reach LayerNorm's level "
+                             f"within the run (a ratio above {bound:.2g}); a longer run would decide it")
+    return v
+
+
+def speed_claims(P, runs: dict, sp: dict, row: dict, settings: str) -> list:
+    """The claims of the captions of Fig. 2a (3x more steps) and Fig. 3 (high test accuracy faster), against
+    the original's variant (the paper's) and the fair control (a control the paper never ran: a reading)."""
+    import attention_geometry as ag
+    level_step = int(runs["layernorm"].steps[level_record(runs["layernorm"].steps)])
+    out = []
+    for other in ("original_code", "rmsnorm"):
+        kind = "paper" if other == "original_code" else "reading"
+        against = "the original's variant" if other == "original_code" else "the fair control (not in the paper)"
+        for fig, q, claimed in (("2a", "training loss", STEP_RATIO_CLAIM), ("3", "test accuracy", None)):
+            ratio, censored, bound = sp[other, q]
+            est = ag.mean_estimate(ratio[ratio == ratio])
+            out.append(ag.Claim(
+                f"ua-fig{fig}-steps-{other}", where=f"caption of Fig. {fig} (repository file "
+                f"majority/images/figure{fig[0]}.png)", source="repository", claim_kind=kind, **row,
+                statement=f"“{CAPTIONS[fig]}” (caption of Fig. {fig}); tested against {against}",
+                measured=f"steps to reach LayerNorm's {q} at step {level_step:,}, ÷ LayerNorm's, per seed: "
+                         f"{est.format()} ({int(censored.sum())} of {censored.size} seeds never get there)",
+                settings=settings, verdict=speed_verdict(ratio, censored, bound, claimed=claimed, what=q)))
+    return out
+
+
+def query_split(runs: dict) -> dict:
+    """Per variant, the effective queries' component along 1 and their scoring part (``query_components``)
+    before training and at the end, and their growth per seed as log ratios: ``{norm: {"along": (init, end),
+    "across": (init, end), "log_along": (S,), "log_across": (S,)}}``."""
+    import numpy as np
+
+    import attention_geometry as ag
+    out = {}
+    for norm, run in runs.items():
+        start = ag.query_components(ag.initial_queries(norm, run.seeds, run.setup.n_classes, run.setup.d))
+        end = ag.query_components(run.queries)
+        out[norm] = {"along": (start[0], end[0]), "across": (start[1], end[1]),
+                     "log_along": np.log(end[0] / start[0]), "log_across": np.log(end[1] / start[1])}
+    return out
+
+
+def alignment_words(log_along: tuple[float, float], log_across: tuple[float, float]) -> str:
+    """What makes the angle small, from the intervals of the log growth of the component along 1 and of the
+    scoring part (``tan`` of the angle is their ratio)."""
+    grows, shrinks = log_along[0] > 0, log_across[1] < 0
+    if grows and shrinks:
+        return "both: the component along $\\mathbf 1$ grows and the part that changes the scores shrinks"
+    if grows:
+        return "alignment: the component along $\\mathbf 1$ grows, and the part that changes the scores does not shrink"
+    if shrinks:
+        return "shrinkage: the part that changes the scores shrinks, and the component along $\\mathbf 1$ does not grow"
+    return "not resolved: neither the growth along $\\mathbf 1$ nor the shrinking of the scoring part is told apart from 0"
+
+
+def query_glue(split: dict) -> dict:
+    """The table of the two parts of the learned queries, and the words for LayerNorm's angle."""
+    import numpy as np
+
+    import attention_geometry as ag
+    from ..tables import markdown_table
+    rows = []
+    for norm, v in split.items():
+        ga, gc = ag.mean_estimate(v["log_along"]), ag.mean_estimate(v["log_across"])
+        rows.append((NORM_NAMES.get(norm, norm), f"{v['along'][0].mean():.3f} → {v['along'][1].mean():.3f}",
+                     f"{v['across'][0].mean():.3f} → {v['across'][1].mean():.3f}",
+                     " to ".join(f"{np.exp(x):.2f}" for x in ga.interval()),
+                     " to ".join(f"{np.exp(x):.2f}" for x in gc.interval())))
+    ln = split["layernorm"]
+    words = alignment_words(ag.mean_estimate(ln["log_along"]).interval(), ag.mean_estimate(ln["log_across"]).interval())
+    table = markdown_table(("variant", "along 1, start → end", "scoring part, start → end",
+                            "growth along 1 (95 %)", "growth of the scoring part (95 %)"), rows)
+    return _markdown({"ua-tab-query": table, "ua-query-words": words})
+
+
+def query_claims(split: dict, row: dict, settings: str) -> list:
+    """The book's reading of Fig. 2b's caption: is LayerNorm's small angle alignment (the component along 1
+    grows) or shrinkage (the scoring part shrinks)? One row each, by the sign of the per-seed log growth."""
+    import attention_geometry as ag
+    ln = split["layernorm"]
+    caption = ("“With projection, since all keys are orthogonal to 1, the model has learned to align the queries "
+               "to be parallel to 1 and thus give equal attention to all keys” (caption of Fig. 2b)")
+    out = []
+    for cid, key, sign, reading in (
+            ("ua-query-alignment", "log_along", +1, "the component of the learned query along 1 grows in training"),
+            ("ua-query-shrinkage", "log_across", -1, "the part of the learned query that changes the scores, P u, "
+                                                     "shrinks in training")):
+        est = ag.mean_estimate(ln[key])
+        out.append(ag.Claim(
+            cid, where="caption of Fig. 2b (repository file majority/images/figure2.png)", source="repository",
+            claim_kind="reading", **row, statement=f"{caption}; the book's reading: {reading} (LayerNorm)",
+            measured=f"log(end / start) per seed: {est.format()}", settings=settings,
+            verdict=ag.sign_verdict(est, sign, what="log growth")))
+    return out
+
+
 def geometry_glue(P, geo_angle: dict, geo: dict, geo_diff) -> dict:
     """The d = 3 runs: settings, mean angles and accuracies, and which variant's queries lie nearer the line."""
     import attention_geometry as ag
@@ -189,7 +380,8 @@ def geometry_glue(P, geo_angle: dict, geo: dict, geo_diff) -> dict:
                                    "the seeds do not tell the two variants' angles apart")})
 
 
-def claims(P, check: dict, cs, diffs: dict, runs: dict, geo_diff) -> list:
+def claims(P, check: dict, cs, diffs: dict, runs: dict, geo_diff, sp: dict | None = None,
+           split: dict | None = None) -> list:
     """The chapter's claims, each with its measurement and its verdict rule."""
     import attention_geometry as ag
     row = dict(paper="brody2023expressivity", section="ua-majority")
@@ -217,13 +409,84 @@ def claims(P, check: dict, cs, diffs: dict, runs: dict, geo_diff) -> list:
                       "projection, at about 16,000 steps (value read from the figure)",
             measured=f"{est.format()}° at step {runs[norm].steps[-1]:,}", settings=settings,
             verdict=ag.angle_verdict(runs[norm].final["angle"], runs[norm].steps[-1], value, 16_000)))
+    if sp is not None:
+        out += speed_claims(P, runs, sp, row, settings)
+    if split is not None:
+        out += query_claims(split, row, settings)
     out.append(ag.Claim(
         "ua-geometry-3d", where="abstract, (a); Fig. 1a–b (d = 3)", source="abstract", **row,
         statement="projection allows the attention mechanism to create an attention query that attends to all keys "
-                  "equally: in the trained d = 3 models, queries closer to the line through 1 with projection",
+                  "equally: in the trained d = 3 models, queries closer to the line through 1 with projection; "
+                  f"“{CAPTIONS['1b']}” (caption of Fig. 1b)",
         measured=f"angle, original's variant − LN, per seed: {geo_diff.format()}°",
         settings=f"{P.geo_seeds} seeds, {P.geo_steps:,} steps, batch {P.geo_batch}, lr {P.geo_lr:g}",
         verdict=ag.sign_verdict(geo_diff, +1, what="angle difference")))
+    return out
+
+
+def stored_figure(stored, name: str, fallback, *, this_is_the_run: bool = False):
+    """The figure ``name`` as the stored paper run drew it (its notebook's glued PNG), else ``fallback``
+    (this run's; ``this_is_the_run``: this run is the paper-scale run); with the words that say which."""
+    from IPython.display import Image
+
+    from ..notebooks import glued_png
+    notebooks = sorted(stored.folder.glob("*.ipynb")) if stored else []
+    png = glued_png(notebooks[0], name) if notebooks else None
+    if this_is_the_run:
+        return fallback, "this run, the paper-scale run itself"
+    if png is None:
+        return fallback, "this run: no stored run at the paper's settings holds the figure"
+    return Image(png), "the stored run at the paper's settings"
+
+
+def paper_results_words(v: dict) -> str:
+    """The sentence that reads the stored run's paired intervals (its values.json ``v``) as the text reads
+    this run's: training loss against both variants, final accuracy against the fair control."""
+    def interval(a, b, m):
+        key = f"ua-d-{a}-{b}-{m}"
+        return v[f"{key}-lo"], v[f"{key}-hi"]
+    loss_code = sign_words(interval("layernorm", "original_code", "mean-training-loss"),
+                           "learns faster than the original's variant", "learns more slowly than the original's variant",
+                           "is not told apart from the original's variant")
+    loss_fair = sign_words(interval("layernorm", "rmsnorm", "mean-training-loss"), "learns faster than the fair control",
+                           "learns more slowly than the fair control", "is not told apart from the fair control")
+    acc_fair = sign_words(interval("layernorm", "rmsnorm", "final-test-accuracy"), "less accurate than",
+                          "more accurate than", "as accurate as (within the interval)")
+    return (f"At the paper's settings (the stored run), on the training loss averaged over the run LayerNorm "
+            f"{loss_code}, it {loss_fair}, and it ends {acc_fair} the fair control.")
+
+
+#: The confound's two quantities: the training loss averaged over the run (Fig. 2a) and the final accuracy.
+CONFOUND_QUANTITIES = {"mean training loss": "loss", "final test accuracy": "acc"}
+
+
+def confound_sentence(quantity: str, share: float, lo: float, hi: float, whole: tuple[float, float],
+                      fair_ahead: bool) -> str:
+    """The confound on ``quantity``: the share of the gap (LayerNorm − the original's variant, paired interval
+    ``whole``) that the fair control closes, with its bootstrap interval, in words. A share is a number only
+    when the gap's interval excludes 0; otherwise the sentence says the gap is not told from 0 and gives none.
+    ``fair_ahead``: the fair control beats LayerNorm seed by seed (its paired interval excludes 0)."""
+    from ...words import share_words
+    if whole[0] <= 0 <= whole[1]:
+        return (f"On the {quantity}, the gap between LayerNorm and the original's variant is not told apart from 0 "
+                f"(paired interval {whole[0]:.3f} to {whole[1]:.3f}), so no share of it is a number.")
+    words = share_words(lo, hi, fair_ahead, whole=whole)
+    return (f"On the {quantity}, the fair control closes a share {share:.2f} of the gap between LayerNorm and the "
+            f"original's variant (95 % bootstrap interval {lo:.2f} to {hi:.2f}): the gap is {words} the confound.")
+
+
+def confound_glue(shares: dict, diffs: dict) -> dict:
+    """``shares``: ``{quantity: confound_share(...)}`` for :data:`CONFOUND_QUANTITIES`; the sentences and the
+    numbers (the accuracy's under the keys ``ua-share*`` a stored run already has)."""
+    out = {}
+    for quantity, short in CONFOUND_QUANTITIES.items():
+        share, lo, hi = shares[quantity]
+        whole = diffs["layernorm", "original_code", quantity].interval()
+        fair = diffs["layernorm", "rmsnorm", quantity].interval()
+        fair_ahead = fair[0] > 0 if short == "loss" else fair[1] < 0  # lower loss, higher accuracy
+        prefix = "ua-share" if short == "acc" else "ua-share-loss"
+        out.update({prefix: share, f"{prefix}-lo": lo, f"{prefix}-hi": hi,
+                    f"{prefix}-sentence": confound_sentence(quantity, share, lo, hi, whole, fair_ahead)})
     return out
 
 
@@ -234,10 +497,16 @@ def paper_glue(presets_paper: dict, stored) -> dict:
     if not stored:
         share = "The paper's settings have no stored run."
     else:
-        v = stored.values  # the stored run's measurements; the words by today's rule
-        words = ag.share_words(v["ua-share-lo"], v["ua-share-hi"], v["ua-d-layernorm-rmsnorm-final-test-accuracy-hi"] < 0,
-                               whole=(v["ua-d-layernorm-original_code-final-test-accuracy-lo"],
-                                      v["ua-d-layernorm-original_code-final-test-accuracy-hi"]))
-        share = ("At the paper's settings (the stored run) it closes {ua-share:.2f} ({ua-share-lo:.2f} to "
-                 "{ua-share-hi:.2f}): the gap is {words} the confound.").format_map({**v, "words": words})
-    return {"ua-paper-differences": ag.differences_in_words(rows), "ua-paper-share": share}
+        v = stored.values  # the stored run's measurements; the sentence by today's rule
+        whole = (v["ua-d-layernorm-original_code-final-test-accuracy-lo"],
+                 v["ua-d-layernorm-original_code-final-test-accuracy-hi"])
+        sentence = confound_sentence("final test accuracy", v["ua-share"], v["ua-share-lo"], v["ua-share-hi"], whole,
+                                     v["ua-d-layernorm-rmsnorm-final-test-accuracy-hi"] < 0)
+        share = "At the paper's settings (the stored run), " + sentence[0].lower() + sentence[1:]
+        if "ua-share-loss-sentence" in v:
+            share += " " + v["ua-share-loss-sentence"]
+        else:
+            share += " Its share on the training loss awaits the next run at those settings."
+    return {"ua-paper-differences": ag.differences_in_words(rows), "ua-paper-share": share,
+            "ua-paper-results": paper_results_words(stored.values) if stored else
+            "The paper's settings have no stored run."}
