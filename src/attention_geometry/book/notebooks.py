@@ -23,8 +23,8 @@ from functools import cache
 from pathlib import Path
 from typing import Any, Iterator
 
-__all__ = ["JSON_MIME", "CLAIMS_KEY", "CLAIMS_MIME", "load_notebook", "glued_values", "glued_data", "parse_glued",
-           "strip_tagged_cells", "slim_notebook", "machine_paths", "has_machine_paths",
+__all__ = ["JSON_MIME", "CLAIMS_KEY", "CLAIMS_MIME", "load_notebook", "glued_values", "glued_text", "glued_data",
+           "parse_glued", "strip_tagged_cells", "slim_notebook", "machine_paths", "has_machine_paths",
            "strip_machine_paths"]
 
 IMAGE_MIMES = ("image/png", "image/jpeg", "image/svg+xml")
@@ -62,6 +62,14 @@ def _text(value) -> str:
 def glued_values(notebook: Path | str | dict) -> dict[str, str]:
     """Every glued value of an executed notebook, as its ``text/plain`` form."""
     return {name: _text(data.get(f"{prefix}text/plain", ""))
+            for name, data, prefix in _glue_outputs(load_notebook(notebook))}
+
+
+def glued_text(notebook: Path | str | dict) -> dict[str, str]:
+    """Every glued value as the text the book shows: a Markdown value (``{glue:md}``: a table,
+    a clause with math) as its Markdown source, any other as its ``text/plain`` form (where
+    :func:`glued_values` gives a Markdown value's ``<IPython.core.display.Markdown object>``)."""
+    return {name: _text(data.get(f"{prefix}text/markdown", data.get(f"{prefix}text/plain", "")))
             for name, data, prefix in _glue_outputs(load_notebook(notebook))}
 
 
