@@ -24,3 +24,11 @@ def test_lm_words_read_the_interval():
 def test_reading_words_flip_when_a_layer_is_not_below():
     assert "in every layer" in ch.reading_words(["below"] * 8)
     assert "4 of the 8" in ch.reading_words(["below"] * 4 + ["within"] * 4)
+
+
+def test_corner_words_read_the_interval_against_one_half():
+    assert ch.corner_words(0.9, 100).startswith("the rule")
+    assert ch.corner_words(1 / 12, 12).startswith("the exception")   # the smoke set's corner, n = 6, d = 4
+    assert ch.corner_words(2 / 12, 12).startswith("the exception")
+    assert ch.corner_words(0.5, 4).startswith("neither")             # four sets resolve nothing
+    assert ch.corner_words(0.0, 4).startswith("neither")
