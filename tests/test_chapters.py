@@ -3,7 +3,10 @@ the book build that ``make test`` runs first (checked here from what that build
 wrote, without a kernel), at its smoke parameters, and there twice for the chapters
 whose determinism is checked; a bad parameter stops a chapter in the validation cell,
 before any computation (every kind of bad value for every chapter, and every
-chapter's smoke set, is checked without a kernel in test_parameters.py)."""
+chapter's smoke set, is checked without a kernel in test_parameters.py). Each smoke
+set crosses a threshold its chapter's prose names, and a computed clause of the
+chapter reads otherwise there than in the book (issue 32: the prose holds at any
+parameters)."""
 
 import json
 from pathlib import Path
@@ -14,7 +17,7 @@ from attention_geometry._parallel import map_processes
 from attention_geometry.book import CHAPTERS
 from attention_geometry.book.context import thread_env
 from attention_geometry.book.execute import ChapterFailed, execute_chapter
-from attention_geometry.book.notebooks import glued_values
+from attention_geometry.book.notebooks import glued_text, glued_values, parse_glued
 from attention_geometry.book.project import Project
 from attention_geometry.book.toc import book_chapters, parameters_cell
 
@@ -95,6 +98,58 @@ def test_the_same_seed_glues_the_same_numbers_at_the_smoke_parameters(name, smok
     assert failure_again is None, failure_again
     assert _executed_without_error(out)["parameters"] == dict(CHAPTERS[name].smoke)
     assert glued_values(out) == glued_values(again)
+
+
+# The computed words flip. Each chapter's smoke set crosses a threshold that its prose names, so one
+# clause the chapter computes must read otherwise in the smoke run than in the book: each test reads
+# that clause from the book's build (the defaults) and from the smoke run above (no execution of its
+# own), checks that on each side it is the chapter's wording function of that run's own glued
+# numbers, that the two differ, and that the parameter lies on either side of the threshold.
+# Chapter 7's test, at a run of its own, is in test_prose_cesaro.py.
+
+def _glued(notebook: Path) -> dict:
+    """What a notebook glued: numbers as numbers, words as the text the book shows (Markdown too)."""
+    return {k: parse_glued(v) for k, v in glued_text(notebook).items()}
+
+
+def _flip(name: str, smoke_runs, key: str, words, book: str, smoke: str) -> tuple[dict, dict]:
+    """The book's and the smoke run's glued values of chapter ``name``, once their clause ``key`` is
+    ``words(values)`` in both, starts with ``book`` in the book and with ``smoke`` in the smoke run."""
+    out, failure = smoke_runs[(name, 0)]
+    assert failure is None, failure
+    runs = _glued(PROJECT.executed / f"{CHAPTERS[name].stem}.ipynb"), _glued(out)
+    for run, expected in zip(runs, (book, smoke)):
+        assert run[key] == words(run), (key, run[key])
+        assert run[key].startswith(expected), (key, run[key])
+    assert runs[0][key] != runs[1][key]
+    return runs
+
+
+@pytest.mark.book
+def test_uniform_attention_enumeration_sentence_flips_when_the_partitions_run_out(smoke_runs, built_book):
+    """The depth-first enumeration stops at n_sequences: at the defaults (L = 50, C = 20) long before
+    the kept partitions run out, so it visits few smallest parts; at the smoke set (L = 12, C = 5) the
+    300 sequences outnumber ten per kept partition, so it visits every one."""
+    from attention_geometry.book.chapters import uniform_attention as ch
+    book, smoke = _flip("uniform_attention", smoke_runs, "ua-enumeration",
+                        lambda v: ch.enumeration_words(v["ua-first-parts"], v["ua-first-parts-possible"]),
+                        book="stops before", smoke="visits")
+    drawn = lambda v: v["ua-n-train"] + v["ua-n-test"]
+    assert drawn(book) > book["ua-n-sequences"]   # stopped at the limit: partitions were left
+    assert drawn(smoke) < smoke["ua-n-sequences"]  # the partitions ran out first
+    assert smoke["ua-first-parts"] == smoke["ua-first-parts-possible"] > 1
+
+
+@pytest.mark.book
+def test_rank_collapse_depth_sentence_flips_below_the_causal_collapse_depth(smoke_runs, built_book):
+    """The causal mask takes about 19 random layers to bring the relative spread to 1e-4 (at 32
+    tokens as at 128): the book's 64 layers reach it, the smoke set's 10 do not."""
+    from attention_geometry.book.chapters import rank_collapse as ch
+    book, smoke = _flip("rank_collapse", smoke_runs, "rc-depth-causal-words",
+                        lambda v: ch.depth_words(v["rc-tc-causal"], v["rc-reached-causal"]),
+                        book="reaches 10⁻⁴ after", smoke="does not reach 10⁻⁴ within the depth")
+    assert book["rc-reached-causal"] == 1 and smoke["rc-reached-causal"] == 0
+    assert smoke["rc-depth"] < book["rc-tc-causal"] < book["rc-depth"]
 
 
 def test_bad_parameter_stops_in_the_validation_cell(tmp_path):
