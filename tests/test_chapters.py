@@ -126,6 +126,19 @@ def _flip(name: str, smoke_runs, key: str, words, book: str, smoke: str) -> tupl
 
 
 @pytest.mark.book
+def test_layernorm_eps_sentence_flips_below_ten_dimensions(smoke_runs, built_book):
+    """The deficit eps makes is about d times larger for unit-norm inputs than for unit-variance
+    ones (per-coordinate variance 1/d), and the words call the scale decisive from a factor ten:
+    so at d_max = 4096 it is, at the smoke set's d_max = 8 it barely matters."""
+    from attention_geometry.book.chapters import layernorm as ch
+    book, smoke = _flip("layernorm", smoke_runs, "eps-scale-words",
+                        lambda v: ch.eps_scale_words(v["eps-ref-unitvar"], v["eps-ref-unitnorm"]),
+                        book="the unit-norm deficit is", smoke="the two deficits are within a factor")
+    assert book["d-max"] >= 10 > smoke["d-max"]
+    assert book["eps-ref-unitnorm"] / book["eps-ref-unitvar"] >= 10 > smoke["eps-ref-unitnorm"] / smoke["eps-ref-unitvar"]
+
+
+@pytest.mark.book
 def test_uniform_attention_enumeration_sentence_flips_when_the_partitions_run_out(smoke_runs, built_book):
     """The depth-first enumeration stops at n_sequences: at the defaults (L = 50, C = 20) long before
     the kept partitions run out, so it visits few smallest parts; at the smoke set (L = 12, C = 5) the
