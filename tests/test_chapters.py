@@ -154,6 +154,19 @@ def test_uniform_attention_enumeration_sentence_flips_when_the_partitions_run_ou
 
 
 @pytest.mark.book
+def test_selectability_heat_map_sentence_flips_near_n_equal_d_plus_one(smoke_runs, built_book):
+    """Below n = d + 2 every set of Gaussian keys is affinely independent, and just above it an
+    unselectable key is rare (about 1 % at n = 6, d = 4): the heat map's corner, n = 60 at d = 3 in
+    the book, is past the 50 % contour; the smoke set's, n = 6 at d = 4, is far below it."""
+    from attention_geometry.book.chapters import selectability as ch
+    book, smoke = _flip("selectability", smoke_runs, "sel-corner-words",
+                        lambda v: ch.corner_words(v["sel-corner-any"], v["sel-grid-sets"]),
+                        book="the rule", smoke="the exception")
+    assert book["sel-n-corner"] > 2 * book["sel-d-lo"] and smoke["sel-n-corner"] == smoke["sel-d-lo"] + 2
+    assert book["sel-corner-any"] > 0.5 > smoke["sel-corner-any"]
+
+
+@pytest.mark.book
 def test_rank_collapse_depth_sentence_flips_below_the_causal_collapse_depth(smoke_runs, built_book):
     """The causal mask takes about 19 random layers to bring the relative spread to 1e-4 (at 32
     tokens as at 128): the book's 64 layers reach it, the smoke set's 10 do not."""
