@@ -178,6 +178,19 @@ def test_rank_collapse_depth_sentence_flips_below_the_causal_collapse_depth(smok
     assert smoke["rc-depth"] < book["rc-tc-causal"] < book["rc-depth"]
 
 
+@pytest.mark.book
+def test_layernorm_equilibria_rank_sentence_flips_with_fewer_tokens_than_d_minus_one(smoke_runs, built_book):
+    """With centring the rank is at most min(L, d - 1): the book's L = 6 tokens reach d - 1 = 3, the
+    smoke set's L = 2 cannot."""
+    from attention_geometry.book.chapters import layernorm_equilibria as ch
+    book, smoke = _flip("layernorm_equilibria", smoke_runs, "le-max-rank-centred-vs-d",
+                        lambda v: ch.max_rank_words(v["le-max-rank-centred"], v["le-rank-d"]),
+                        book="= d − 1", smoke="(d − 1 = ")
+    for run in (book, smoke):
+        assert run["le-max-rank-centred"] == min(run["le-rank-n"], run["le-rank-d"] - 1)
+    assert book["le-rank-n"] >= book["le-rank-d"] - 1 > smoke["le-rank-n"]
+
+
 def test_bad_parameter_stops_in_the_validation_cell(tmp_path):
     """In a kernel, the one case papermill itself only warns about: an unknown name.
     The chapter's validation cell raises and no later cell runs."""
