@@ -191,6 +191,20 @@ def test_layernorm_equilibria_rank_sentence_flips_with_fewer_tokens_than_d_minus
     assert book["le-rank-n"] >= book["le-rank-d"] - 1 > smoke["le-rank-n"]
 
 
+@pytest.mark.book
+def test_recency_observability_sentence_flips_below_twenty_dimensions(smoke_runs, built_book):
+    """The isotropic contrast falls steeply with the width (about d^-6): at d = 64 it is far below one
+    standard error of the paper's heat map (100,000 plain sequences), at d = 16 (the smoke set's
+    widest of the width study, which lacks 64) well above it."""
+    from attention_geometry.book.chapters import recency as ch
+    from attention_geometry.recency.simulation import ARXIV_FIGURE_1
+    book, smoke = _flip("recency", smoke_runs, "rec-obs-fig1-words",
+                        lambda v: ch.observability_words(v["rec-obs-fig1-ratio"] > 1, ARXIV_FIGURE_1["d"]),
+                        book="below one standard error", smoke="above one standard error")
+    assert (book["rec-obs-d"], smoke["rec-obs-d"]) == (64, 16)
+    assert book["rec-obs-fig1-ratio"] > 1 > smoke["rec-obs-fig1-ratio"]
+
+
 def test_bad_parameter_stops_in_the_validation_cell(tmp_path):
     """In a kernel, the one case papermill itself only warns about: an unknown name.
     The chapter's validation cell raises and no later cell runs."""
