@@ -205,6 +205,19 @@ def test_recency_observability_sentence_flips_below_twenty_dimensions(smoke_runs
     assert book["rec-obs-fig1-ratio"] > 1 > smoke["rec-obs-fig1-ratio"]
 
 
+@pytest.mark.book
+def test_jacobians_uniformity_sentence_flips_above_a_quarter_of_the_papers_width(smoke_runs, built_book):
+    """The score spread at sigma_0 = 0.02 is sigma_0^2 d, and the words say "far more uniform" below a
+    quarter of the paper's (d = 896 / 4 = 224): the book's d = 64 is, the smoke set's d = 256 is not."""
+    from attention_geometry.book.chapters import jacobians as ch
+    book, smoke = _flip("jacobians", smoke_runs, "jac-uniform-words",
+                        lambda v: ch.uniform_words(v["jac-score-ours"], v["jac-score-paper"]),
+                        book="far more uniform than", smoke="more uniform than")
+    assert book["jac-width"] < 896 / 4 < smoke["jac-width"] < 896
+    for run in (book, smoke):
+        assert run["jac-score-ours"] == pytest.approx(0.02**2 * run["jac-width"])
+
+
 def test_bad_parameter_stops_in_the_validation_cell(tmp_path):
     """In a kernel, the one case papermill itself only warns about: an unknown name.
     The chapter's validation cell raises and no later cell runs."""
