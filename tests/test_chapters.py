@@ -218,6 +218,21 @@ def test_jacobians_uniformity_sentence_flips_above_a_quarter_of_the_papers_width
         assert run["jac-score-ours"] == pytest.approx(0.02**2 * run["jac-width"])
 
 
+@pytest.mark.book
+def test_synthesis_window_sentence_flips_when_h_w_reaches_l_minus_one(smoke_runs, built_book):
+    """A one-sided window of width w lets the first input reach the last output after H layers only
+    when H w >= L - 1: the book's 4 x 8 < 63 leaves it out of reach, with an influence of exactly 0;
+    the smoke set's 2 x 5 >= 9 brings it within reach, with a positive one."""
+    from attention_geometry.book.chapters import synthesis as ch
+    book, smoke = _flip("synthesis", smoke_runs, "syn-window-reach-words",
+                        lambda v: ch.window_reach_words(v["syn-hw"], v["syn-n-1"]),
+                        book="so the first input is out of", smoke="so the first input is within")
+    assert book["syn-hw"] < book["syn-n-1"] and smoke["syn-hw"] >= smoke["syn-n-1"]
+    assert book["syn-window-first"] == 0 < smoke["syn-window-first"]  # what the proposition says follows
+    assert book["syn-window-first-words"].startswith("exactly 0.0")
+    assert not smoke["syn-window-first-words"].startswith("exactly 0.0")
+
+
 def test_bad_parameter_stops_in_the_validation_cell(tmp_path):
     """In a kernel, the one case papermill itself only warns about: an unknown name.
     The chapter's validation cell raises and no later cell runs."""
