@@ -44,3 +44,11 @@ def test_yardstick_words_say_when_a_comparison_is_uninformative():
     assert ch.yardstick_words([10.0, 11.0, 12.0], [90.0, 92.0, 94.0]) == "below the Gaussian level"
     assert ch.yardstick_words([95.0, 96.0, 97.0], [90.0, 91.0, 92.0]) == "above the Gaussian level"
     assert ch.yardstick_words([90.0, 92.0, 94.0], [91.0, 92.0, 93.0]).startswith("within")
+
+
+def test_corner_words_read_the_interval_against_one_half():
+    assert ch.corner_words(0.9, 100).startswith("the rule")
+    assert ch.corner_words(1 / 12, 12).startswith("the exception")   # the smoke set's corner, n = 6, d = 4
+    assert ch.corner_words(2 / 12, 12).startswith("the exception")
+    assert ch.corner_words(0.5, 4).startswith("neither")             # four sets resolve nothing
+    assert ch.corner_words(0.0, 4).startswith("neither")

@@ -23,9 +23,8 @@ from functools import cache
 from pathlib import Path
 from typing import Any, Iterator
 
-__all__ = ["JSON_MIME", "CLAIMS_KEY", "CLAIMS_MIME", "load_notebook", "glued_values", "glued_data", "glued_png",
-           "parse_glued",
-           "strip_tagged_cells", "slim_notebook", "machine_paths", "has_machine_paths",
+__all__ = ["JSON_MIME", "CLAIMS_KEY", "CLAIMS_MIME", "load_notebook", "glued_values", "glued_text", "glued_data",
+           "glued_png", "parse_glued", "strip_tagged_cells", "slim_notebook", "machine_paths", "has_machine_paths",
            "strip_machine_paths"]
 
 IMAGE_MIMES = ("image/png", "image/jpeg", "image/svg+xml")
@@ -73,6 +72,14 @@ def glued_png(notebook: Path | str | dict, name: str) -> bytes | None:
         if glued == name and f"{prefix}image/png" in data:
             return base64.b64decode(_text(data[f"{prefix}image/png"]))
     return None
+
+
+def glued_text(notebook: Path | str | dict) -> dict[str, str]:
+    """Every glued value as the text the book shows: a Markdown value (``{glue:md}``: a table,
+    a clause with math) as its Markdown source, any other as its ``text/plain`` form (where
+    :func:`glued_values` gives a Markdown value's ``<IPython.core.display.Markdown object>``)."""
+    return {name: _text(data.get(f"{prefix}text/markdown", data.get(f"{prefix}text/plain", "")))
+            for name, data, prefix in _glue_outputs(load_notebook(notebook))}
 
 
 _NUMPY_REPR = re.compile(r"(?:np|numpy)\.\w+\((.*)\)", re.S)

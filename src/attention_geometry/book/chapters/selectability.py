@@ -53,8 +53,11 @@ class SelectabilityParams(ChapterParams):
                 raise self.reject(low, f"is above {high} = {getattr(self, high)}", f"at most {high}")
         return self
 
-    smoke = {"grid_n_max": 8, "grid_d_max": 5, "grid_sets": 4, "check_sets": 4, "growth_sets": 2, "tiny_steps": 3,
-             "tiny_batch": 2, "tiny_seq_len": 32, "lm_windows": 4, "table_sets": 3, "table_n_min": 16,
+    # smoke: the heat map's corner n = 6, d = 4 is just past n = d + 1, where an unselectable key is rare
+    # (about 1 %), and 12 sets resolve that against one half: "the exception" where the defaults' corner
+    # (n = 60, d = 3) gives "the rule" (tests/test_chapters.py)
+    smoke = {"grid_n_max": 6, "grid_d_min": 4, "grid_d_max": 5, "grid_sets": 12, "check_sets": 4, "growth_sets": 2,
+             "tiny_steps": 3, "tiny_batch": 2, "tiny_seq_len": 32, "lm_windows": 4, "table_sets": 3, "table_n_min": 16,
              "table_n_max": 32, "short_sets": 3, "short_n_min": 8, "short_n_max": 32,
              "pretrained_sequences": 1, "pretrained_seq_len": 16}
     # unselectable_experiments.sh: Fig. 1c-d (unselectable_figure.py), train_GPT2.py at max_steps 50,000
@@ -166,20 +169,26 @@ def ln_words(largest: float) -> str:
             "where {prf:ref}`sel-cor-sphere` demands 0")
 
 
+def corner_words(fraction: float, n_sets: int) -> str:
+    """Whether sets with an unselectable key are the rule or the exception at the heat map's corner
+    (largest n, smallest d), where a ``fraction`` of ``n_sets`` sets has one: its interval against one half."""
+    import attention_geometry as ag
+    from ... import stats as st
+    return ag.trend_word(
+        st.proportion_estimate(round(fraction * n_sets), n_sets), reference=0.5,
+        above="the rule (more than half of the sets)", below="the exception (fewer than half of the sets)",
+        neither="neither the rule nor the exception (about half of the sets, not resolved against one half)")
+
+
 def grid_glue(P, ns, ds, grid_plain, grid_ln, contour) -> dict:
     """The heat map: its numbers, the contour table, and the words that read them."""
     import numpy as np
 
-    import attention_geometry as ag
-    from ... import selectability as sel, stats as st
+    from ... import selectability as sel
     small = ns[:, None] <= ds[None, :] + 1  # n <= d + 1: affinely independent
     stages = grid_plain["stages"] + grid_ln["stages"]
     share = dict(zip(sel.STAGES, 100 * stages / stages.sum()))
     corner = grid_plain["any"][-1, 0]
-    corner_words = ag.trend_word(  # the corner's fraction of sets against one half, with its interval
-        st.proportion_estimate(round(corner * P.grid_sets), P.grid_sets), reference=0.5,
-        above="the rule (more than half of the sets)", below="the exception (fewer than half of the sets)",
-        neither="neither the rule nor the exception (about half of the sets, not resolved against one half)")
 
     def n_star(v):
         return "not reached on the grid" if v is None or np.isnan(v) else f"{v:.1f}"
@@ -192,7 +201,8 @@ def grid_glue(P, ns, ds, grid_plain, grid_ln, contour) -> dict:
                  ("largest fraction of sets after LayerNorm", f"{grid_ln['any'].max():.2f}")]
     return _markdown({
         "sel-grid-sets": P.grid_sets, "sel-grid-keys": int(stages.sum()), "sel-ln-max": grid_ln["any"].max(),
-        "sel-small-max": grid_plain["any"][small].max(), "sel-corner-any": corner, "sel-corner-words": corner_words,
+        "sel-small-max": grid_plain["any"][small].max(), "sel-corner-any": corner,
+        "sel-corner-words": corner_words(corner, P.grid_sets),
         "sel-corner-mean": grid_plain["mean"][-1, 0], "sel-far-any": grid_plain["any"][-1, -1],
         "sel-n-lo": int(ns[0]), "sel-n-corner": int(ns[-1]), "sel-d-lo": int(ds[0]), "sel-d-hi": int(ds[-1]),
         "sel-small-words": small_words(grid_plain["any"][small].max()), "sel-ln-words": ln_words(grid_ln["any"].max()),

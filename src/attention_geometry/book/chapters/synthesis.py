@@ -44,7 +44,9 @@ class SynthesisParams(ChapterParams):
             raise self.reject("n_draws", f"is more than jac_batch = {self.jac_batch}", "at most jac_batch")
         return self
 
-    smoke = {"d": 8, "n_tokens": 10, "n_layers": 2, "n_heads": 2, "batch": 8, "jac_batch": 2, "window": 2,
+    # smoke: window = 5 gives H w = 10 >= L - 1 = 9, so the first input reaches the last output, which
+    # the defaults' 4 x 8 < 63 does not (tests/test_chapters.py)
+    smoke = {"d": 8, "n_tokens": 10, "n_layers": 2, "n_heads": 2, "batch": 8, "jac_batch": 2, "window": 5,
              "scales": [0.5, 1.0], "cesaro_L": 8, "n_draws": 2}
     # the shares of the time at the defaults that scale with each group of parameters; the seconds: the
     # chapter at its defaults in the cold book build of a clean clone on 2026-12-03 (commit 11be456; two
