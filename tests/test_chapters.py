@@ -129,7 +129,7 @@ def _flip(name: str, smoke_runs, key: str, words, book: str, smoke: str) -> tupl
 def test_layernorm_eps_sentence_flips_below_ten_dimensions(smoke_runs, built_book):
     """The deficit eps makes is about d times larger for unit-norm inputs than for unit-variance
     ones (per-coordinate variance 1/d), and the words call the scale decisive from a factor ten:
-    so at d_max = 4096 it is, at the smoke set's d_max = 8 it barely matters."""
+    so at d_max = 4096 it is, at the smoke set's d_max = 8 it matters by less than an order of magnitude."""
     from attention_geometry.book.chapters import layernorm as ch
     book, smoke = _flip("layernorm", smoke_runs, "eps-scale-words",
                         lambda v: ch.eps_scale_words(v["eps-ref-unitvar"], v["eps-ref-unitnorm"]),

@@ -112,7 +112,11 @@ def eps_scale_words(unitvar: float, unitnorm: float) -> str:
     if ratio >= 10:
         return (f"the unit-norm deficit is {ratio:,.0f} times the unit-variance one: the same $\\varepsilon$ "
                 "is negligible or not depending on the scale of the activations per coordinate")
-    return (f"the two deficits are within a factor {max(ratio, 1 / ratio):.1f} of each other at this dimension, "
+    factor = max(ratio, 1 / ratio)
+    if factor >= 2:
+        return (f"the two deficits are within a factor {factor:.1f} of each other at this dimension: the scale of "
+                "the activations per coordinate matters, by less than an order of magnitude")
+    return (f"the two deficits are within a factor {factor:.1f} of each other at this dimension, "
             "so the scale of the activations per coordinate barely matters here")
 
 
