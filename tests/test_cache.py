@@ -220,3 +220,19 @@ def test_a_checkpoint_is_written_whole_or_not_at_all(tmp_path):
     with pytest.raises(Exception):
         store.save("loop", key, [1, 2, lambda: 3])  # torch.save cannot pickle a lambda
     assert store.load("loop", key) == [1, 2] and [p.name for p in tmp_path.iterdir()] == [path.name]
+
+
+def test_a_chapters_own_module_is_in_its_key_and_in_no_other(project, tmp_path):
+    """The chapter's module of glue and wording (tooling for the others) re-executes that chapter
+    alone when its code changes, and nothing when only a comment does."""
+    from attention_geometry.book.cache import chapter_module
+
+    module = tmp_path / "src" / chapter_module("uses_a")
+    module.parent.mkdir(parents=True, exist_ok=True)
+    module.write_text("WORDS = 'flat'\n")
+    assert stale(project) == {"uses_a"}
+    build(project)
+    edit(module)  # a comment
+    assert stale(project) == set()
+    edit(module, "\nWORDS = 'rising'\n")
+    assert stale(project) == {"uses_a"}

@@ -27,7 +27,10 @@ editing it re-executes nothing, except the modules whose code writes what a chap
 shows: :mod:`.glue` (how its values are written into its notebook), :mod:`.claims`,
 :mod:`.findings` and :mod:`.tables` (its verdict table and findings, verdicts computed
 again from stored runs), :mod:`.paper` (how a stored run is read) and :mod:`.ledger`
-(what chapter 9 reads of the others).
+(what chapter 9 reads of the others). A chapter's own module of bookkeeping,
+``attention_geometry/book/chapters/<chapter>.py`` (its glue dictionaries, claim
+records and wording), counts for that chapter alone: every kernel imports all the
+chapter modules for their parameters, but only its own writes what it shows.
 
 A key is compared with the one stored in the executed notebook: the recorded
 module list of the last run is hashed as those files are *now*. A chapter that
@@ -45,7 +48,7 @@ from typing import Mapping, Sequence
 from .project import Project
 from .registry import Chapter
 
-__all__ = ["META_KEY", "TOOLING", "code_digest", "library_files", "library_snapshot", "is_tooling", "chapter_key",
+__all__ = ["META_KEY", "TOOLING", "chapter_module", "code_digest", "library_files", "library_snapshot", "is_tooling", "chapter_key",
            "notebook_record", "dependency_keys", "is_fresh"]
 
 # The metadata entry of an executed notebook that the tooling writes.
@@ -55,6 +58,11 @@ META_KEY = "attention_geometry"
 TOOLING = "attention_geometry/book/"
 TOOLING_KEPT = {f"attention_geometry/book/{name}.py"
                 for name in ("glue", "claims", "findings", "paper", "ledger", "tables")}
+
+
+def chapter_module(name: str) -> str:
+    """The path under ``src/`` of chapter ``name``'s own module (glue, claims, wording)."""
+    return f"{TOOLING}chapters/{name}.py"
 
 
 def _rel_to_src(project: Project, path: Path) -> str:
@@ -152,6 +160,9 @@ def chapter_key(
             path = project.src / rel
             digest = _file_digest(path) if path.is_file() else "missing"
         add("src/" + rel, digest)
+    own = project.src / chapter_module(chapter.name)
+    if own.is_file():  # the chapter's glue, claims and words (tooling for every other chapter)
+        add("src/" + chapter_module(chapter.name), _file_digest(own))
     for dep, key in sorted((dep_keys or {}).items()):
         add("depends on " + dep, key)
     for path in _stored_result_files(project, chapter):
