@@ -142,7 +142,13 @@ def make_serve(toy, tmp_path) -> subprocess.Popen:  # noqa: F811
     (toy.html / "index.html").write_text("<html></html>")
     return subprocess.Popen(["make", "serve", f"BIN={tmp_path / 'bin'}", f"STAMP={stamp}", "PORT=0"], cwd=ROOT,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
-                            env={**os.environ, "AG_ROOT": str(toy.root)})
+                            env={**{k: v for k, v in os.environ.items() if k not in MAKE_ENV},  # as from a shell,
+                                 "AG_ROOT": str(toy.root)})                              # not from `make test`
+
+
+#: what an enclosing make (`make test`) passes down: it would make this make a sub-make, which
+#: prints "make[1]: Entering directory" first
+MAKE_ENV = ("MAKELEVEL", "MAKEFLAGS", "MFLAGS", "MAKEOVERRIDES")
 
 
 @pytest.mark.parametrize("when", ["serving", 0.3], ids=["while-serving", "0.3s-in"])

@@ -130,7 +130,8 @@ def step_ratio(steps: npt.ArrayLike, reference: npt.ArrayLike, other: npt.ArrayL
 
     Returns ``(ratio, censored, bound)``, the first two ``(S,)``: where ``other`` never reaches the
     level within the run, ``censored`` is true and ``ratio`` is set to ``bound = steps[-1] / steps[at]``,
-    the most the run can show, so that the mean ratio is then a lower bound."""
+    the most the run can show, so that the mean ratio is then a lower bound. A seed whose reference
+    is at the level from a record at step 0 has no ratio (``nan``)."""
     steps = np.asarray(steps, dtype=float)
     sign = -1.0 if rising else 1.0
     ref, oth = sign * np.asarray(reference, dtype=float), sign * np.asarray(other, dtype=float)
@@ -140,8 +141,9 @@ def step_ratio(steps: npt.ArrayLike, reference: npt.ArrayLike, other: npt.ArrayL
     t_oth = first_crossing(steps, oth, level)
     bound = float(steps[-1] / steps[at])
     censored = ~np.isfinite(t_oth)
-    ratio = np.where(censored, steps[-1], t_oth) / t_ref
-    return np.where(censored, bound, ratio), censored, bound
+    with np.errstate(divide="ignore", invalid="ignore"):  # a reference at its level from the first record
+        ratio = np.where(t_ref > 0, np.where(censored, steps[-1], t_oth) / t_ref, np.nan)
+    return np.where(censored & (t_ref > 0), bound, ratio), censored, bound
 
 
 def query_components(queries: npt.ArrayLike) -> tuple[np.ndarray, np.ndarray]:

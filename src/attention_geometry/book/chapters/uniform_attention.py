@@ -212,6 +212,19 @@ def speed(runs: dict) -> dict:
                                                                        ("test accuracy", "test_accuracy"))}
 
 
+def _ratio_estimate(ratio):
+    """The mean step ratio over the seeds that give one (a seed whose LayerNorm is at its level from the
+    first record gives none), or ``None`` when fewer than two do (a standard error needs two)."""
+    import numpy as np
+
+    import attention_geometry as ag
+    finite = ratio[np.isfinite(ratio)]
+    return ag.mean_estimate(finite) if finite.size >= 2 else None
+
+
+_NO_RATIO = "no step ratio: fewer than two seeds give one at these settings (more seeds or steps would)"
+
+
 def speed_words(ratio_interval: tuple[float, float], censored: int) -> str:
     """What the mean step ratio's interval says against "3x more steps" (the band that rounds to 3), as
     the object of "needs": a censored seed makes the mean a lower bound, which decides only above the band."""
@@ -241,11 +254,16 @@ def speed_glue(runs: dict, sp: dict) -> dict:
     at = level_record(ln.steps)
     rows, out = [], {"ua-level-step": int(ln.steps[at]), "ua-speed-bound": float(ln.steps[-1] / ln.steps[at])}
     for (other, q), (ratio, censored, bound) in sp.items():
-        est = ag.mean_estimate(ratio[np.isfinite(ratio)])
+        key = f"ua-speed-{other}-{q.replace(' ', '-')}"
+        est = _ratio_estimate(ratio)
+        if est is None:
+            rows.append((NORM_NAMES[other], q, "—", "—", f"{int(censored.sum())} of {len(ratio)}"))
+            if q == "training loss":
+                out[f"{key}-words"] = _NO_RATIO
+            continue
         lo, hi = est.interval()
         rows.append((NORM_NAMES[other], q, f"{est.value:.2f}", f"{lo:.2f} to {hi:.2f}",
                      f"{int(censored.sum())} of {len(ratio)}"))
-        key = f"ua-speed-{other}-{q.replace(' ', '-')}"
         out.update({key: est.value, f"{key}-lo": lo, f"{key}-hi": hi, f"{key}-censored": int(censored.sum())})
         if q == "training loss":
             out[f"{key}-words"] = speed_words((lo, hi), int(censored.sum()))
@@ -263,6 +281,8 @@ def speed_verdict(ratio, censored, bound: float, *, claimed: float | None, what:
     import numpy as np
 
     import attention_geometry as ag
+    if _ratio_estimate(ratio) is None:
+        return ag.not_tested(_NO_RATIO)
     ratio = ratio[np.isfinite(ratio)]
     if claimed is None:
         return ag.sign_verdict(ag.mean_estimate(np.log(ratio)), +1, what=f"log step ratio, {what}")
@@ -284,13 +304,13 @@ def speed_claims(P, runs: dict, sp: dict, row: dict, settings: str) -> list:
         against = "the original's variant" if other == "original_code" else "the fair control (not in the paper)"
         for fig, q, claimed in (("2a", "training loss", STEP_RATIO_CLAIM), ("3", "test accuracy", None)):
             ratio, censored, bound = sp[other, q]
-            est = ag.mean_estimate(ratio[ratio == ratio])
+            est = _ratio_estimate(ratio)
             out.append(ag.Claim(
                 f"ua-fig{fig}-steps-{other}", where=f"caption of Fig. {fig} (repository file "
                 f"majority/images/figure{fig[0]}.png)", source="repository", claim_kind=kind, **row,
                 statement=f"“{CAPTIONS[fig]}” (caption of Fig. {fig}); tested against {against}",
                 measured=f"steps to reach LayerNorm's {q} at step {level_step:,}, ÷ LayerNorm's, per seed: "
-                         f"{est.format()} ({int(censored.sum())} of {censored.size} seeds never get there)",
+                         f"{est.format() if est else 'none'} ({int(censored.sum())} of {censored.size} seeds never get there)",
                 settings=settings, verdict=speed_verdict(ratio, censored, bound, claimed=claimed, what=q)))
     return out
 
