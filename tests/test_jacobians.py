@@ -255,3 +255,53 @@ def test_chunks_boundaries_and_first_token_attention():
             layer.self_attn.q_proj.weight.zero_()
     per_layer, uniform = ag.first_token_attention(model, ag.random_embeddings(model, L, 0, n=2))
     np.testing.assert_allclose(per_layer, uniform, rtol=1e-5)  # q = 0: uniform attention, no sink
+
+
+# ------------------------------------------- one forward pass, batched cotangents
+
+
+def _looped_sequence_profiles(model, inputs, k, seed, kind, batch_size):
+    """The per-probe reference for ``sequence_profiles``: one backward pass per probe."""
+    n, L, d = inputs.shape
+    out = []
+    for start in range(0, n, batch_size):
+        x = inputs[start:start + batch_size].detach().clone().requires_grad_(True)
+        gen = torch.Generator().manual_seed(seed * 1_000_003 + start)
+        U = torch.stack([ag.draw_probes(d, k, kind, gen) for _ in range(len(x))], 1).to(x.dtype)
+        with torch.enable_grad():
+            y = jb._last_state(model, x)
+            g = [torch.autograd.grad(y, x, grad_outputs=U[i], retain_graph=True)[0] for i in range(k)]
+        out.append(torch.stack(g, 1).double().pow(2).sum(-1).numpy())
+    return np.concatenate(out)
+
+
+@pytest.mark.parametrize("arch, dtype, rtol", [("qwen2", torch.float64, 1e-12), ("gpt2", torch.float64, 1e-12),
+                                               ("qwen2", torch.float32, 1e-5)])
+def test_batched_cotangents_equal_the_per_batch_forward_path(arch, dtype, rtol):
+    model = ag.build_decoder(arch, 2, D, 2, 1 if arch == "qwen2" else None, context=16, seed=1, dtype=dtype)
+    if dtype == torch.float64:
+        ag.keep_norm_dtype(model)
+    h0 = ag.random_embeddings(model, L, 0)
+    probes = ag.draw_probes(D, 5, "gaussian", 0)
+    for old_b in (1, 2, 5):  # one forward and a backward per probe; a forward per batch of probes
+        old = jb._probe_norms_per_batch(model, h0, probes, old_b).numpy()
+        for new_b in (1, 2, 16):
+            np.testing.assert_allclose(ag.probe_norms(model, h0, probes, new_b).numpy(), old, rtol=rtol)
+    exact_old = np.sqrt(jb._probe_norms_per_batch(model, h0, ag.draw_probes(D, D, "exact", 0), 3).mean(0).numpy())
+    for new_b in (3, D):
+        np.testing.assert_allclose(ag.exact_profile(model, h0, new_b), exact_old, rtol=rtol)
+    X = ag.random_embeddings(model, L, 1, n=3)
+    ref = _looped_sequence_profiles(model, X, 4, 2, "orthogonal", 2)
+    for probe_batch in (1, 3, 4):
+        np.testing.assert_allclose(ag.sequence_profiles(model, X, 4, seed=2, batch_size=2, probe_batch=probe_batch),
+                                   ref, rtol=rtol)
+
+
+def test_pathways_with_batched_cotangents_equal_one_probe_per_pass(tiny64):
+    model, _ = tiny64
+    X = ag.random_embeddings(model, L, 2, n=2)
+    one = ag.pathway_profiles(model, X, 5, seed=3, probe_batch=1)  # one backward pass per probe
+    for probe_batch in (2, 16):
+        batched = ag.pathway_profiles(model, X, 5, seed=3, probe_batch=probe_batch)
+        for name in ("full", "value", "score"):
+            np.testing.assert_allclose(batched[name], one[name], rtol=1e-10, atol=1e-12)

@@ -9,13 +9,15 @@ For a decoder with input embeddings :math:`h^{(0)} \in \mathbb R^{L\times d}`
 (output dimension first) give the **influence profile**
 :math:`\rho(j) = \lVert J_j\rVert_F`, ``j = 1..L`` (``def-jac-profile``).
 
-* **Exact**: one backward pass per output direction :math:`e_i` gives row
-  ``i`` of every :math:`J_j` at once; ``d`` passes give
+* **Exact**: one vector-Jacobian product per output direction :math:`e_i` gives row
+  ``i`` of every :math:`J_j` at once; ``d`` of them give
   :math:`\rho(j)^2 = \sum_i \lVert e_i^\top J_j\rVert^2`.
 * **Random projections** (``thm-jac-estimator``): with :math:`B_j = J_j J_j^\top`
   and probes :math:`u` with :math:`\mathbb E[u u^\top] = I`,
   :math:`\mathbb E\,\lVert u^\top J_j\rVert^2 = \operatorname{tr} B_j = \rho(j)^2`.
-  ``k`` probes, all positions at once per probe. Gaussian probes:
+  ``k`` probes, all positions at once per probe. One forward pass per sequence;
+  the probes go back ``probe_batch`` at a time as batched cotangents
+  (``is_grads_batched``). Gaussian probes:
   :math:`\operatorname{Var} = \tfrac2k\lVert B_j\rVert_F^2` (``eq-jac-var-gauss``);
   orthogonal probes (:math:`\sqrt d` times ``k`` columns of a Haar orthogonal matrix):
   :math:`\operatorname{Var} = \tfrac{2d(d-k)}{k(d-1)(d+2)}\bigl(\lVert B_j\rVert_F^2 - (\operatorname{tr}B_j)^2/d\bigr)`
@@ -93,20 +95,63 @@ def _last_state(model, h0):
     return model(inputs_embeds=h0, use_cache=False).last_hidden_state[:, -1, :]
 
 
-def probe_norms(model: torch.nn.Module, h0: torch.Tensor, probes: torch.Tensor, batch_size: int = 1) -> torch.Tensor:
-    r"""``(k, L)``: :math:`\lVert u_i^\top J_j\rVert^2` for each probe ``u_i`` (rows of
-    ``probes: (k, d)``) and position ``j``; one vector-Jacobian product per probe.
+#: Cotangents per batched backward pass (``probe_batch``): memory grows with it
+#: (``probe_batch`` copies of the activations' gradients), speed saturates near it.
+PROBE_BATCH = 16
 
-    ``batch_size = 1``: one forward pass, then ``k`` backward passes through it
-    (``retain_graph``; fastest on CPU). ``batch_size = b > 1``: the sequence is
-    repeated ``b`` times along the batch axis and ``b`` probes go back in one
-    pass (the copies do not interact), ``ceil(k/b)`` forward+backward passes --
-    for a GPU with memory to spare. Float64 on the CPU.
-    """
-    h0 = _check_h0(model, h0)
+
+def _vjp_norms(y: torch.Tensor, x: torch.Tensor, U: torch.Tensor, probe_batch: int) -> torch.Tensor:
+    r"""``(b, k, L)``: :math:`\lVert u^\top \partial y_s/\partial x_{s,j}\rVert^2` for the
+    cotangents ``U: (k, b, d)`` through one forward pass ``y = f(x)`` (``y: (b, d)``,
+    ``x: (b, L, d)``), ``probe_batch`` cotangents per backward pass
+    (``is_grads_batched``, a vmap over the backward); the graph is kept until the last."""
+    k, b = U.shape[0], x.shape[0]
+    out = torch.empty(b, k, x.shape[1], dtype=torch.float64)
+    for start in range(0, k, probe_batch):
+        g = _vjp_grads(y, x, U[start:start + probe_batch], start + probe_batch >= k)  # (c, b, L, d)
+        out[:, start:start + len(g)] = g.double().pow(2).sum(-1).transpose(0, 1).cpu()
+    return out
+
+
+def _vjp_grads(y, x, u, last):
+    """``(c, *x.shape)``: the vector-Jacobian products of the ``c`` cotangents ``u: (c, *y.shape)``
+    in one backward pass; the graph is freed when ``last``."""
+    if len(u) == 1:  # a single cotangent needs no vmap
+        return torch.autograd.grad(y, x, grad_outputs=u[0], retain_graph=not last)[0][None]
+    return torch.autograd.grad(y, x, grad_outputs=u, retain_graph=not last, is_grads_batched=True)[0]
+
+
+def _check_probes(h0, probes):
     if not isinstance(probes, torch.Tensor) or probes.ndim != 2 or probes.shape[1] != h0.shape[2]:
         raise fail("probes", shape_of(probes, "a tensor") if isinstance(probes, torch.Tensor)
                    else described(f"a {type(probes).__name__}"), f"a tensor (k, {h0.shape[2]})", "has the wrong shape")
+
+
+def probe_norms(model: torch.nn.Module, h0: torch.Tensor, probes: torch.Tensor,
+                batch_size: int = PROBE_BATCH) -> torch.Tensor:
+    r"""``(k, L)``: :math:`\lVert u_i^\top J_j\rVert^2` for each probe ``u_i`` (rows of
+    ``probes: (k, d)``) and position ``j``; one vector-Jacobian product per probe.
+
+    One forward pass, then ``ceil(k / batch_size)`` backward passes through it,
+    each carrying ``batch_size`` probes at once (batched cotangents). Float64 out.
+    """
+    h0 = _check_h0(model, h0)
+    _check_probes(h0, probes)
+    batch_size = _check_int("batch_size", batch_size)
+    U = probes.to(device=h0.device, dtype=h0.dtype)[:, None, :]  # (k, 1, d)
+    x = h0.detach().clone().requires_grad_(True)
+    with torch.enable_grad():
+        return _vjp_norms(_last_state(model, x), x, U, batch_size)[0]
+
+
+def _probe_norms_per_batch(model: torch.nn.Module, h0: torch.Tensor, probes: torch.Tensor,
+                           batch_size: int = 1) -> torch.Tensor:
+    r"""Reference for :func:`probe_norms` (tests and ``benchmarks/bench_jacobians.py``):
+    ``batch_size = 1``, one forward pass and one backward pass per probe;
+    ``batch_size = b > 1``, the sequence repeated ``b`` times along the batch axis,
+    one forward and one backward pass per ``b`` probes."""
+    h0 = _check_h0(model, h0)
+    _check_probes(h0, probes)
     batch_size = _check_int("batch_size", batch_size)
     k = probes.shape[0]
     U = probes.to(device=h0.device, dtype=h0.dtype)
@@ -128,8 +173,9 @@ def probe_norms(model: torch.nn.Module, h0: torch.Tensor, probes: torch.Tensor, 
     return out
 
 
-def exact_profile(model: torch.nn.Module, h0: torch.Tensor, batch_size: int = 1) -> np.ndarray:
-    r"""``(L,)``: :math:`\rho(j) = \lVert J_j\rVert_F` exactly, by ``d`` backward passes."""
+def exact_profile(model: torch.nn.Module, h0: torch.Tensor, batch_size: int = PROBE_BATCH) -> np.ndarray:
+    r"""``(L,)``: :math:`\rho(j) = \lVert J_j\rVert_F` exactly, by ``d`` vector-Jacobian
+    products through one forward pass, ``batch_size`` per backward pass."""
     d = h0.shape[-1]
     vals = probe_norms(model, h0, draw_probes(d, d, "exact", 0), batch_size)
     return np.sqrt(vals.mean(0).numpy())
@@ -176,10 +222,11 @@ class ProfileEstimate:
 
 
 def estimate_profile(model: torch.nn.Module, h0: torch.Tensor, k: int, kind: str = "gaussian",
-                     seed: int | torch.Generator = 0, batch_size: int = 1) -> ProfileEstimate:
+                     seed: int | torch.Generator = 0, batch_size: int = PROBE_BATCH) -> ProfileEstimate:
     r"""Unbiased estimate of :math:`\rho(j)^2` for all ``j`` from ``k`` probes
     (``kind`` ``"gaussian"`` or ``"orthogonal"``; orthogonal with ``k = d`` is exact).
-    ``seed``: int or ``torch.Generator`` for the probes."""
+    ``seed``: int or ``torch.Generator`` for the probes; ``batch_size`` probes per
+    backward pass (:func:`probe_norms`)."""
     check_int("k", k, low=1)  # the number of probes
     check_choice("kind", kind, ("gaussian", "orthogonal"))
     probes = draw_probes(h0.shape[-1], int(k), kind, seed)
@@ -212,18 +259,21 @@ def estimator_variance(J: torch.Tensor, k: int, kind: str) -> np.ndarray:
 
 def sequence_profiles(model: torch.nn.Module, inputs: torch.Tensor, k: int, *, seed: int, kind: str = "orthogonal",
                       batch_size: int = 1, store: CheckpointStore | None = None, name: str = "profiles",
-                      key: dict | None = None, progress: Callable[[int, int], None] | None = None) -> np.ndarray:
+                      key: dict | None = None, progress: Callable[[int, int], None] | None = None,
+                      probe_batch: int = PROBE_BATCH) -> np.ndarray:
     r"""``(n, k, L)``: :math:`\lVert u_{s,i}^\top J^{(s)}_j\rVert^2` for each of the ``n``
     sequences ``inputs: (n, L, d)`` and ``k`` probes per sequence; their mean over
     the probes is an unbiased estimate of sequence ``s``'s :math:`\rho(j)^2`.
 
     Sequences go through the model ``batch_size`` at a time (one forward pass,
-    ``k`` backward passes; the sequences of a batch do not interact), each with
+    then backward passes of ``probe_batch`` probes each; the sequences of a batch
+    do not interact), each with
     its own probes (``kind`` ``"orthogonal"`` or ``"gaussian"``, from a generator
     seeded by ``seed`` and the batch's first index). Each batch's result is
     checkpointed in ``store`` under ``name`` and ``key`` (which must describe the
     model and the inputs; the sizes, ``k``, ``kind``, ``seed`` and ``batch_size``
-    are added here), so that a killed run resumes with the next batch.
+    are added here; not ``probe_batch``, which changes no number), so that a
+    killed run resumes with the next batch.
     ``progress(done, total)`` is called after each batch.
     """
     n, L, d = _check_inputs(model, inputs)
@@ -231,6 +281,7 @@ def sequence_profiles(model: torch.nn.Module, inputs: torch.Tensor, k: int, *, s
     check_choice("kind", kind, ("gaussian", "orthogonal"))
     batch_size = _check_int("batch_size", batch_size)
     seed = _check_int("seed", seed, low=0)
+    probe_batch = _check_int("probe_batch", probe_batch)
     starts = list(range(0, n, batch_size))
 
     def one_batch(start):
@@ -239,13 +290,8 @@ def sequence_profiles(model: torch.nn.Module, inputs: torch.Tensor, k: int, *, s
         gen = torch.Generator().manual_seed(seed * 1_000_003 + start)
         U = torch.stack([draw_probes(d, k, kind, gen) for _ in range(b)], 1)  # (k, b, d)
         U = U.to(device=x.device, dtype=x.dtype)
-        out = torch.empty(b, k, L, dtype=torch.float64)
         with torch.enable_grad():
-            y = _last_state(model, x)
-            for i in range(k):
-                (g,) = torch.autograd.grad(y, x, grad_outputs=U[i], retain_graph=i < k - 1)
-                out[:, i] = g.double().pow(2).sum(-1).cpu()
-        return out.numpy()
+            return _vjp_norms(_last_state(model, x), x, U, probe_batch).numpy()
 
     full_key = {**(key or {}), "n": n, "L": L, "d": d, "k": k, "kind": kind, "seed": seed,
                 "batch_size": batch_size}
@@ -256,12 +302,13 @@ def sequence_profiles(model: torch.nn.Module, inputs: torch.Tensor, k: int, *, s
 
 def positional_pair(model: torch.nn.Module, inputs: torch.Tensor, k: int, *, seed: int, batch_size: int = 1,
                     store: CheckpointStore | None = None, key: dict | None = None,
-                    progress: Callable[[int, int], None] | None = None) -> tuple[np.ndarray, np.ndarray]:
+                    progress: Callable[[int, int], None] | None = None,
+                    probe_batch: int = PROBE_BATCH) -> tuple[np.ndarray, np.ndarray]:
     """``(with, without)``: :func:`sequence_profiles` averaged over the probes, ``(n, L)``
     each, of ``model`` with its positional information and without it
     (:func:`positions_off`): same weights, same inputs, independent probes (seeds
     ``seed`` and ``seed + 1``), each checkpointed under its own name."""
-    kw = dict(batch_size=batch_size, store=store, key=key, progress=progress)
+    kw = dict(batch_size=batch_size, store=store, key=key, progress=progress, probe_batch=probe_batch)
     with_pos = sequence_profiles(model, inputs, k, seed=seed, name="profiles-positions", **kw)
     with positions_off(model):
         without = sequence_profiles(model, inputs, k, seed=seed + 1, name="profiles-no-positions", **kw)
@@ -269,17 +316,19 @@ def positional_pair(model: torch.nn.Module, inputs: torch.Tensor, k: int, *, see
 
 
 def pathway_profiles(model: torch.nn.Module, inputs: torch.Tensor, k: int, *, seed: int,
-                     kind: str = "orthogonal") -> dict:
+                     kind: str = "orthogonal", probe_batch: int = PROBE_BATCH) -> dict:
     r"""Per sequence and probe, the full Jacobian and its two pathways (``eq-jac-pathways``):
     ``{"full", "value", "score"}``, each ``(n, k, L)``, with
     :math:`\lVert u^\top J_j\rVert^2` for the full Jacobian, for the value pathway
     (:func:`value_only_attention`) and for their difference, the score pathway --
     the same probes for all three, so the difference is exact per probe. One
-    sequence at a time (``inputs: (n, L, d)``)."""
+    sequence at a time (``inputs: (n, L, d)``), one forward pass per model and
+    ``probe_batch`` probes per backward pass."""
     n, L, d = _check_inputs(model, inputs)
     k = _check_int("k", k)
     check_choice("kind", kind, ("gaussian", "orthogonal"))
     gen = torch.Generator().manual_seed(_check_int("seed", seed, low=0))
+    probe_batch = _check_int("probe_batch", probe_batch)
     out = {name: np.empty((n, k, L)) for name in ("full", "value", "score")}
     for s in range(n):
         U = draw_probes(d, k, kind, gen).to(device=inputs.device, dtype=inputs.dtype)
@@ -288,8 +337,8 @@ def pathway_profiles(model: torch.nn.Module, inputs: torch.Tensor, k: int, *, se
             x = inputs[s:s + 1].detach().clone().requires_grad_(True)
             with ctx, torch.enable_grad():
                 y = _last_state(model, x)
-                grads[name] = torch.stack([torch.autograd.grad(y, x, grad_outputs=U[i:i + 1],
-                                                               retain_graph=i < k - 1)[0][0] for i in range(k)])
+                grads[name] = torch.cat([_vjp_grads(y, x, U[i:i + probe_batch, None], i + probe_batch >= k)[:, 0]
+                                         for i in range(0, k, probe_batch)])
         grads["score"] = grads["full"] - grads["value"]
         for name, g in grads.items():
             out[name][s] = g.double().pow(2).sum(-1).cpu().numpy()
