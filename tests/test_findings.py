@@ -154,3 +154,10 @@ def test_the_docstring_examples_run():
 
     result = doctest.testmod(module)
     assert result.attempted >= 1 and result.failed == 0
+
+
+def test_a_chapter_whose_first_rows_all_differ_still_says_what_holds():
+    rows = [record(f"d-{i}", "differs") for i in range(6)] + [record("r-1", "reproduced"),
+                                                               record("u-1", "not decided")]
+    labels = [re.search(r"\*\*(.*?)\*\*", s).group(1) for s in bullets(findings(rows))]
+    assert labels == ["differs", "differs", "differs", "reproduced", "not decided"]

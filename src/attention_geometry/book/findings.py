@@ -11,9 +11,9 @@ the whole ledger, paper by paper (:func:`book_findings`), when the book is stage
 (:func:`fill_generated`). Nothing in either is typed: a rerun that moves a verdict
 or a number rewrites the sentence.
 
-Which rows: the paper's own claims before the book's readings and controls, and
-decisive verdicts first (refuted, differs, reproduced, reproduced in a stand-in),
-then the undecided ones; a row not tested, or one whose measurement is not a
+Which rows: one row of each verdict the chapter has, then the rest; shown with the
+paper's own claims before the book's readings and controls, and decisive verdicts
+first (refuted, differs, reproduced, reproduced in a stand-in), then the undecided ones; a row not tested, or one whose measurement is not a
 number (NaN), is never chosen.
 """
 
@@ -69,7 +69,10 @@ def choose_rows(rows: list[dict], n: int = 5) -> list[dict]:
     n = check_int("n", n, 1, 6)
     usable = _ordered(rows, ORDER)
     usable.sort(key=lambda r: r.get("claim_kind", "paper") == "reading")  # stable: ORDER within each kind
-    return usable[:n]
+    # one row of each verdict first, so that a chapter whose first rows all differ still says what holds
+    firsts = list({r["verdict"]: r for r in reversed(usable)}.values())[::-1]
+    chosen = (sorted(firsts, key=usable.index)[:n] + [r for r in usable if r not in firsts])[:n]
+    return sorted(chosen, key=usable.index)
 
 
 def finding_sentence(row: dict, *, paper: bool = False, link: str = "") -> str:
