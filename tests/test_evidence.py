@@ -178,3 +178,35 @@ def test_a_stored_sign_and_size_verdict_gives_the_sign_row_and_the_size_row_thei
     assert final == {"c1": "reproduced", "c1-size": "differs"}
     assert all(r["paper_run_verdict"] for r in records)
     assert vd.part_evidence(vd.sign_verdict(measured, 1).evidence, "ratio_verdict") is None
+
+
+def test_a_stored_run_is_judged_with_todays_tolerance_and_keeps_its_own_measurements():
+    """A chapter that narrows a tolerance (here 0.1 -> none) judges the stored run's own estimates
+    with it, through draws_verdict, whose stored band goes with the tolerance; the estimates, the
+    claimed value and a band today's call still gives are the stored run's."""
+    from attention_geometry.draws import DrawEstimate
+    small = {k: DrawEstimate(v, 0.005, df=127, n_draws=128, draw_means=tuple(np.full(128, v)))
+             for k, v in (("a", 0.03), ("b", -0.03))}
+    stored_verdict = vd.draws_verdict(vd.heterogeneity_verdict(small, tol=0.1), list(small.values()),
+                                      reference=(-0.1, 0.1))
+    assert stored_verdict.label == "refuted"  # within ±0.1 everywhere: the same (null) in every case
+    run = SimpleNamespace(claims=json.loads(json.dumps([{**claim(stored_verdict).record(), "settings": "paper"}])))
+    defaults = {k: DrawEstimate(0.0, 1.0, df=7, n_draws=8, draw_means=tuple(np.zeros(8))) for k in small}
+    today = claim(vd.draws_verdict(vd.heterogeneity_verdict(defaults), list(defaults.values())))
+    _, records = claims_markdown([today], run)
+    assert records[0]["paper_run_verdict"]
+    assert records[0]["final_verdict"]["label"] == "reproduced"  # +0.03 and -0.03 differ in sign
+    args = records[0]["at_paper_settings_record"]["verdict"]["evidence"]["args"]
+    assert "reference" not in args
+    inner = args["verdict"]["__verdict__"]["evidence"]["args"]
+    assert "tol" not in inner and inner["estimates"]["a"]["value"] == 0.03
+    # a claimed value and a band the call still gives stay the run's; only the policy moves
+    stored = vd.draws_verdict(vd.value_verdict(E, 1.1, atol=0.5), 3, reference=(0.6, 1.6)).evidence
+    now = vd.draws_verdict(vd.value_verdict(Estimate(5.0, 1.0), 4.0, atol=0.2, level=0.99), 8,
+                           reference=(3.8, 4.2)).evidence
+    merged = vd.with_todays_policy(json.loads(json.dumps(stored)), json.loads(json.dumps(now)))
+    assert merged["args"]["reference"] == evidence.encode((0.6, 1.6))
+    assert merged["args"]["draws"] == 3
+    inner = merged["args"]["verdict"]["__verdict__"]["evidence"]["args"]
+    assert (inner["claimed"], inner["atol"], inner["level"]) == (1.1, 0.2, 0.99)
+    assert vd.with_todays_policy(stored, vd.sign_verdict(E, 1).evidence) is stored  # another rule: as stored

@@ -315,3 +315,11 @@ def test_the_english_finder_finds_sentences_and_verdicts(tmp_path, monkeypatch):
     monkeypatch.setitem(MODULES, "attention_geometry.bad", bad)
     assert [f.split(":")[0] for f in english_returned("attention_geometry.bad")] == [
         "share_words", "steps_words", "label", "rule", "joined"]
+
+
+def test_the_tooling_docstring_names_every_module_of_the_tooling():
+    """A newcomer finds each module of ``book`` in its package docstring's table."""
+    table = ast.get_docstring(ast.parse((SRC / PACKAGE / "book" / "__init__.py").read_text()))
+    names = {p.stem for p in (SRC / PACKAGE / "book").glob("*.py") if p.stem != "__init__"}
+    missing = sorted(n for n in names if f"``{n}``" not in table)
+    assert not missing, f"not in attention_geometry.book's module table: {missing}"

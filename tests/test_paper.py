@@ -10,6 +10,7 @@ import sys
 import textwrap
 import time
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Literal
 
 import pytest
@@ -179,7 +180,7 @@ def test_restart_discards_checkpoints(stored, tmp_path):
     project, _ = stored
     checkpoints = project.root / "results" / "toy" / "paper" / "checkpoints"
     checkpoints.mkdir()  # an unfinished run's, as a clone would have it (a finished run removed its own)
-    (checkpoints / "parameters.json").write_text(json.dumps({"n_items": 1}))
+    (checkpoints / "parameters.json").write_text(json.dumps({"n_items": 2}))  # another value: refused
     small = Project(project.root, chapters=toy_spec(n_items=1))
     with pytest.raises(PaperRunError):
         run_paper(small, small.chapter("toy"), device="cpu", progress=False)
@@ -451,3 +452,19 @@ def test_a_run_that_left_no_checkpoints_starts_again_and_a_kill_throws_away_time
     assert p["resumed"] is True and p["parts"] == 2 and p["started"] == started
     assert p["discarded_seconds"] == 47.0
     assert p["wall_seconds"] == pytest.approx(3.0 + p["last_part_seconds"], abs=0.15)
+
+
+def test_a_parameter_gained_since_does_not_stop_a_resumption_a_changed_one_does(tmp_path):
+    """A chapter that gained a measurement (and its parameter) since its paper run was
+    interrupted resumes the run; a parameter whose value changed refuses it."""
+    from attention_geometry.book.paper import _claim_checkpoints
+    chapter = SimpleNamespace(name="toy")
+    checkpoints = tmp_path / "checkpoints"
+    checkpoints.mkdir()
+    (checkpoints / "parameters.json").write_text(json.dumps({"n_items": 6}))
+    lines = []
+    assert _claim_checkpoints(chapter, checkpoints, {"n_items": 6, "width_dims": [3, 4]}, False, lines.append)
+    assert lines == ["resuming with the parameters the chapter gained (width_dims)"]
+    assert json.loads((checkpoints / "parameters.json").read_text())["width_dims"] == [3, 4]
+    with pytest.raises(PaperRunError, match="--restart"):
+        _claim_checkpoints(chapter, checkpoints, {"n_items": 7, "width_dims": [3, 4]}, False, lines.append)

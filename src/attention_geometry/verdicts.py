@@ -99,7 +99,7 @@ __all__ = [
     "sign_verdict",
     "bound_verdict",
     "ratio_verdict",
-    "part_evidence",
+    "part_evidence", "with_todays_policy", "POLICY_ARGUMENTS",
     "floor_verdict",
     "sign_and_size_verdict",
     "hypothesis_verdict",
@@ -427,6 +427,40 @@ def part_evidence(evidence: dict[str, Any], rule_name: str) -> dict[str, Any] | 
     if rule_name not in parts:
         return None
     return {"rule": rule_name, "args": parts[rule_name](evidence.get("args", {}))}
+
+
+#: A rule's arguments that are policy, not measurement or claim: how wide a band the chapter
+#: grants, at what level it decides, how many draws it asks for. Today's chapter sets them for
+#: a stored run too.
+POLICY_ARGUMENTS = ("tol", "rtol", "atol", "level", "min_draws")
+#: Arguments that follow the policy but may hold a value of the run's settings (the side a
+#: qualifying rule decides: a band, or a predicted value): kept as stored, dropped where today's
+#: call leaves them at their default.
+_FOLLOWS_POLICY = ("reference",)
+
+
+def with_todays_policy(stored: dict[str, Any], today: dict[str, Any] | None) -> dict[str, Any]:
+    """A stored run's evidence with the policy arguments (:data:`POLICY_ARGUMENTS`) of the
+    evidence ``today``'s call gives the same claim, so that a tolerance or level the chapter has
+    changed since the run judges the run's own measurements (its estimates, counts and claimed
+    values stay as stored: they may depend on the run's settings). Applied rule by rule, through
+    qualifying rules (``draws_verdict(verdict=...)``) while both name the same rules; a policy
+    argument today's call leaves at its default is dropped, and so is a ``reference`` (the band
+    a qualifying rule decides follows the inner rule's tolerance). Evidence whose rules differ
+    from today's comes back as stored."""
+    if not today or stored.get("rule") != today.get("rule"):
+        return stored
+    old, new = stored.get("args", {}), today.get("args", {})
+    args = {k: v for k, v in old.items() if k not in POLICY_ARGUMENTS and (k not in _FOLLOWS_POLICY or k in new)}
+    args.update({k: v for k, v in new.items() if k in POLICY_ARGUMENTS})
+    inner_old, inner_new = old.get(QUALIFIED), new.get(QUALIFIED)
+    if isinstance(inner_old, dict) and isinstance(inner_new, dict) and "__verdict__" in inner_old \
+            and "__verdict__" in inner_new:
+        nested_old, nested_new = inner_old["__verdict__"], inner_new["__verdict__"]
+        if nested_old.get("evidence") and nested_new.get("evidence"):
+            evidence = with_todays_policy(nested_old["evidence"], nested_new["evidence"])
+            args[QUALIFIED] = {"__verdict__": {**nested_old, "evidence": evidence}}
+    return {**stored, "args": args}
 
 
 @rule

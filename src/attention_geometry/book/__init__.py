@@ -33,15 +33,25 @@ One module per concern (none imports another in a circle):
 ``run``             ``make run``: one chapter with other parameters
 ``report``          run reports: a rerun rendered as a one-chapter book
 ``sweep``           ``make sweep``: a grid of runs on Dask
+``sweep_results``   stored sweeps under ``results/`` that chapters read
 ``paper``           ``make paper``: stored paper-scale runs and their freshness
+``provenance``      where and how a stored result was computed
+``command``         the command's entry point: Ctrl-C handled before anything heavy loads
 ``cli``             the ``attention-geometry`` command
+``kernel_startup``  run by every chapter kernel at start-up
 ``glue``            the chapters' glue helper
+``tables``          Markdown tables that a ``{table}`` directive numbers
+``where``           where a glued number comes from: chapter, cell, library functions
+``form``            a chapter's form as a reader meets it (visible cells, glued numbers)
 ``claims``          a chapter's "Paper vs. this book" table
 ``ledger``          the claims ledger of the whole book
 ``findings``        "What this chapter finds" and "What the book finds", written from the ledger
+``golden``          the golden ledger: every verdict, committed, so a change shows
+``errata``          the papers' errata, one record per place a paper is wrong as written
 ``sphinx_offline``  a Sphinx extension keeping the pages offline
 ``sphinx_pages``    a Sphinx extension: accent-free search, the build's provenance
 ``sphinx_report``   a Sphinx extension: run reports' links into the main book
+``sphinx_figures``  a Sphinx extension: the figures a reader can move, offline
 ==================  ==========================================================
 """
 

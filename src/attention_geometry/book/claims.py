@@ -44,7 +44,7 @@ import os
 from typing import Any, NamedTuple, Sequence
 
 from ..evidence import core_rule
-from ..verdicts import Claim, Verdict, part_evidence, phrase, recompute, settle
+from ..verdicts import Claim, Verdict, part_evidence, phrase, recompute, settle, with_todays_policy
 from .findings import findings
 from .glue import glue, glue_json
 from .notebooks import CLAIMS_KEY, CLAIMS_MIME
@@ -100,13 +100,18 @@ def _same_rule(claim: Claim, stored: dict) -> bool:
 
 def _as_judged_today(claim: Claim, stored: dict | None) -> dict | None:
     """The stored claim record, with its evidence narrowed to the part today's row judges where the
-    stored run judged a two-part claim at once (a sign and a size: :func:`part_evidence`)."""
-    if stored is None or not _has_evidence(stored) or _same_rule(claim, stored):
+    stored run judged a two-part claim at once (a sign and a size: :func:`part_evidence`), and
+    judged with today's policy arguments (tolerance, level, draws: :func:`with_todays_policy`)."""
+    if stored is None or not _has_evidence(stored):
         return stored
-    part = part_evidence(stored["verdict"]["evidence"], core_rule(claim.verdict.evidence))
-    if part is None:
-        return stored
-    return {**stored, "verdict": {**stored["verdict"], "evidence": part}}
+    evidence = stored["verdict"]["evidence"]
+    if not _same_rule(claim, stored):
+        evidence = part_evidence(evidence, core_rule(claim.verdict.evidence))
+        if evidence is None:
+            return stored
+    # today's tolerance, level and draw count judge the run's own measurements
+    evidence = with_todays_policy(evidence, claim.verdict.evidence)
+    return {**stored, "verdict": {**stored["verdict"], "evidence": evidence}}
 
 
 def claims_markdown(claims: Sequence[Claim], run=None, *, this_is_the_run: bool = False) -> tuple[str, list[dict]]:

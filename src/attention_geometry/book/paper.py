@@ -256,7 +256,10 @@ def run_paper(
 def _claim_checkpoints(chapter: Chapter, checkpoints: Path, parameters: dict, restart: bool,
                        report: Callable[[str], None]) -> bool:
     """Make ``checkpoints`` this run's: discarded first with ``restart``; refused if an
-    unfinished run with other parameters left them. Whether the run resumes."""
+    unfinished run left them with another value of a parameter this run has. A parameter the
+    chapter gained (or lost) since does not stop the resumption: each loop's checkpoints are
+    keyed by its own settings, so a new measurement starts afresh and the finished ones are
+    kept. Whether the run resumes."""
     in_progress = checkpoints / "parameters.json"
     if restart and checkpoints.exists():
         shutil.rmtree(checkpoints)
@@ -264,13 +267,19 @@ def _claim_checkpoints(chapter: Chapter, checkpoints: Path, parameters: dict, re
     previous, warning = read_json_or_recover(in_progress, "the in-progress paper run's parameters")
     if warning:
         report(warning)
-    if previous and previous != parameters:
+    changed = sorted(k for k in (previous or {}).keys() & parameters.keys() if previous[k] != parameters[k])
+    if changed:
         raise PaperRunError(
             f"an unfinished paper run of {chapter.name!r} with parameters {json.dumps(previous, sort_keys=True)} "
             f"has checkpoints in {checkpoints}; this run's parameters are {json.dumps(parameters, sort_keys=True)}. "
             f"Run it with the same parameters to resume it, or pass --restart "
             f"(make paper CHAPTER={chapter.name} RESTART=1) to discard its checkpoints"
         )
+    if previous and previous != parameters:
+        gained, lost = sorted(parameters.keys() - previous.keys()), sorted(previous.keys() - parameters.keys())
+        report("resuming with the parameters the chapter " + "; ".join(
+            part for part in (f"gained ({', '.join(gained)})" if gained else "",
+                              f"lost ({', '.join(lost)})" if lost else "") if part))
     write_json_atomic(in_progress, parameters)
     return bool(previous)
 
