@@ -23,7 +23,9 @@ The norm in front of attention (``config.norm``, through
 
 * ``"layernorm"``: :math:`\sqrt d\,Px/\sqrt{\lVert Px\rVert^2 + d\varepsilon}`,
   :math:`\varepsilon = 10^{-5}` (``GPT2_W_SCALE``);
-* ``"projection"``: :math:`Px`, the centring without the scaling (``GPT2_WO_SCALE``).
+* ``"projection"``: :math:`Px`, the centring without the scaling (``GPT2_WO_SCALE``);
+* ``"rmsnorm"``: :math:`\sqrt d\,x/\sqrt{\lVert x\rVert^2 + d\varepsilon}`, the scaling without the
+  centring, and ``"none"``: :math:`x` (the controls of chapter 6's trained NoPE decoder).
 
 :func:`attention_inputs` returns, per layer, what the attention sees: the
 residual stream before the norm (the original's "before"), the normed states
@@ -71,7 +73,7 @@ __all__ = [
 PLACES = ("residual", "normed", "sphere", "keys")
 
 #: The norms in front of attention the tiny decoder is trained with (the book's vocabulary).
-NORMS = ("layernorm", "projection")
+NORMS = ("layernorm", "projection", "rmsnorm", "none")
 
 
 @dataclass(frozen=True)
@@ -84,7 +86,7 @@ class TinyDecoderConfig:
     max_len: int = 1024  # n_positions
     mlp_ratio: int = 4  # n_inner = None: 4 d
     vocab: int = 256  # bytes (the original: GPT-2's 50,257 BPE tokens)
-    norm: str = "layernorm"  # ln_1: "layernorm" (GPT2_W_SCALE) or "projection" (GPT2_WO_SCALE)
+    norm: str = "layernorm"  # ln_1: "layernorm" (GPT2_W_SCALE), "projection" (GPT2_WO_SCALE), "rmsnorm" or "none"
     dropout: float = 0.1  # embd_pdrop = resid_pdrop (attn_pdrop is left out)
     init_std: float = 0.02  # initializer_range
     eps: float = 1e-5  # layer_norm_epsilon
@@ -148,9 +150,9 @@ class TinyDecoder(nn.Module):
 
     def norm_1(self, x):
         """The norm in front of attention, without gain or bias (frozen at 1 and 0 in the original)."""
-        if self.config.norm == "layernorm":
-            return normalise(x, "layernorm", eps=self.config.eps)
-        return normalise(x, "projection")
+        if self.config.norm in ("layernorm", "rmsnorm"):
+            return normalise(x, self.config.norm, eps=self.config.eps)
+        return normalise(x, self.config.norm)
 
     def _split(self, t):  # (batch, seq, d) -> (batch, heads, seq, d_head)
         b, s, d = t.shape
