@@ -73,7 +73,9 @@ __all__ = [
 PLACES = ("residual", "normed", "sphere", "keys")
 
 #: The norms in front of attention the tiny decoder is trained with (the book's vocabulary).
-NORMS = ("layernorm", "projection", "rmsnorm", "none")
+NORMS = ("layernorm", "projection")
+#: The controls of chapter 6's trained NoPE decoder: the scaling without the centring, and no norm.
+CONTROL_NORMS = ("rmsnorm", "none")
 
 
 @dataclass(frozen=True)
@@ -96,7 +98,7 @@ class TinyDecoderConfig:
             check_int(name, getattr(self, name), low=1)
         if self.d % self.n_heads:
             raise fail("d", self.d, f"a multiple of n_heads = {self.n_heads}")
-        check_choice("norm", self.norm, NORMS)
+        check_choice("norm", self.norm, NORMS + CONTROL_NORMS)
         check_float("dropout", self.dropout, low=0.0, high=1.0, high_open=True)
         check_float("init_std", self.init_std, low=0.0, low_open=True)
         check_float("eps", self.eps, low=0.0)

@@ -363,7 +363,7 @@ def nope_experiment(texts: Sequence[str], *, d: int = 32, n_layers: int = 4, n_h
     Returns ``{"losses", "before", "after", "config", "dom_before", "dom_after"}`` (``before``/``after``:
     per layer an Estimate of the recency probability, :func:`nope_recency`; ``dom_*``: per layer
     :func:`nope_dominance`). ``norm``: the norm in front of
-    attention (:data:`~attention_geometry.models.tiny_decoder.NORMS`; ``"rmsnorm"`` and ``"none"`` are the
+    attention (:data:`~attention_geometry.models.tiny_decoder.NORMS` or ``CONTROL_NORMS``, ``"rmsnorm"`` and ``"none"``, the
     controls of a decoder otherwise the same)."""
     from ..models.corpus import byte_batches
 
