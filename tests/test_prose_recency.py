@@ -3,6 +3,7 @@ rerun at other parameters cannot leave a false comparison in the text (no chapte
 
 import math
 
+import numpy as np
 import pytest
 
 from attention_geometry.book.chapters import recency as ch
@@ -89,3 +90,51 @@ def test_the_gap_order_words_name_the_steadier_scaling():
     assert ch.gap_order_words(5.0, 1.6).endswith("of relative order 1/√d")
     v = ch.gap_order_values([16, 64, 256], [0.36, 0.063, 0.0153])
     assert v["rec-factor-gap-d-max"] == pytest.approx(5.76) and "1/d, not" in v["rec-factor-gap-order"]
+
+
+def _nope(per_seed):
+    from attention_geometry.stats import Estimate
+
+    return {"runs": [{"after": (Estimate(v, 0.0), Estimate(v, 0.0))} for v in per_seed]}
+
+
+def test_the_matched_decoder_words_follow_the_paired_difference():
+    ln = _nope([0.60, 0.62, 0.61, 0.63, 0.60])
+    values, rows = ch.nope_norm_values(ln, {"rmsnorm": _nope([0.50, 0.53, 0.51]),
+                                            "none": _nope([0.70, 0.71, 0.72])})
+    assert values["rec-nope-rmsnorm-words"] == "exceeds" and values["rec-nope-none-words"] == "falls short of"
+    assert values["rec-nope-control-seeds"] == 3 and rows["rmsnorm"]["diff"].df == 2
+    assert values["rec-nope-rmsnorm-diff"] == pytest.approx((0.10 + 0.09 + 0.10) / 3, abs=1e-12)  # paired with the first three seeds
+    values, _ = ch.nope_norm_values(ln, {"rmsnorm": _nope([0.55, 0.68, 0.58])})
+    assert values["rec-nope-rmsnorm-words"] == "does not measurably differ from"
+
+
+def _rises(values, se):
+    from attention_geometry.stats import Estimate
+
+    return {c: Estimate(v, se) for c, v in zip((0.0, 0.2, 0.4, 0.6, 0.8), values)}
+
+
+def test_the_figure_2_order_sees_a_rise_that_grows_with_c_and_one_that_turns():
+    grows = ch.figure2_order(_rises([0.0, 0.015, 0.045, 0.097, 0.15], 1e-4))
+    assert grows["above_zero"].label == "reproduced" and grows["adjacent"].label == "reproduced"
+    turns = ch.figure2_order(_rises([0.0, 0.015, 0.045, 0.097, 0.090], 1e-4))  # d = 64: largest at c = 0.6
+    assert turns["above_zero"].label == "reproduced" and turns["adjacent"].label == "refuted"
+    below = ch.figure2_order(_rises([0.05, 0.015, 0.045, 0.097, 0.15], 1e-4))
+    assert below["above_zero"].label == "refuted"
+
+
+def test_the_figure_2_order_decides_nothing_on_pure_noise():
+    rng = np.random.default_rng(0)
+    labels = [ch.figure2_order(_rises(rng.normal(0.0, 1.0, 5), 1.0))["adjacent"].label for _ in range(200)]
+    assert sum(lab == "reproduced" for lab in labels) == 0
+    assert sum(lab == "refuted" for lab in labels) < 0.1 * len(labels)
+    assert ch.figure2_order({0.2: _rises([0.0], 1.0)[0.0]})["adjacent"].label == "not tested"
+
+
+def test_the_dominance_words_follow_the_paired_change():
+    from attention_geometry.stats import Estimate
+
+    assert ch.dominance_words(Estimate(0.2, 0.01, 4)) == "moves W_QᵀW_K towards the identity"
+    assert ch.dominance_words(Estimate(-0.2, 0.01, 4)) == "moves W_QᵀW_K away from the identity"
+    assert "does not measurably move" in ch.dominance_words(Estimate(0.01, 0.05, 4))

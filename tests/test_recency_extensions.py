@@ -140,3 +140,33 @@ def test_the_interpolation_keeps_the_other_specs_keys_and_rejects_a_double_choic
         ext.LayerSpec(random_qk=True, qk_interp=0.5).check(16)
     with pytest.raises(ValueError):
         ext.LayerSpec(qk_interp=1.5).check(16)
+
+
+def test_the_matched_nope_decoders_change_only_the_norm_in_front_of_attention(tmp_path):
+    x = torch.randn(3, 5, 8, generator=torch.Generator().manual_seed(0), dtype=torch.float64) + 2.0
+    for norm in ("layernorm", "rmsnorm", "none"):
+        model = ext.nope_decoder(TinyDecoderConfig(d=8, n_layers=2, n_heads=2, max_len=16, norm=norm, eps=0.0),
+                                 torch.Generator().manual_seed(0))
+        u = model.norm_1(x)
+        if norm == "none":
+            assert torch.equal(u, x)
+        else:  # both scale onto the sphere of radius sqrt(d); only LayerNorm centres
+            assert torch.allclose(u.norm(dim=-1), torch.full((3, 5), math.sqrt(8), dtype=torch.float64))
+            assert torch.allclose(u.mean(-1), torch.zeros(3, 5, dtype=torch.float64)) == (norm == "layernorm")
+    texts = ["the quick brown fox jumps over the lazy dog. " * 40]
+    kw = dict(d=8, n_layers=2, n_heads=2, seq_len=8, n_steps=3, batch_size=4, n_eval=6)
+    store = CheckpointStore(tmp_path)
+    runs = {norm: ext.nope_experiment(texts, seed=0, norm=norm, store=store, **kw) for norm in ("layernorm", "none")}
+    assert runs["none"]["config"].norm == "none" and runs["layernorm"]["config"].norm == "layernorm"
+    assert not np.array_equal(runs["none"]["losses"], runs["layernorm"]["losses"])  # a checkpoint per norm
+    again = ext.nope_experiment(texts, seed=0, norm="layernorm", store=store, **kw)
+    assert np.array_equal(again["losses"], runs["layernorm"]["losses"])
+
+
+def test_the_nope_dominance_is_one_for_identity_projections_and_reported_per_layer():
+    model = ext.nope_decoder(TinyDecoderConfig(d=8, n_layers=2, n_heads=2, max_len=16), torch.Generator().manual_seed(0))
+    with torch.no_grad():
+        model.blocks[0].W_Q.weight.copy_(torch.eye(8))
+        model.blocks[0].W_K.weight.copy_(3.0 * torch.eye(8))
+    dom = ext.nope_dominance(model)
+    assert dom.shape == (2,) and dom[0] == pytest.approx(1.0) and abs(dom[1]) < 0.9

@@ -23,7 +23,9 @@ The norm in front of attention (``config.norm``, through
 
 * ``"layernorm"``: :math:`\sqrt d\,Px/\sqrt{\lVert Px\rVert^2 + d\varepsilon}`,
   :math:`\varepsilon = 10^{-5}` (``GPT2_W_SCALE``);
-* ``"projection"``: :math:`Px`, the centring without the scaling (``GPT2_WO_SCALE``).
+* ``"projection"``: :math:`Px`, the centring without the scaling (``GPT2_WO_SCALE``);
+* ``"rmsnorm"``: :math:`\sqrt d\,x/\sqrt{\lVert x\rVert^2 + d\varepsilon}`, the scaling without the
+  centring, and ``"none"``: :math:`x` (the controls of chapter 6's trained NoPE decoder).
 
 :func:`attention_inputs` returns, per layer, what the attention sees: the
 residual stream before the norm (the original's "before"), the normed states
@@ -72,6 +74,8 @@ PLACES = ("residual", "normed", "sphere", "keys")
 
 #: The norms in front of attention the tiny decoder is trained with (the book's vocabulary).
 NORMS = ("layernorm", "projection")
+#: The controls of chapter 6's trained NoPE decoder: the scaling without the centring, and no norm.
+CONTROL_NORMS = ("rmsnorm", "none")
 
 
 @dataclass(frozen=True)
@@ -84,7 +88,7 @@ class TinyDecoderConfig:
     max_len: int = 1024  # n_positions
     mlp_ratio: int = 4  # n_inner = None: 4 d
     vocab: int = 256  # bytes (the original: GPT-2's 50,257 BPE tokens)
-    norm: str = "layernorm"  # ln_1: "layernorm" (GPT2_W_SCALE) or "projection" (GPT2_WO_SCALE)
+    norm: str = "layernorm"  # ln_1: "layernorm" (GPT2_W_SCALE), "projection" (GPT2_WO_SCALE), "rmsnorm" or "none"
     dropout: float = 0.1  # embd_pdrop = resid_pdrop (attn_pdrop is left out)
     init_std: float = 0.02  # initializer_range
     eps: float = 1e-5  # layer_norm_epsilon
@@ -94,7 +98,7 @@ class TinyDecoderConfig:
             check_int(name, getattr(self, name), low=1)
         if self.d % self.n_heads:
             raise fail("d", self.d, f"a multiple of n_heads = {self.n_heads}")
-        check_choice("norm", self.norm, NORMS)
+        check_choice("norm", self.norm, NORMS + CONTROL_NORMS)
         check_float("dropout", self.dropout, low=0.0, high=1.0, high_open=True)
         check_float("init_std", self.init_std, low=0.0, low_open=True)
         check_float("eps", self.eps, low=0.0)
@@ -148,9 +152,9 @@ class TinyDecoder(nn.Module):
 
     def norm_1(self, x):
         """The norm in front of attention, without gain or bias (frozen at 1 and 0 in the original)."""
-        if self.config.norm == "layernorm":
-            return normalise(x, "layernorm", eps=self.config.eps)
-        return normalise(x, "projection")
+        if self.config.norm in ("layernorm", "rmsnorm"):
+            return normalise(x, self.config.norm, eps=self.config.eps)
+        return normalise(x, self.config.norm)
 
     def _split(self, t):  # (batch, seq, d) -> (batch, heads, seq, d_head)
         b, s, d = t.shape

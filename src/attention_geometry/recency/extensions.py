@@ -58,6 +58,7 @@ __all__ = [
     "limitation_specs",
     "qk_matrix",
     "diagonal_dominance",
+    "nope_dominance",
     "extended_weights",
     "extended_layer",
     "ExtendedRecency",
@@ -292,7 +293,8 @@ def train_nope(config: TinyDecoderConfig, data: torch.Tensor, n_steps: int, batc
     params = [p for p in model.parameters() if p.requires_grad]
     opt = torch.optim.Adam(params, lr=lr)
     losses, start = torch.empty(n_steps), 0
-    name = f"recency-nope-seed{seed}"  # one file per seed, so that several seeds share a store
+    # one file per seed and norm, so that several seeds and norms share a store
+    name = f"recency-nope-seed{seed}" if config.norm == "layernorm" else f"recency-nope-{config.norm}-seed{seed}"
     saved = store.load(name, key)
     if saved is not None:
         model.load_state_dict(saved["model"])
@@ -342,23 +344,37 @@ def nope_recency(model: TinyDecoder, ids: torch.Tensor) -> tuple[Estimate, ...]:
     return tuple(mean_estimate(rp[:, layer].numpy()) for layer in range(L))
 
 
+def nope_dominance(model: TinyDecoder) -> np.ndarray:
+    r"""``(layer,)``: :func:`diagonal_dominance` of each layer's :math:`B = W_Q^\top W_K` (the bilinear form
+    :math:`q\cdot k = u^\top B u'` of the normed states, summed over the heads, as :func:`qk_matrix` does
+    for the paper's layer)."""
+    with torch.no_grad():
+        return np.array([diagonal_dominance(blk.W_Q.weight.double().T @ blk.W_K.weight.double())
+                         for blk in model.blocks])
+
+
 def nope_experiment(texts: Sequence[str], *, d: int = 32, n_layers: int = 4, n_heads: int = 4, seq_len: int = 32,
                     n_steps: int = 300, batch_size: int = 16, n_eval: int = 256, seed: int = 0,
-                    store: CheckpointStore | None = None) -> dict:
+                    norm: str = "layernorm", store: CheckpointStore | None = None) -> dict:
     """Train a NoPE decoder on byte windows of ``texts`` and measure its recency before and after.
 
     Training windows: 20,000 random windows of ``seq_len + 1`` bytes (seed ``seed``);
     evaluation: ``n_eval`` other random windows of ``seq_len`` bytes (seed ``seed + 1``).
-    Returns ``{"losses", "before", "after", "config"}`` (``before``/``after``: per layer an
-    Estimate of the recency probability, :func:`nope_recency`)."""
+    Returns ``{"losses", "before", "after", "config", "dom_before", "dom_after"}`` (``before``/``after``:
+    per layer an Estimate of the recency probability, :func:`nope_recency`; ``dom_*``: per layer
+    :func:`nope_dominance`). ``norm``: the norm in front of
+    attention (:data:`~attention_geometry.models.tiny_decoder.NORMS` or ``CONTROL_NORMS``, ``"rmsnorm"`` and ``"none"``, the
+    controls of a decoder otherwise the same)."""
     from ..models.corpus import byte_batches
 
-    config = TinyDecoderConfig(d=d, n_layers=n_layers, n_heads=n_heads, max_len=seq_len + 1)
+    config = TinyDecoderConfig(d=d, n_layers=n_layers, n_heads=n_heads, max_len=seq_len + 1, norm=norm)
     data = byte_batches(texts, 20_000, seq_len + 1, seed)
     held = byte_batches(texts, n_eval, seq_len, seed + 1)
-    before = nope_recency(nope_decoder(config, torch.Generator().manual_seed(seed)), held)
+    init = nope_decoder(config, torch.Generator().manual_seed(seed))
+    before = nope_recency(init, held)
     model, losses = train_nope(config, data, n_steps, batch_size, seed, store=store)
-    return {"losses": losses, "before": before, "after": nope_recency(model, held), "config": config}
+    return {"losses": losses, "before": before, "after": nope_recency(model, held), "config": config,
+            "dom_before": nope_dominance(init), "dom_after": nope_dominance(model)}
 
 
 def _nope_seed(unit):
@@ -372,7 +388,8 @@ def nope_over_seeds(texts: Sequence[str], *, seeds: Sequence[int], workers: int 
     the recency probability's uncertainty taken over the seeds, where it belongs: the
     windows of one trained model say nothing about how much training itself varies.
 
-    Returns ``{"runs", "losses", "before", "after", "before_mean", "after_mean"}``:
+    Returns ``{"runs", "losses", "before", "after", "before_mean", "after_mean", "dom_before_mean",
+    "dom_after_mean"}`` (the last two: the layer-averaged :func:`nope_dominance` over the seeds):
     ``runs`` the per-seed results; ``losses (n_seeds, n_steps)``; ``before``/``after``
     per layer an Estimate over the seeds of the per-seed recency probability
     (:func:`~attention_geometry.stats.mean_estimate`, ``n_seeds - 1`` degrees of
@@ -390,4 +407,5 @@ def nope_over_seeds(texts: Sequence[str], *, seeds: Sequence[int], workers: int 
         per_seed = np.array([[e.value for e in r[which]] for r in runs])  # (seeds, layers)
         out[which] = tuple(mean_estimate(per_seed[:, layer]) for layer in range(per_seed.shape[1]))
         out[f"{which}_mean"] = mean_estimate(per_seed.mean(1))
+        out[f"dom_{which}_mean"] = mean_estimate([r[f"dom_{which}"].mean() for r in runs])
     return out
