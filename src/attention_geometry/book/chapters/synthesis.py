@@ -11,7 +11,8 @@ __all__ = ["SynthesisParams", "rate_words", "window_reach_words", "window_first_
            "recency_visible_words", "ledger_status_words", "PROVED_HERE", "own_source_words", "yardstick_words",
            "first_key_words", "CITES", "alpha_trend_words",
            "residual_depth_words", "DESIGN_NORMS", "DESIGN_MASKS", "RESPONSES", "run_design", "stored_design",
-           "decisive", "trend_words", "effect_rows", "line_rows", "line_estimates", "design_claims"]
+           "decisive", "trend_words", "effect_rows", "line_rows", "line_estimates", "design_claims",
+           "design_source_words", "interaction_words", "lines_words"]
 
 
 class SynthesisParams(ChapterParams):
@@ -275,10 +276,10 @@ def _cell(est, label: str) -> str:
     return f"{est.value:+.3g} ± {est.se:.2g} ({trend_words(label, est.value, up='up', down='down', neither='not decided')})"
 
 
-def effect_rows(design: dict, *, level: float = 0.95) -> tuple[list[tuple], int]:
+def effect_rows(design: dict, *, level: float = 0.95) -> tuple[list[tuple], dict[int, int]]:
     """The rows of an effects table (term, then one cell per response: value ± se and its direction, or
     "not decided"), each response's terms judged at the Bonferroni level for their number; and the count of
-    decided terms."""
+    decided cells by the order of their term (1: main effects, 2 and more: interactions)."""
     import numpy as np
 
     from ...factorial import factorial_effects, familywise_level
@@ -287,13 +288,13 @@ def effect_rows(design: dict, *, level: float = 0.95) -> tuple[list[tuple], int]
     per = {r: factorial_effects(np.asarray(design["Y"][r]), factors) for r in RESPONSES}
     n_terms = len(next(iter(per.values())))
     lev = familywise_level(n_terms, level)
-    rows, decided = [], 0
+    rows, decided = [], {}
     for i in range(n_terms):
         cells = []
         for r in RESPONSES:
             term = per[r][i]
             label = decisive(term.estimate, level=lev).label
-            decided += label == "reproduced"
+            decided[term.order] = decided.get(term.order, 0) + (label == "reproduced")
             cells.append(_cell(term.estimate, label))
         rows.append((per[next(iter(RESPONSES))][i].name, *cells))
     return rows, decided
@@ -395,3 +396,31 @@ def design_claims(nrm: dict, dw: dict, *, settings: str) -> list:
               measured=f"slope of log(last/middle) per doubling of H: {shown('log_last_mid')}", settings=settings,
               verdict=per_width["log_last_mid"], section="sec-syn-design"),
     ]
+
+
+def design_source_words(stored: bool) -> str:
+    """Where the designed sweep's figures and tables come from."""
+    if stored:
+        return "the stored run at the paper preset's sizes (`results/synthesis/paper/`)"
+    return ("this run, at its own parameters (no stored run at the paper preset's sizes yet: "
+            "`make paper CHAPTER=synthesis` makes one)")
+
+
+def interaction_words(decided: int, total: int) -> str:
+    """The section's opening: how many interaction cells (term x response) have a decided direction."""
+    if decided == 0:
+        return (f"No interaction has a decided direction here (0 of {total} interaction terms over the "
+                "responses): on this evidence the components act additively")
+    return (f"The components interact: {decided} of {total} interaction terms over the responses have a decided "
+            "direction, so the effect of one switch depends on the others")
+
+
+def lines_words(words_by_line: dict[str, str], what: str) -> str:
+    """One clause on the trends of several lines (``{line: word}``, words from :func:`trend_words`)."""
+    kinds = set(words_by_line.values())
+    if len(kinds) == 1:
+        word = kinds.pop()
+        if word == "no decided trend":
+            return f"{what} has no decided trend on any of the {len(words_by_line)} lines"
+        return f"{what} {word} on every one of the {len(words_by_line)} lines"
+    return f"{what} " + "; ".join(f"{word} at {line}" for line, word in words_by_line.items())
