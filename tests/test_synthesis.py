@@ -355,7 +355,7 @@ def test_design_responses_pair_the_cells_of_one_width_by_draw_and_resume(tmp_pat
     def cell(alpha, d):
         return replace(base, alpha=alpha), d
 
-    kw = dict(n=8, batch=2, jac_batch=1, seed=3, n_draws=3)
+    kw = dict(n=8, batch=2, jac_batch=2, seed=3, n_draws=3)
     store = CheckpointStore(tmp_path)
     Y = ag.design_responses([[0.5, 1.0], [8, 16]], cell, store=store, **kw)
     assert set(Y) == set(ag.DESIGN_RESPONSES)
@@ -377,5 +377,5 @@ def test_the_window_keeps_the_first_input_out_of_reach_in_every_design_cell():
     def cell(mask):
         return replace(ag.SynthConfig(n_layers=2, n_heads=2), mask=mask, window=2 if mask == "one_sided" else None), 8
 
-    Y = ag.design_responses([["causal", "one_sided"]], cell, n=12, batch=1, jac_batch=1, n_draws=2)
+    Y = ag.design_responses([["causal", "one_sided"]], cell, n=12, batch=2, jac_batch=2, n_draws=2)
     assert np.all(Y["first_share"][:, 1] == 0.0) and np.all(Y["first_share"][:, 0] > 0.0)  # H w = 4 < L - 1 = 11

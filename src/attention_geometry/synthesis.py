@@ -615,34 +615,35 @@ def design_responses(grid: Sequence[Sequence], cell: Callable[..., tuple[SynthCo
     the input of :func:`~attention_geometry.factorial.factorial_effects`.
 
     ``grid``: the levels of each factor; ``cell(*levels) -> (SynthConfig, d)``: the decoder and its
-    width at one cell. Every cell is :func:`measure` on ``n_draws`` draws of the weights with ``batch``
-    input sequences each (``jac_batch`` of them with exact Jacobians). The cells of one width share
-    their draws (drawn for the deepest cell: a shallower one uses the first layers) and inputs, so
-    that draw ``i`` is a block; each width draws from its own stream
-    (:func:`~attention_geometry.draws.draw_seed` of ``seed`` and the width's rank), so that the
-    draws of different widths are independent and the blocks ``i`` are independent of one another.
-    Each cell is one item of :func:`~attention_geometry.checkpoint.resumable_map` under ``name``,
-    keyed by every setting, so that an interrupted run resumes."""
+    width at one cell. Draw ``i`` of every cell is :func:`measure` with one weight draw and ``batch``
+    input sequences (``jac_batch`` of them with exact Jacobians), seeded
+    :func:`~attention_geometry.draws.draw_seed` ``(seed, i)``: the cells of one width see the same
+    weights (drawn for the deepest cell; a shallower one uses the first layers) and inputs in draw
+    ``i``, so that a draw is a block, and the blocks are independent of one another. Each (cell, draw)
+    is one item of :func:`~attention_geometry.checkpoint.resumable_map` under ``name``, keyed by every
+    setting, so that an interrupted run resumes."""
     import itertools
 
     n_draws = check_int("n_draws", n_draws, low=2)
     seed = check_int("seed", seed, low=0)
-    check_int("batch", batch, low=max(1, check_int("jac_batch", jac_batch, low=1)))
+    check_int("batch", batch, low=max(2, check_int("jac_batch", jac_batch, low=2)))
     configs = [cell(*c) for c in itertools.product(*grid)]
     for cfg, d in configs:
         cfg.check()
         check_int("d", d, low=2)
     max_layers = max(cfg.n_layers for cfg, _ in configs)
-    widths = sorted({d for _, d in configs})
 
-    def one_cell(c: tuple[SynthConfig, int]) -> np.ndarray:
-        cfg, d = c
-        m = measure(cfg, d=d, n=n, batch=batch * n_draws, jac_batch=jac_batch * n_draws, anisotropy=anisotropy,
-                    seed=draw_seed(seed, widths.index(d)), n_draws=n_draws, max_layers=max_layers)
-        return np.array([m[r].draw_means for r in DESIGN_RESPONSES]).T  # (n_draws, responses)
+    def one(item: tuple[int, int]) -> list[float]:
+        (cfg, d), i = configs[item[0]], item[1]
+        m = measure(cfg, d=d, n=n, batch=batch, jac_batch=jac_batch, anisotropy=anisotropy,
+                    seed=draw_seed(seed, i), n_draws=1, max_layers=max_layers)
+        values = {r: m[r].value for r in DESIGN_RESPONSES if r != "log_last_mid"}
+        return [math.log(m["last_mid"].value) if r == "log_last_mid" else values[r] for r in DESIGN_RESPONSES]
 
     key = {"cells": [repr(c) for c in configs], "n": n, "batch": batch, "jac_batch": jac_batch,
            "anisotropy": anisotropy, "seed": seed, "n_draws": n_draws}
-    per_cell = np.stack(resumable_map(one_cell, configs, store=store, name=name, key=key, progress=progress), 1)
+    items = [(c, i) for c in range(len(configs)) for i in range(n_draws)]
+    done = np.array(resumable_map(one, items, store=store, name=name, key=key, progress=progress))
+    per_draw = done.reshape(len(configs), n_draws, -1).transpose(1, 0, 2)  # (draws, cells, responses)
     shape = (n_draws, *(len(levels) for levels in grid))
-    return {r: per_cell[:, :, j].reshape(shape) for j, r in enumerate(DESIGN_RESPONSES)}
+    return {r: per_draw[:, :, j].reshape(shape) for j, r in enumerate(DESIGN_RESPONSES)}
