@@ -10,6 +10,10 @@ from attention_geometry.factorial import factorial_effects, familywise_level, li
 FACTORS = [("norm", ["none", "layernorm", "rmsnorm"]), ("residual", [0.5, 1.0]), ("mask", ["causal", "window"])]
 
 
+def _name(term):
+    return " × ".join(f"{f}: {lev} - {ref}" for f, lev, ref in term.contrasts)
+
+
 def _synthetic(main, inter, k=8, noise=0.05, seed=0):
     """Y = mean + main effects + the norm x mask interaction + a draw effect shared by every cell + noise."""
     rng = np.random.default_rng(seed)
@@ -32,7 +36,7 @@ def _decisive(term, level):
 def test_known_main_effects_and_interaction_are_recovered_in_both_directions(sign):
     main = [sign * 0.5, -sign * 0.3, sign * 0.8, -sign * 0.4]
     inter = (sign * 0.6, -sign * 0.4)
-    terms = {t.name: t for t in factorial_effects(_synthetic(main, inter), FACTORS)}
+    terms = {_name(t): t for t in factorial_effects(_synthetic(main, inter), FACTORS)}
     # a main effect averages over the other factors: the mask's includes half the norm x mask interaction terms
     truth = {"norm: layernorm - none": main[0] + inter[0] / 2, "norm: rmsnorm - none": main[1] + inter[1] / 2,
              "residual: 1.0 - 0.5": main[2], "mask: window - causal": main[3] + (inter[0] + inter[1]) / 3,
@@ -52,7 +56,7 @@ def test_known_main_effects_and_interaction_are_recovered_in_both_directions(sig
 
 def test_the_draw_effect_shared_by_all_cells_is_removed_by_pairing():
     Y = _synthetic([0.0, 0.0, 0.3, 0.0], (0.0, 0.0), noise=0.01)
-    est = next(t for t in factorial_effects(Y, FACTORS) if t.name == "residual: 1.0 - 0.5").estimate
+    est = next(t for t in factorial_effects(Y, FACTORS) if _name(t) == "residual: 1.0 - 0.5").estimate
     assert est.se < 0.01  # the draws' own spread (sd 1) would give about 0.35
 
 
@@ -71,7 +75,7 @@ def test_reference_level_and_max_order():
     terms = factorial_effects(Y, FACTORS, max_order=1, reference={"norm": "layernorm"})
     assert {t.order for t in terms} == {1}
     first = terms[0]
-    assert first.name == "norm: none - layernorm" and first.estimate.value < 0
+    assert _name(first) == "norm: none - layernorm" and first.estimate.value < 0
     with pytest.raises(ValueError, match="reference"):
         factorial_effects(Y, FACTORS, reference={"norm": "batchnorm"})
     with pytest.raises(ValueError, match="Y"):
@@ -80,7 +84,7 @@ def test_reference_level_and_max_order():
 
 def test_two_by_two_interaction_is_the_difference_of_differences():
     Y = np.array([[[1.0, 2.0], [3.0, 7.0]], [[1.0, 2.0], [3.0, 9.0]]])  # (draws, a, b)
-    terms = {t.name: t.estimate for t in factorial_effects(Y, [("a", [0, 1]), ("b", [0, 1])])}
+    terms = {_name(t): t.estimate for t in factorial_effects(Y, [("a", [0, 1]), ("b", [0, 1])])}
     assert terms["a: 1 - 0 × b: 1 - 0"].value == pytest.approx(((7 - 3) - (2 - 1) + (9 - 3) - (2 - 1)) / 2)
     assert terms["a: 1 - 0"].value == pytest.approx(np.mean([(3 + 7 - 1 - 2) / 2, (3 + 9 - 1 - 2) / 2]))
 

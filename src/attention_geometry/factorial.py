@@ -64,11 +64,6 @@ class Term:
         """1: a main effect; 2: a two-factor interaction; ..."""
         return len(self.contrasts)
 
-    @property
-    def name(self) -> str:
-        """``"norm: none - layernorm × mask: window - causal"``."""
-        return " × ".join(f"{f}: {lev} - {ref}" for f, lev, ref in self.contrasts)
-
 
 def _check_design(Y: npt.ArrayLike, factors: Sequence[tuple[str, Sequence]]) -> np.ndarray:
     Y = np.asarray(Y, dtype=np.float64)

@@ -61,7 +61,7 @@ from .collapse import mu
 from .layernorm import NORMS, normalise
 from .recency.simulation import recency_fraction, triples
 from .checkpoint import CheckpointStore, resumable_map
-from .draws import DrawEstimate, draw_seed, draw_slices, over_draws, over_replicates
+from .draws import DrawEstimate, draw_slices, over_draws, over_replicates
 from .stats import Estimate, difference_estimate
 
 __all__ = [
@@ -608,42 +608,46 @@ DESIGN_RESPONSES = ("rp_visible", "mu_rel", "unselectable", "log_last_mid", "fir
 
 def design_responses(grid: Sequence[Sequence], cell: Callable[..., tuple[SynthConfig, int]], *, n: int = 64,
                      batch: int = 2, jac_batch: int = 2, anisotropy: float = 0.5, seed: int = 0, n_draws: int = 8,
-                     store: CheckpointStore | None = None, name: str = "design",
+                     store: CheckpointStore | None = None, name: str = "design", chunk: int = 4,
                      progress: Callable[[int, int], None] | None = None) -> dict[str, np.ndarray]:
     r"""A factorial design over the decoder's switches, replicated over weight draws: for each
     response of :data:`DESIGN_RESPONSES`, the per-draw cell means ``(n_draws, len(grid[0]), ...)``,
     the input of :func:`~attention_geometry.factorial.factorial_effects`.
 
     ``grid``: the levels of each factor; ``cell(*levels) -> (SynthConfig, d)``: the decoder and its
-    width at one cell. Draw ``i`` of every cell is :func:`measure` with one weight draw and ``batch``
-    input sequences (``jac_batch`` of them with exact Jacobians), seeded
-    :func:`~attention_geometry.draws.draw_seed` ``(seed, i)``: the cells of one width see the same
-    weights (drawn for the deepest cell; a shallower one uses the first layers) and inputs in draw
-    ``i``, so that a draw is a block, and the blocks are independent of one another. Each (cell, draw)
-    is one item of :func:`~attention_geometry.checkpoint.resumable_map` under ``name``, keyed by every
-    setting, so that an interrupted run resumes."""
+    width at one cell. Each draw of the weights gets ``batch`` input sequences (``jac_batch`` of them
+    with exact Jacobians). The draws are measured about ``chunk`` at a time (:func:`measure` with
+    ``n_draws``: one batch through all of them), each group from its own stream, seeded by ``seed``,
+    the group and the width's rank: within a width every cell sees the same weights (drawn for the
+    deepest cell; a shallower one uses the first layers) and inputs in draw ``i``, so that a draw is a
+    block; draws of different groups or widths are independent. Each (cell, group) is one item of
+    :func:`~attention_geometry.checkpoint.resumable_map` under ``name``, keyed by every setting, so
+    that an interrupted run resumes."""
     import itertools
 
     n_draws = check_int("n_draws", n_draws, low=2)
     seed = check_int("seed", seed, low=0)
-    check_int("batch", batch, low=max(2, check_int("jac_batch", jac_batch, low=2)))
+    check_int("batch", batch, low=check_int("jac_batch", jac_batch, low=1))
     configs = [cell(*c) for c in itertools.product(*grid)]
     for cfg, d in configs:
         cfg.check()
         check_int("d", d, low=2)
     max_layers = max(cfg.n_layers for cfg, _ in configs)
+    widths = sorted({d for _, d in configs})
+    groups = draw_slices(n_draws, -(-n_draws // check_int("chunk", chunk, low=2)))  # each of 2 draws or more
 
-    def one(item: tuple[int, int]) -> list[float]:
-        (cfg, d), i = configs[item[0]], item[1]
-        m = measure(cfg, d=d, n=n, batch=batch, jac_batch=jac_batch, anisotropy=anisotropy,
-                    seed=draw_seed(seed, i), n_draws=1, max_layers=max_layers)
-        values = {r: m[r].value for r in DESIGN_RESPONSES if r != "log_last_mid"}
-        return [math.log(m["last_mid"].value) if r == "log_last_mid" else values[r] for r in DESIGN_RESPONSES]
+    def one(item: tuple[int, int]) -> np.ndarray:
+        (cfg, d), g = configs[item[0]], item[1]
+        k = groups[g].stop - groups[g].start
+        stream = int(np.random.SeedSequence([seed, g, widths.index(d)]).generate_state(1)[0])
+        m = measure(cfg, d=d, n=n, batch=batch * k, jac_batch=jac_batch * k, anisotropy=anisotropy,
+                    seed=stream, n_draws=k, max_layers=max_layers)
+        return np.array([m[r].draw_means for r in DESIGN_RESPONSES]).T  # (k, responses)
 
     key = {"cells": [repr(c) for c in configs], "n": n, "batch": batch, "jac_batch": jac_batch,
-           "anisotropy": anisotropy, "seed": seed, "n_draws": n_draws}
-    items = [(c, i) for c in range(len(configs)) for i in range(n_draws)]
-    done = np.array(resumable_map(one, items, store=store, name=name, key=key, progress=progress))
-    per_draw = done.reshape(len(configs), n_draws, -1).transpose(1, 0, 2)  # (draws, cells, responses)
+           "anisotropy": anisotropy, "seed": seed, "n_draws": n_draws, "chunk": chunk}
+    items = [(c, g) for c in range(len(configs)) for g in range(len(groups))]
+    done = resumable_map(one, items, store=store, name=name, key=key, progress=progress)
+    per_cell = np.stack([np.concatenate(done[c * len(groups):(c + 1) * len(groups)]) for c in range(len(configs))], 1)
     shape = (n_draws, *(len(levels) for levels in grid))
-    return {r: per_draw[:, :, j].reshape(shape) for j, r in enumerate(DESIGN_RESPONSES)}
+    return {r: per_cell[:, :, j].reshape(shape) for j, r in enumerate(DESIGN_RESPONSES)}

@@ -12,7 +12,7 @@ __all__ = ["SynthesisParams", "rate_words", "window_reach_words", "window_first_
            "first_key_words", "CITES", "alpha_trend_words",
            "residual_depth_words", "DESIGN_NORMS", "DESIGN_MASKS", "RESPONSES", "run_design", "stored_design",
            "decisive", "trend_words", "effect_rows", "line_rows", "line_estimates", "design_claims",
-           "design_source_words", "interaction_words", "lines_words"]
+           "design_source_words", "interaction_words", "lines_words", "term_name"]
 
 
 class SynthesisParams(ChapterParams):
@@ -255,6 +255,11 @@ def stored_design(values: dict | None) -> dict | None:
     return data if isinstance(data, dict) and {"nrm", "dw"} <= set(data) else None
 
 
+def term_name(term) -> str:
+    """A factorial term as the tables name it: ``"norm: none - layernorm × mask: window - causal"``."""
+    return " × ".join(f"{f}: {lev} - {ref}" for f, lev, ref in term.contrasts)
+
+
 def decisive(est, *, level: float = 0.95, what: str = "the effect"):
     """The verdict on the direction of ``est`` (a DrawEstimate over the weight draws): the sign rule at
     ``level`` for the sign it has, through the draws rule. ``reproduced``: that direction is decided."""
@@ -299,7 +304,7 @@ def effect_rows(design: dict, *, level: float = 0.95) -> tuple[list[tuple], dict
             label = decisive(term.estimate, level=lev).label
             decided[term.order] = decided.get(term.order, 0) + (label == "reproduced")
             cells.append(_cell(term.estimate, label))
-        rows.append((per[next(iter(RESPONSES))][i].name, *cells))
+        rows.append((term_name(per[next(iter(RESPONSES))][i]), *cells))
     return rows, decided
 
 
@@ -362,7 +367,7 @@ def design_claims(nrm: dict, dw: dict, *, settings: str) -> list:
     lo_a, hi_a = min(factors[1][1]), max(factors[1][1])
     term = next(t for t in factorial_effects(np.asarray(nrm["Y"]["first_share"]), factors,
                                              reference={"residual weight": lo_a})
-                if t.name == f"residual weight: {hi_a} - {lo_a} × mask: window - causal")
+                if term_name(t) == f"residual weight: {hi_a} - {lo_a} × mask: window - causal")
     est = term.estimate
     inter = draws_verdict(sign_verdict(est, -1, what="residual x mask interaction on the first input's share"), est)
     depths = np.log2(dw["factors"][0][1])
