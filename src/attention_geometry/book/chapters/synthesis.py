@@ -71,13 +71,14 @@ class SynthesisParams(ChapterParams):
     smoke = {"d": 8, "n_tokens": 10, "n_layers": 2, "n_heads": 2, "batch": 8, "jac_batch": 2, "window": 5,
              "scales": [0.5, 1.0], "cesaro_L": 8, "n_draws": 2, "design_draws": 2, "design_batch": 2,
              "design_jac": 2, "design_depths": [1, 2], "design_widths": [8, 16]}
-    # the designed sweep at a size that decides its interactions: 32 weight draws of 8 sequences (4 with
+    # the designed sweep at a size that decides its interactions: 128 weight draws of 8 sequences (4 with
     # exact Jacobians) per cell, three residual weights and four depths and widths; the rest of the chapter
-    # at four times the defaults' draws and sequences. About 1.2 h of one core, measured: a timed run of
-    # this preset with design_draws = 2 (OMP_NUM_THREADS=1, on the shared 2-core machine) scaled to 32
-    # draws (estimate in the report of the change that added it); a paper run resumes per design cell
+    # at four times the defaults' draws and sequences. About 1.2 h on 2 cores: the preset's design with
+    # design_draws = 4 took 129 s of CPU time with OMP_NUM_THREADS=1 (2026-12-04, the shared 2-core machine
+    # at a load of about 10, so CPU time, not wall time), 31 s per draw, so 128 draws take about 66 min, and
+    # the rest about 4 times the defaults' 45 s; a paper run resumes (cell, group of draws) by (cell, group)
     presets = {
-        "paper": {"design_draws": 32, "design_batch": 8, "design_jac": 4, "design_alphas": [0.25, 0.5, 1.0],
+        "paper": {"design_draws": 128, "design_batch": 8, "design_jac": 4, "design_alphas": [0.25, 0.5, 1.0],
                   "design_depths": [2, 4, 8, 16], "design_widths": [16, 32, 64, 128], "n_draws": 32,
                   "batch": 256, "jac_batch": 32},
     }
@@ -241,9 +242,9 @@ def run_design(P, store=None) -> dict:
 
     out = {}
     for key, factors, cell in (
-            ("nrm", [("norm", list(DESIGN_NORMS)), ("residual weight", list(P.design_alphas)),
+            ("nrm", [("norm", list(DESIGN_NORMS)), ("residual weight", sorted(P.design_alphas)),
                      ("mask", list(DESIGN_MASKS))], nrm),
-            ("dw", [("depth", list(P.design_depths)), ("width", list(P.design_widths))], dw)):
+            ("dw", [("depth", sorted(P.design_depths)), ("width", sorted(P.design_widths))], dw)):
         Y = syn.design_responses([levels for _, levels in factors], cell, name=f"design-{key}", **common)
         out[key] = {"factors": factors, "Y": {r: v.tolist() for r, v in Y.items()}}
     return out
