@@ -155,7 +155,7 @@ def plot_design_lines(lines: dict, x, labels: dict, *, xlabel: str, log_x: bool 
     weight draws, one per value of ``x``, drawn with their 95 % intervals; the lines told apart by
     colour, and by marker and dashes where their labels share a first part (``"norm none, mask
     window"``: colour by norm, dashes by mask). ``labels``: response -> panel title."""
-    fig = _new_figure(figsize=(13, 3.6), layout="constrained")
+    fig = _new_figure(figsize=(13, 4.0), layout="constrained")
     axes = fig.subplots(1, len(lines))
     names = list(next(iter(lines.values())))
     firsts = list(dict.fromkeys(n.split(", ")[0] for n in names))
@@ -179,5 +179,6 @@ def plot_design_lines(lines: dict, x, labels: dict, *, xlabel: str, log_x: bool 
         ax.set_xticks(x, [f"{v:g}" for v in x])
         ax.set_xlabel(xlabel)
         ax.set_title(labels[response], fontsize=9)
-    axes[0].legend(fontsize=7)
+    handles, names = axes[0].get_legend_handles_labels()  # below the panels, where it hides no interval
+    fig.legend(handles, names, loc="outside lower center", ncol=min(len(names), 6), fontsize=8)
     return fig
