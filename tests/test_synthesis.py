@@ -379,3 +379,11 @@ def test_the_window_keeps_the_first_input_out_of_reach_in_every_design_cell():
 
     Y = ag.design_responses([["causal", "one_sided"]], cell, n=12, batch=2, jac_batch=2, n_draws=2)
     assert np.all(Y["first_share"][:, 1] == 0.0) and np.all(Y["first_share"][:, 0] > 0.0)  # H w = 4 < L - 1 = 11
+
+
+def test_the_stored_design_is_read_back_from_a_paper_runs_values():
+    from attention_geometry.book.chapters import synthesis as chapter
+
+    data = {"nrm": {"factors": [], "Y": {}}, "dw": {"factors": [], "Y": {}}}
+    assert chapter.stored_design({"syn-design-data": data}) is data
+    assert chapter.stored_design(None) is None and chapter.stored_design({"syn-design-data": "text"}) is None
