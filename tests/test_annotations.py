@@ -8,7 +8,8 @@ import pytest
 
 ANNOTATED = ["attention", "layernorm", "cesaro", "collapse", "ln_dynamics", "selectability", "stats", "majority",
              "layernorm_checks", "synthesis", "recency", "jacobians", "verdicts", "words", "selection", "power",
-             "ratios", "evidence", "checkpoint", "models.corpus", "models.pretrained", "models.tiny_decoder", "draws"]
+             "ratios", "evidence", "checkpoint", "models.corpus", "models.pretrained", "models.tiny_decoder", "draws",
+             "factorial"]
 
 
 def unannotated(module_name: str) -> list[str]:

@@ -64,3 +64,41 @@ def test_alpha_trend_words_follow_the_change_and_its_error():
 def test_residual_depth_words_flip_at_half_the_asymptotic_effect():
     assert "less than half" in words.residual_depth_words(1.19, 5.06)
     assert "at least half" in words.residual_depth_words(3.0, 5.06)
+
+
+def test_trend_words_read_the_rule_and_the_sign():
+    assert words.trend_words("reproduced", 0.3) == "rises"
+    assert words.trend_words("reproduced", -0.3) == "falls"
+    assert words.trend_words("not decided", 0.3) == "no decided trend"
+    assert words.trend_words("reproduced", -1.0, up="up", down="down") == "down"
+
+
+def test_decisive_decides_a_clear_direction_and_not_noise():
+    from attention_geometry.draws import over_draws
+
+    assert words.decisive(over_draws([0.9, 1.1, 1.0, 0.95, 1.05, 1.0, 0.98, 1.02])).label == "reproduced"
+    assert words.decisive(over_draws([-0.9, -1.1, -1.0, -0.95, -1.05, -1.0, -0.98, -1.02])).label == "reproduced"
+    assert words.decisive(over_draws([0.1, -0.2, 0.15, -0.1, 0.05, -0.05, 0.2, -0.15])).label == "not decided"
+    # a clear mean, but one draw of eight on the other side: the draws do not agree
+    assert words.decisive(over_draws([1.0, 1.1, 0.9, 1.2, 1.0, 0.9, 1.1, -0.1])).label == "not decided"
+    # at a family-wise level a borderline interval no longer clears 0
+    borderline = over_draws([0.2, 0.5, 0.3, 0.6, 0.1, 0.4, 0.2, 0.05])
+    assert words.decisive(borderline).label == "reproduced"
+    assert words.decisive(borderline, level=1 - 0.05 / 1000).label == "not decided"
+
+
+def test_interaction_words_flip_with_the_count_of_decided_interactions():
+    assert words.interaction_words(0, 35).startswith("No interaction has a decided direction")
+    assert words.interaction_words(7, 35).startswith("The components interact: 7 of 35")
+
+
+def test_lines_words_say_every_line_or_name_each():
+    assert words.lines_words({"a": "falls", "b": "falls"}, "it") == "it falls on every one of the 2 lines"
+    assert words.lines_words({"a": "no decided trend"}, "it") == "it has no decided trend on any of the 1 lines"
+    mixed = words.lines_words({"d 16": "falls", "d 32": "rises"}, "it")
+    assert mixed == "it falls at d 16; rises at d 32"
+
+
+def test_design_source_words():
+    assert "stored run" in words.design_source_words(True)
+    assert words.design_source_words(False).startswith("this run")

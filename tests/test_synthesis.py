@@ -343,3 +343,47 @@ def test_effective_spike_claim_can_agree_or_differ():
     assert ag.effective_spike_claim(E(2.0, 0.03), E(2.01, 0.05), settings="s").verdict.label == "reproduced"
     assert ag.effective_spike_claim(E(2.0, 0.03), E(3.0, 0.05), settings="s").verdict.label == "differs"
     assert ag.effective_spike_claim(E(2.0, 0.03), E(2.01, 0.3), settings="s").verdict.label == "not decided"
+
+
+def test_design_responses_pair_the_cells_of_one_width_by_draw_and_resume(tmp_path):
+    from dataclasses import replace
+
+    from attention_geometry.checkpoint import CheckpointStore
+
+    base = ag.SynthConfig(n_layers=2, n_heads=2)
+
+    def cell(alpha, d):
+        return replace(base, alpha=alpha), d
+
+    kw = dict(n=8, batch=2, jac_batch=2, seed=3, n_draws=3)
+    store = CheckpointStore(tmp_path)
+    Y = ag.design_responses([[0.5, 1.0], [8, 16]], cell, store=store, **kw)
+    assert set(Y) == set(ag.DESIGN_RESPONSES)
+    assert all(v.shape == (3, 2, 2) for v in Y.values())
+    assert np.all((Y["first_share"] >= 0) & (Y["first_share"] <= 1))
+    # the cells of one width share each draw's weights and inputs: the same draw measured twice agrees
+    again = ag.design_responses([[0.5], [8]], cell, **kw)
+    np.testing.assert_allclose(again["mu_rel"][:, 0, 0], Y["mu_rel"][:, 0, 0])
+    # resumed from the checkpoint without computing anything
+    mark = store.mark()
+    resumed = ag.design_responses([[0.5, 1.0], [8, 16]], cell, store=store, **kw)
+    assert store.since(mark)[0] == 0
+    np.testing.assert_array_equal(resumed["rp_visible"], Y["rp_visible"])
+
+
+def test_the_window_keeps_the_first_input_out_of_reach_in_every_design_cell():
+    from dataclasses import replace
+
+    def cell(mask):
+        return replace(ag.SynthConfig(n_layers=2, n_heads=2), mask=mask, window=2 if mask == "one_sided" else None), 8
+
+    Y = ag.design_responses([["causal", "one_sided"]], cell, n=12, batch=2, jac_batch=2, n_draws=2)
+    assert np.all(Y["first_share"][:, 1] == 0.0) and np.all(Y["first_share"][:, 0] > 0.0)  # H w = 4 < L - 1 = 11
+
+
+def test_the_stored_design_is_read_back_from_a_paper_runs_values():
+    from attention_geometry.book.chapters import synthesis as chapter
+
+    data = {"nrm": {"factors": [], "Y": {}}, "dw": {"factors": [], "Y": {}}}
+    assert chapter.stored_design({"syn-design-data": data}) is data
+    assert chapter.stored_design(None) is None and chapter.stored_design({"syn-design-data": "text"}) is None

@@ -65,7 +65,8 @@ import importlib
 #: order their names are bound (a later module's name would win, as with star
 #: imports; no two modules export one name: see tests/test_layers.py).
 MODULE_NAMES = ("layernorm", "layernorm_checks", "attention", "majority", "selectability", "collapse",
-                "ln_dynamics", "recency", "cesaro", "jacobians", "synthesis", "stats", "draws", "selection", "power",
+                "ln_dynamics", "recency", "cesaro", "jacobians", "synthesis", "stats", "draws", "factorial",
+                "selection", "power",
                 "ratios", "evidence", "verdicts", "words", "checkpoint", "models.corpus", "models.pretrained",
                 "models.tiny_decoder")
 _SUBMODULES = {name.rsplit(".", 1)[-1]: name for name in MODULE_NAMES} | {"models": "models"}

@@ -47,7 +47,7 @@ returns numbers.
 """
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from functools import lru_cache
 
@@ -60,6 +60,7 @@ from .attention import make_mask, masked_softmax
 from .collapse import mu
 from .layernorm import NORMS, normalise
 from .recency.simulation import recency_fraction, triples
+from .checkpoint import CheckpointStore, resumable_map
 from .draws import DrawEstimate, draw_slices, over_draws, over_replicates
 from .stats import Estimate, difference_estimate
 
@@ -84,6 +85,8 @@ __all__ = [
     "gaussian_unselectable",
     "effective_alpha",
     "effective_residual",
+    "DESIGN_RESPONSES",
+    "design_responses",
 ]
 
 #: The mask families of the switchable decoder.
@@ -294,7 +297,7 @@ def _per_sequence(cfg: SynthConfig, weights, X0: torch.Tensor, jac: np.ndarray) 
     samples = {
         "rp": rp, "rp_visible": rp_vis, "mu_rel": mu(H) / torch.linalg.vector_norm(H, dim=(-2, -1)),
         "unselectable": torch.as_tensor(unsel.any(-1), dtype=torch.float64).mean(-1),
-        "first_mid": profiles[:, 0] / middle, "last_mid": profiles[:, -1] / middle,
+        "first_mid": profiles[:, 0] / middle, "last_mid": profiles[:, -1] / middle, "first_share": profiles[:, 0],
         "score_sd": score_sd, "entropy": ent, "score_first": first_score,
     }
     samples = {k: np.asarray(v.detach().cpu(), dtype=np.float64) for k, v in samples.items()}
@@ -355,7 +358,7 @@ def measure(cfg: SynthConfig, *, d: int = 32, n: int = 64, batch: int = 64, jac_
                           for r, j in zip(rows, draw_slices(jac_batch, n_draws))])
     per_seq, arr = _per_sequence(cfg, draws[0] if n_draws == 1 else _per_row(draws, rows), X0, jac)
     of_draw = {"batch": rows, "jac": [np.flatnonzero((jac >= r.start) & (jac < r.stop)) for r in rows]}
-    per_draw = {k: [v[i] for i in of_draw["jac" if k in ("first_mid", "last_mid") else "batch"]]
+    per_draw = {k: [v[i] for i in of_draw["jac" if k in ("first_mid", "last_mid", "first_share") else "batch"]]
                 for k, v in per_seq.items()}
     samples = per_seq if n_draws == 1 else {k: np.array([x.mean() for x in v]) for k, v in per_draw.items()}
     out: dict = {k: _draw_estimate(v) for k, v in per_draw.items()}
@@ -594,3 +597,57 @@ def effective_residual(cfg: SynthConfig, *, d: int = 32, n: int = 64, batch: int
                 for k in ("gain", "alpha_eff")})
     res["skip_samples"] = np.array([v.mean() for v in out["skip"]])
     return res
+
+
+#: The responses of a designed sweep (:func:`design_responses`), each a per-draw mean: Kim et al.'s
+#: score recency over visible keys, Wu et al.'s relative collapse, Brody et al.'s unselectable key
+#: sets, and Chowdhury's last-token spike (the logarithm of the draw's mean last/middle) and path
+#: primacy (the first input's share of the influence profile: 0 where a window keeps it out of reach).
+DESIGN_RESPONSES = ("rp_visible", "mu_rel", "unselectable", "log_last_mid", "first_share")
+
+
+def design_responses(grid: Sequence[Sequence], cell: Callable[..., tuple[SynthConfig, int]], *, n: int = 64,
+                     batch: int = 2, jac_batch: int = 2, anisotropy: float = 0.5, seed: int = 0, n_draws: int = 8,
+                     store: CheckpointStore | None = None, name: str = "design", chunk: int = 4,
+                     progress: Callable[[int, int], None] | None = None) -> dict[str, np.ndarray]:
+    r"""A factorial design over the decoder's switches, replicated over weight draws: for each
+    response of :data:`DESIGN_RESPONSES`, the per-draw cell means ``(n_draws, len(grid[0]), ...)``,
+    the input of :func:`~attention_geometry.factorial.factorial_effects`.
+
+    ``grid``: the levels of each factor; ``cell(*levels) -> (SynthConfig, d)``: the decoder and its
+    width at one cell. Each draw of the weights gets ``batch`` input sequences (``jac_batch`` of them
+    with exact Jacobians). The draws are measured about ``chunk`` at a time (:func:`measure` with
+    ``n_draws``: one batch through all of them), each group from its own stream, seeded by ``seed``,
+    the group and the width's rank: within a width every cell sees the same weights (drawn for the
+    deepest cell; a shallower one uses the first layers) and inputs in draw ``i``, so that a draw is a
+    block; draws of different groups or widths are independent. Each (cell, group) is one item of
+    :func:`~attention_geometry.checkpoint.resumable_map` under ``name``, keyed by every setting, so
+    that an interrupted run resumes."""
+    import itertools
+
+    n_draws = check_int("n_draws", n_draws, low=2)
+    seed = check_int("seed", seed, low=0)
+    check_int("batch", batch, low=check_int("jac_batch", jac_batch, low=1))
+    configs = [cell(*c) for c in itertools.product(*grid)]
+    for cfg, d in configs:
+        cfg.check()
+        check_int("d", d, low=2)
+    max_layers = max(cfg.n_layers for cfg, _ in configs)
+    widths = sorted({d for _, d in configs})
+    groups = draw_slices(n_draws, -(-n_draws // check_int("chunk", chunk, low=2)))  # each of 2 draws or more
+
+    def one(item: tuple[int, int]) -> np.ndarray:
+        (cfg, d), g = configs[item[0]], item[1]
+        k = groups[g].stop - groups[g].start
+        stream = int(np.random.SeedSequence([seed, g, widths.index(d)]).generate_state(1)[0])
+        m = measure(cfg, d=d, n=n, batch=batch * k, jac_batch=jac_batch * k, anisotropy=anisotropy,
+                    seed=stream, n_draws=k, max_layers=max_layers)
+        return np.array([m[r].draw_means for r in DESIGN_RESPONSES]).T  # (k, responses)
+
+    key = {"cells": [repr(c) for c in configs], "n": n, "batch": batch, "jac_batch": jac_batch,
+           "anisotropy": anisotropy, "seed": seed, "n_draws": n_draws, "chunk": chunk}
+    items = [(c, g) for c in range(len(configs)) for g in range(len(groups))]
+    done = resumable_map(one, items, store=store, name=name, key=key, progress=progress)
+    per_cell = np.stack([np.concatenate(done[c * len(groups):(c + 1) * len(groups)]) for c in range(len(configs))], 1)
+    shape = (n_draws, *(len(levels) for levels in grid))
+    return {r: per_cell[:, :, j].reshape(shape) for j, r in enumerate(DESIGN_RESPONSES)}

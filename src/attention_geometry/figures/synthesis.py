@@ -7,7 +7,7 @@ from .theme import new_figure as _new_figure
 from .theme import set_theme  # noqa: F401  (the shared theme; the chapter calls it once)
 
 __all__ = ["plot_variants", "plot_position_axis", "plot_scale_entropy", "plot_cesaro_collapse", "plot_sweep",
-           "plot_one_operator"]
+           "plot_one_operator", "plot_design_lines"]
 
 #: The four quantities, one per paper, as the chapter names them.
 QUANTITIES = {
@@ -147,4 +147,38 @@ def plot_one_operator(measured: dict, scores: dict, path):
     for ax in (ax0, ax1):
         ax.set_xlabel("position $j$")
         ax.legend(fontsize=7)
+    return fig
+
+
+def plot_design_lines(lines: dict, x, labels: dict, *, xlabel: str, log_x: bool = False):
+    """A designed sweep, one panel per response: ``lines[response][line]`` a list of estimates over the
+    weight draws, one per value of ``x``, drawn with their 95 % intervals; the lines told apart by
+    colour, and by marker and dashes where their labels share a first part (``"norm none, mask
+    window"``: colour by norm, dashes by mask). ``labels``: response -> panel title."""
+    fig = _new_figure(figsize=(13, 4.0), layout="constrained")
+    axes = fig.subplots(1, len(lines))
+    names = list(next(iter(lines.values())))
+    firsts = list(dict.fromkeys(n.split(", ")[0] for n in names))
+    seconds = list(dict.fromkeys(n.split(", ")[1] for n in names if ", " in n))
+    colours = dict(zip(firsts, sns.color_palette(n_colors=len(firsts))))
+    styles = dict(zip(seconds, [("o", "-"), ("s", "--"), ("^", ":")]))
+    x = np.asarray(x, dtype=float)
+    offsets = np.linspace(-0.03, 0.03, len(names)) * (np.ptp(np.log(x)) if log_x else np.ptp(x))
+    for ax, (response, per_line) in zip(axes, lines.items()):
+        for off, (name, ests) in zip(offsets, per_line.items()):
+            first, _, second = name.partition(", ")
+            marker, dashes = styles.get(second, ("o", "-"))
+            vals = np.array([e.value for e in ests])
+            lo_hi = np.array([e.interval() for e in ests])
+            err = np.abs(np.stack([vals - lo_hi[:, 0], lo_hi[:, 1] - vals]))
+            at = x * np.exp(off) if log_x else x + off  # side by side, so that the intervals do not hide each other
+            ax.errorbar(at, vals, yerr=err, marker=marker, ls=dashes, ms=4, capsize=2, lw=1.2,
+                        color=colours[first], label=name)
+        if log_x:
+            ax.set_xscale("log", base=2)
+        ax.set_xticks(x, [f"{v:g}" for v in x])
+        ax.set_xlabel(xlabel)
+        ax.set_title(labels[response], fontsize=9)
+    handles, names = axes[0].get_legend_handles_labels()  # below the panels, where it hides no interval
+    fig.legend(handles, names, loc="outside lower center", ncol=min(len(names), 6), fontsize=8)
     return fig
