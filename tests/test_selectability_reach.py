@@ -110,3 +110,15 @@ def test_arguments_are_checked():
     with pytest.raises(ValueError, match="rows"):
         sel.max_attention_weight(keys, 1.0, rows=[3])
     assert sel.max_attention_weight(np.ones((1, 2)), 1.0)[0].tolist() == [1.0]
+
+
+def test_reach_against_gaussian_uses_the_median_query_norm():
+    rng = np.random.default_rng(5)
+    keys, queries = rng.standard_normal((2, 30, 3)), rng.standard_normal((2, 11, 3))
+    out = sel.reach_against_gaussian(keys, queries, np.random.default_rng(0), n_rows=8)
+    assert out.shape == (3, 2)
+    np.testing.assert_allclose(out[2], np.median(np.linalg.norm(queries, axis=-1), axis=-1))
+    rows = np.sort(np.random.default_rng(0).choice(30, size=8, replace=False))  # the same draw comes first
+    for h in range(2):
+        np.testing.assert_allclose(out[0, h], sel.max_attention_weight(keys[h], out[2, h], rows)[0].mean(), atol=1e-5)
+    assert np.all((out[:2] > 0) & (out[:2] <= 1))

@@ -70,22 +70,23 @@ measures how far a query of bounded norm can *raise* a key: for a radius
 .. math:: w_i(R) = \max_{\lVert q\rVert \le R} \operatorname{softmax}(Kq)_i
           = \frac{1}{1 + e^{f_i^\ast}}, \qquad
           f_i^\ast = \min_{\lVert q\rVert \le R}\ \log \sum_{j \ne i} e^{q\cdot(k_j - k_i)}
-          = \max_{p \in \Delta}\ \bigl[H(p) - R\,\bigl\lVert k_i - \textstyle\sum_{j\ne i} p_j k_j\bigr\rVert\bigr],
+          = \max_{\lambda \in \Delta}\ \bigl[\operatorname{Ent}(\lambda)
+            - R\,\bigl\lVert k_i - \textstyle\sum_{j\ne i} \lambda_j k_j\bigr\rVert\bigr],
 
 a convex problem (log-sum-exp over a ball) whose dual (minimax over the ball
-and the simplex, :math:`H` the entropy) follows from
-:math:`\log\sum_j e^{x_j} = \max_{p\in\Delta} p\cdot x + H(p)`. Hence:
+and the simplex :math:`\Delta`, :math:`\operatorname{Ent}` the entropy) follows from
+:math:`\log\sum_j e^{x_j} = \max_{\lambda\in\Delta} \lambda\cdot x + \operatorname{Ent}(\lambda)`. Hence:
 
 * :math:`w_i(R)` is non-decreasing in :math:`R` (the ball grows);
 * an **unselectable** key, :math:`k_i = \sum_j \lambda_j k_j` with
-  :math:`\lambda \in \Delta`, has :math:`w_i(R) \le 1/(1 + e^{H(\lambda)}) \le 1/2`
-  for every :math:`R` (take :math:`p = \lambda`); the centre of a regular simplex
-  of :math:`n - 1` others has exactly :math:`1/n`;
+  :math:`\lambda \in \Delta`, has :math:`w_i(R) \le 1/(1 + e^{\operatorname{Ent}(\lambda)}) \le 1/2`
+  for every :math:`R`; the centre of a regular simplex of :math:`n - 1` others
+  has exactly :math:`1/n`;
 * a **selectable** key at Euclidean distance :math:`\delta_i > 0` from the hull
   :math:`C_i` of the others has
   :math:`1/(1 + (n-1)e^{-R\delta_i}) \le w_i(R) \le 1/(1 + e^{-R\delta_i})`
   (the query :math:`R u`, :math:`u` the unit normal of the proof of the hull
-  theorem, for the lower bound; :math:`p` the weights of the nearest point of
+  theorem, for the lower bound; :math:`\lambda` the weights of the nearest point of
   :math:`C_i` for the upper), so :math:`w_i(R) \to 1`.
 
 So :math:`w_i(R) > 1/2` certifies that key :math:`i` is selectable, and
@@ -126,6 +127,7 @@ __all__ = [
     "half_contour",
     "max_attention_weight",
     "gaussian_like",
+    "reach_against_gaussian",
 ]
 
 SELECTABILITY_TOL = 1e-10
@@ -562,7 +564,7 @@ def max_attention_weight(key_sets: npt.ArrayLike, radius: float | npt.ArrayLike,
         z = e.sum(-1, keepdims=True)
         return (top + np.log(z))[..., 0], e / z
 
-    def dual(p):  # H(p) - R ||sum_j p_j k_j - k_i||
+    def dual(p):  # Ent(p) - R ||sum_j p_j k_j - k_i||
         with np.errstate(divide="ignore", invalid="ignore"):
             h = -np.where(p > 0, p * np.log(p), 0.0).sum(-1)
         return h - r[:, None] * np.linalg.norm(p @ k - ki, axis=-1)
@@ -600,6 +602,33 @@ def gaussian_like(keys: npt.ArrayLike, rng: np.random.Generator | int) -> np.nda
     g = as_generator("rng", rng)
     mean = k.mean(axis=0, keepdims=True)
     return mean + g.standard_normal((len(k), len(k))) @ (k - mean) / np.sqrt(len(k))
+
+
+def reach_against_gaussian(keys: npt.ArrayLike, queries: npt.ArrayLike, rng: np.random.Generator | int,
+                           n_rows: int | None = None) -> np.ndarray:
+    r"""The mean reach of the keys of each head, and of a Gaussian copy of them, at the head's own query norm.
+
+    ``keys: (H, n, d)`` (one key set per head) and ``queries: (H, t, d)`` (the head's queries, already
+    multiplied by the score's factor, :math:`1/\sqrt{d_h}` for scaled dot products). Per head,
+    :math:`R` is the median query norm, and :func:`max_attention_weight` is averaged over ``n_rows``
+    keys drawn without replacement (all when ``None`` or at least ``n``), for the keys and for
+    :func:`gaussian_like` of them (the same rows). Returns ``(3, H)``: the keys' mean reach, the
+    Gaussian copy's, and :math:`R`.
+    """
+    k = _as_keys(keys, 3)
+    q = _as_keys(queries, 3, "queries")
+    if q.shape[0] != k.shape[0] or q.shape[2] != k.shape[2]:
+        raise fail("queries", shape_of(q), f"(H, t, d) with H = {k.shape[0]} and d = {k.shape[2]}",
+                   "has the wrong shape")
+    g = as_generator("rng", rng)
+    heads, n, _ = k.shape
+    m = n if n_rows is None else min(check_int("n_rows", n_rows, low=1), n)
+    rows = np.sort(g.choice(n, size=m, replace=False))
+    radius = np.median(np.linalg.norm(q, axis=-1), axis=-1)
+    radius = np.where(radius > 0, radius, np.finfo(float).tiny)
+    both = np.concatenate([k, np.stack([gaussian_like(x, g) for x in k])])
+    w = max_attention_weight(both, np.concatenate([radius, radius]), rows)[0].mean(-1)
+    return np.stack([w[:heads], w[heads:], radius])
 
 
 def _wilson(p, n, z):
