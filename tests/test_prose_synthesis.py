@@ -64,3 +64,20 @@ def test_alpha_trend_words_follow_the_change_and_its_error():
 def test_residual_depth_words_flip_at_half_the_asymptotic_effect():
     assert "less than half" in words.residual_depth_words(1.19, 5.06)
     assert "at least half" in words.residual_depth_words(3.0, 5.06)
+
+
+def test_selectability_reading_says_which_comparisons_are_informative():
+    from attention_geometry.stats import Estimate
+    from attention_geometry.book.chapters.synthesis import selectability_reading
+
+    zero, one = Estimate(0.0, 0.0), Estimate(1.0, 0.0)
+    none, half, every = [0.0] * 64, [0.0] * 32 + [3.0] * 32, [20.0, 21.0, 22.0, 23.0] * 16
+    assert selectability_reading(zero, 0.0, none, 9, 8).startswith("uninformative: n = 9 ≤ d_h + 1 = 9")
+    assert selectability_reading(zero, 0.0, none, 12, 8) == "uninformative: neither has an unselectable key"
+    assert selectability_reading(Estimate(0.1, 0.02), 1.0, none, 9, 8).startswith("informative")
+    assert selectability_reading(Estimate(0.1, 0.02), 1.0, half, 20, 8).startswith("fewer")
+    assert selectability_reading(Estimate(0.9, 0.02), 1.0, half, 20, 8).startswith("more")
+    assert selectability_reading(Estimate(0.5, 0.05), 1.0, half, 20, 8).startswith("as many")
+    for pct, where in ((10.0, "below"), (30.0, "above"), (21.5, "within")):
+        text = selectability_reading(one, pct, every, 64, 8)
+        assert text.startswith("sets uninformative") and f"lies {where}" in text
