@@ -85,6 +85,8 @@ class SelectabilityParams(ChapterParams):
         (0.3, {"tiny_steps": 1, "tiny_batch": 1, "tiny_seq_len": 1}),
         (0.2, {"table_sets": 1, "table_n_max": 2}),
         (0.1, {"pretrained_sequences": 1, "pretrained_seq_len": 1}),
+        # the reach of 16 keys per head (SmolLM2's 90 heads dominate): about 14 s of CPU time here
+        (0.05, {"reach_keys": 1, "pretrained_seq_len": 1}),
     ))
 
 
