@@ -52,3 +52,20 @@ def test_corner_words_read_the_interval_against_one_half():
     assert ch.corner_words(2 / 12, 12).startswith("the exception")
     assert ch.corner_words(0.5, 4).startswith("neither")             # four sets resolve nothing
     assert ch.corner_words(0.0, 4).startswith("neither")
+
+
+def test_reach_words_and_rows_read_the_interval_over_heads():
+    import numpy as np
+
+    gauss = np.array([0.80, 0.82, 0.85, 0.90, 0.88, 0.81])
+    for shift, word, label in ((-0.2, "less reachable than", "refuted"), (+0.05, "more reachable than", "reproduced"),
+                               (0.0, "not told apart from", "not decided")):
+        measured = gauss + shift + (np.array([0.01, -0.01, 0.02, -0.02, 0.0, 0.0]) if shift == 0 else 0.001 * np.arange(6))
+        summary = ch.reach_summary(np.stack([measured, gauss, np.ones(6)])[None])  # one "layer" of six heads
+        assert ch.reach_words(summary["diff"]) == word
+        glued = ch.reach_glue({"SmolLM2-135M": summary}, {"SmolLM2-135M": (600, 64)})
+        assert glued["sel-reach-smol-words"].data == word
+        P = ch.SelectabilityParams()
+        rows = ch.reach_claims(P, {"SmolLM2-135M": summary}, {}, "")
+        assert [r.id for r in rows] == ["sel-reach-smol"] and rows[0].verdict.label.value == label
+        assert rows[0].claim_kind.value == "reading"

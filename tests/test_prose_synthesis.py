@@ -102,3 +102,20 @@ def test_lines_words_say_every_line_or_name_each():
 def test_design_source_words():
     assert "stored run" in words.design_source_words(True)
     assert words.design_source_words(False).startswith("this run")
+
+
+def test_selectability_reading_says_which_comparisons_are_informative():
+    from attention_geometry.stats import Estimate
+    from attention_geometry.book.chapters.synthesis import selectability_reading
+
+    zero, one = Estimate(0.0, 0.0), Estimate(1.0, 0.0)
+    none, half, every = [0.0] * 64, [0.0] * 32 + [3.0] * 32, [20.0, 21.0, 22.0, 23.0] * 16
+    assert selectability_reading(zero, 0.0, none, 9, 8).startswith("uninformative: n = 9 ≤ d_h + 1 = 9")
+    assert selectability_reading(zero, 0.0, none, 12, 8) == "uninformative: neither has an unselectable key"
+    assert selectability_reading(Estimate(0.1, 0.02), 1.0, none, 9, 8).startswith("informative")
+    assert selectability_reading(Estimate(0.1, 0.02), 1.0, half, 20, 8).startswith("fewer")
+    assert selectability_reading(Estimate(0.9, 0.02), 1.0, half, 20, 8).startswith("more")
+    assert selectability_reading(Estimate(0.5, 0.05), 1.0, half, 20, 8).startswith("as many")
+    for pct, where in ((10.0, "below"), (30.0, "above"), (21.5, "within")):
+        text = selectability_reading(one, pct, every, 64, 8)
+        assert text.startswith("sets uninformative") and f"lies {where}" in text

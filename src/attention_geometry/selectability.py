@@ -61,6 +61,40 @@ decided by the first stage that produces one:
    any key still undecided; it is the final arbiter.
 
 :func:`unselectable_mask_lp` is the plain reference: stage 3 for every key.
+
+Reach (a quantitative measure). Selectability is all or nothing and, at real
+head widths, almost every key is selectable. :func:`max_attention_weight`
+measures how far a query of bounded norm can *raise* a key: for a radius
+:math:`R`,
+
+.. math:: w_i(R) = \max_{\lVert q\rVert \le R} \operatorname{softmax}(Kq)_i
+          = \frac{1}{1 + e^{f_i^\ast}}, \qquad
+          f_i^\ast = \min_{\lVert q\rVert \le R}\ \log \sum_{j \ne i} e^{q\cdot(k_j - k_i)}
+          = \max_{\lambda \in \Delta}\ \bigl[\operatorname{Ent}(\lambda)
+            - R\,\bigl\lVert k_i - \textstyle\sum_{j\ne i} \lambda_j k_j\bigr\rVert\bigr],
+
+a convex problem (log-sum-exp over a ball) whose dual (minimax over the ball
+and the simplex :math:`\Delta`, :math:`\operatorname{Ent}` the entropy) follows from
+:math:`\log\sum_j e^{x_j} = \max_{\lambda\in\Delta} \lambda\cdot x + \operatorname{Ent}(\lambda)`. Hence:
+
+* :math:`w_i(R)` is non-decreasing in :math:`R` (the ball grows);
+* an **unselectable** key, :math:`k_i = \sum_j \lambda_j k_j` with
+  :math:`\lambda \in \Delta`, has :math:`w_i(R) \le 1/(1 + e^{\operatorname{Ent}(\lambda)}) \le 1/2`
+  for every :math:`R`; the centre of a regular simplex of :math:`n - 1` others
+  has exactly :math:`1/n`;
+* a **selectable** key at Euclidean distance :math:`\delta_i > 0` from the hull
+  :math:`C_i` of the others has
+  :math:`1/(1 + (n-1)e^{-R\delta_i}) \le w_i(R) \le 1/(1 + e^{-R\delta_i})`
+  (the query :math:`R u`, :math:`u` the unit normal of the proof of the hull
+  theorem, for the lower bound; :math:`\lambda` the weights of the nearest point of
+  :math:`C_i` for the upper), so :math:`w_i(R) \to 1`.
+
+So :math:`w_i(R) > 1/2` certifies that key :math:`i` is selectable, and
+:math:`R\,\delta_i` against :math:`\log(n-1)` decides how close to 1 it gets.
+The function solves the primal by accelerated projected gradient (FISTA,
+step :math:`1/L_i` with :math:`L_i = \max_j \lVert k_j - k_i\rVert^2`, a
+bound on the Hessian of the log-sum-exp) and returns the dual value at the
+iterate's softmax as an upper bound: the true :math:`w_i(R)` lies between the two.
 """
 
 from typing import TYPE_CHECKING, Sequence
@@ -68,6 +102,7 @@ from typing import TYPE_CHECKING, Sequence
 import numpy as np
 import numpy.typing as npt
 from scipy.optimize import linprog, nnls
+from scipy.special import expit
 
 from ._checks import ArgumentTypeError, as_generator, check_float, check_int, described, fail, shape_of
 from ._parallel import progress_bar
@@ -90,6 +125,9 @@ __all__ = [
     "percent_unselectable",
     "gaussian_percent",
     "half_contour",
+    "max_attention_weight",
+    "gaussian_like",
+    "reach_against_gaussian",
 ]
 
 SELECTABILITY_TOL = 1e-10
@@ -476,6 +514,121 @@ def gaussian_percent(lengths: Sequence[int], d: int, rng: np.random.Generator | 
     done = resumable_map(one, chunks, store=store, name="gaussian-percent",
                          key={**(key or {}), "lengths": lengths, "d": d, "seeds": [int(s) for s in seeds]})
     return np.asarray([v for chunk in done for v in chunk], dtype=float)
+
+
+def max_attention_weight(key_sets: npt.ArrayLike, radius: float | npt.ArrayLike,
+                         rows: npt.ArrayLike | None = None, *, tol: float = 1e-4,
+                         max_iter: int = 2000) -> tuple[np.ndarray, np.ndarray]:
+    r"""The largest attention weight a query of norm at most ``radius`` gives each key (module docstring,
+    *Reach*): :math:`w_i(R) = \max_{\lVert q\rVert\le R} \operatorname{softmax}(Kq)_i`.
+
+    ``key_sets: (S, n, d)`` or ``(n, d)``; ``radius``: :math:`R > 0`, a number or one per set ``(S,)``;
+    ``rows``: the keys to solve for, ``(m,)`` indices shared by the sets (default: all).
+    Returns ``(weight, upper)``, each ``(S, m)`` (or ``(m,)`` for one set): the weight a feasible
+    query reaches (a lower bound) and the dual bound above it; iterates until ``upper - weight``
+    is below ``tol`` for every key or ``max_iter`` steps. A set of one key gives 1.
+    """
+    k = _as_keys(key_sets, 2 if np.ndim(key_sets) == 2 else 3, "key_sets")
+    single = k.ndim == 2
+    k = k[None] if single else k
+    S, n, d = k.shape
+    r = np.broadcast_to(np.asarray(radius, dtype=np.float64), (S,)).copy()
+    if not np.all(np.isfinite(r)) or np.any(r <= 0):
+        raise fail("radius", radius, "positive finite radii, one number or one per set")
+    check_float("tol", tol, low=0.0, high=1.0, low_open=True)
+    check_int("max_iter", max_iter, low=1)
+    rows = np.arange(n) if rows is None else np.asarray(rows, dtype=np.int64).ravel()
+    if rows.size == 0 or rows.min() < 0 or rows.max() >= n:
+        raise fail("rows", rows.tolist(), f"key indices in [0, {n - 1}]")
+    if n == 1:
+        one = np.ones((S, rows.size))
+        return (one[0], one[0]) if single else (one, one)
+    k = k - k.mean(axis=1, keepdims=True)  # differences k_j - k_i only: the shift changes nothing
+    ki = k[:, rows]  # (S, m, d)
+    m = rows.size
+    own = np.zeros((m, n), dtype=bool)
+    own[np.arange(m), rows] = True
+    lip = np.maximum((((k[:, None, :, :] - ki[:, :, None, :]) ** 2).sum(-1)).max(-1), 1e-300)  # (S, m)
+    rr = r[:, None, None]
+    kt = k.transpose(0, 2, 1).copy()
+
+    def project(q):
+        norm = np.linalg.norm(q, axis=-1, keepdims=True)
+        return q * np.minimum(1.0, rr / np.where(norm > 0, norm, 1.0))
+
+    def lse_and_p(q):  # f(q) = log sum_{j != i} exp(q.(k_j - k_i)) and its softmax weights p
+        s = q @ kt - (q * ki).sum(-1)[..., None]
+        s[:, own] = -np.inf
+        top = s.max(-1, keepdims=True)
+        e = np.exp(s - top)
+        z = e.sum(-1, keepdims=True)
+        return (top + np.log(z))[..., 0], e / z
+
+    def dual(p):  # Ent(p) - R ||sum_j p_j k_j - k_i||
+        with np.errstate(divide="ignore", invalid="ignore"):
+            h = -np.where(p > 0, p * np.log(p), 0.0).sum(-1)
+        return h - r[:, None] * np.linalg.norm(p @ k - ki, axis=-1)
+
+    norm_ki = np.linalg.norm(ki, axis=-1, keepdims=True)
+    q = project(np.where(norm_ki > 0, ki / np.where(norm_ki > 0, norm_ki, 1.0), 0.0) * rr)  # start: q = R k_i/|k_i|
+    y, t = q.copy(), 1.0
+    best_f, p = lse_and_p(q)
+    best_dual = dual(p)
+    for it in range(max_iter):
+        _, p_y = lse_and_p(y)
+        grad = p_y @ k - ki
+        q_new = project(y - grad / lip[..., None])
+        t_new = (1 + np.sqrt(1 + 4 * t * t)) / 2
+        restart = (grad * (q_new - q)).sum(-1) > 0  # gradient restart (O'Donoghue and Candes) where momentum misleads
+        y = np.where(restart[..., None], q_new, q_new + (t - 1) / t_new * (q_new - q))
+        t = 1.0 if restart.all() else t_new
+        q = q_new
+        if it % 10 == 9 or it == max_iter - 1:  # the primal at the iterate, the dual at its softmax
+            f_q, p_q = lse_and_p(q)
+            best_f, best_dual = np.minimum(best_f, f_q), np.maximum(best_dual, dual(p_q))
+            if np.all(expit(-best_dual) - expit(-best_f) < tol):
+                break
+    weight, upper = expit(-best_f), expit(-best_dual)
+    return (weight[0], upper[0]) if single else (weight, upper)
+
+
+def gaussian_like(keys: npt.ArrayLike, rng: np.random.Generator | int) -> np.ndarray:
+    r"""A Gaussian key set of the same ``n`` and ``d`` with the set's own mean and covariance:
+    ``keys: (n, d) -> (n, d)``, rows :math:`\bar k + \sum_s z_s (k_s - \bar k)/\sqrt n` with
+    i.i.d. standard normal :math:`z` (covariance :math:`\frac1n\sum_s (k_s - \bar k)(k_s - \bar k)^\top`).
+    The yardstick of :func:`max_attention_weight`, which, unlike selectability, depends on the
+    keys' scale and shape."""
+    k = _as_keys(keys, 2)
+    g = as_generator("rng", rng)
+    mean = k.mean(axis=0, keepdims=True)
+    return mean + g.standard_normal((len(k), len(k))) @ (k - mean) / np.sqrt(len(k))
+
+
+def reach_against_gaussian(keys: npt.ArrayLike, queries: npt.ArrayLike, rng: np.random.Generator | int,
+                           n_rows: int | None = None) -> np.ndarray:
+    r"""The mean reach of the keys of each head, and of a Gaussian copy of them, at the head's own query norm.
+
+    ``keys: (H, n, d)`` (one key set per head) and ``queries: (H, t, d)`` (the head's queries, already
+    multiplied by the score's factor, :math:`1/\sqrt{d_h}` for scaled dot products). Per head,
+    :math:`R` is the median query norm, and :func:`max_attention_weight` is averaged over ``n_rows``
+    keys drawn without replacement (all when ``None`` or at least ``n``), for the keys and for
+    :func:`gaussian_like` of them (the same rows). Returns ``(3, H)``: the keys' mean reach, the
+    Gaussian copy's, and :math:`R`.
+    """
+    k = _as_keys(keys, 3)
+    q = _as_keys(queries, 3, "queries")
+    if q.shape[0] != k.shape[0] or q.shape[2] != k.shape[2]:
+        raise fail("queries", shape_of(q), f"(H, t, d) with H = {k.shape[0]} and d = {k.shape[2]}",
+                   "has the wrong shape")
+    g = as_generator("rng", rng)
+    heads, n, _ = k.shape
+    m = n if n_rows is None else min(check_int("n_rows", n_rows, low=1), n)
+    rows = np.sort(g.choice(n, size=m, replace=False))
+    radius = np.median(np.linalg.norm(q, axis=-1), axis=-1)
+    radius = np.where(radius > 0, radius, np.finfo(float).tiny)
+    both = np.concatenate([k, np.stack([gaussian_like(x, g) for x in k])])
+    w = max_attention_weight(both, np.concatenate([radius, radius]), rows)[0].mean(-1)
+    return np.stack([w[:heads], w[heads:], radius])
 
 
 def _wilson(p, n, z):

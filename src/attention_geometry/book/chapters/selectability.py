@@ -44,6 +44,9 @@ class SelectabilityParams(ChapterParams):
     short_n_max: int = Field(128, ge=2, le=1024, description="most keys per set for Table 3 (the original: 128)")
     pretrained_sequences: int = Field(1, ge=1, le=256, description="text windows measured in SmolLM2")
     pretrained_seq_len: int = Field(600, ge=8, le=2048, description="tokens per window (keys per set) in SmolLM2")
+    reach_keys: int = Field(16, ge=1, le=2048,
+        description="keys per head (drawn at random) whose reach, the largest weight a bounded query gives them, "
+                    "is computed")
 
     @model_validator(mode="after")
     def _ranges_are_not_empty(self):
@@ -82,6 +85,8 @@ class SelectabilityParams(ChapterParams):
         (0.3, {"tiny_steps": 1, "tiny_batch": 1, "tiny_seq_len": 1}),
         (0.2, {"table_sets": 1, "table_n_max": 2}),
         (0.1, {"pretrained_sequences": 1, "pretrained_seq_len": 1}),
+        # the reach of 16 keys per head (SmolLM2's 90 heads dominate): about 14 s of CPU time here
+        (0.05, {"reach_keys": 1, "pretrained_seq_len": 1}),
     ))
 
 
@@ -449,6 +454,98 @@ def yardstick_glue(entries: list) -> dict:
                       "sel-yardstick-uninformative": n_uninformative, "sel-yardstick-rows": len(rows)})
 
 
+def tiny_reach(model, windows, rng, n_rows: int):
+    """The reach of a tiny decoder's per-head keys in each window (``reach_against_gaussian``), with the queries
+    ``W_Q N_1(x) / sqrt(d_h)`` of the same window: ``(windows, layers, 3, heads)``."""
+    import math
+
+    import numpy as np
+    import torch
+
+    from ... import selectability as sel
+    model.eval()
+    scale = 1.0 / math.sqrt(model.config.d // model.config.n_heads)
+    out = []
+    for w in windows:
+        with torch.no_grad():
+            _, layers = model.run(torch.as_tensor(w)[None], record=True)
+            out.append([sel.reach_against_gaussian(k[0].double().numpy(),
+                                                   scale * model._split(blk.W_Q(u))[0].double().numpy(), rng, n_rows)
+                        for blk, (_, u, k) in zip(model.blocks, layers)])
+    return np.asarray(out)
+
+
+def pretrained_reach(model, normed, rng, n_rows: int):
+    """The reach of a pretrained decoder's per-head keys (before RoPE; ``reach_against_gaussian``) in the first
+    sequence, each key head with the queries ``W_Q x / sqrt(d_h)`` of the query heads that share it:
+    ``(layers, 3, key heads)``."""
+    import math
+
+    import numpy as np
+    import torch
+
+    from ... import selectability as sel
+    from ...models import pretrained
+    cfg = model.config
+    d_h = getattr(cfg, "head_dim", None) or cfg.hidden_size // cfg.num_attention_heads
+    share = cfg.num_attention_heads // cfg.num_key_value_heads  # query head h reads key head h // share
+    out = []
+    for layer, u in enumerate(normed):
+        keys = pretrained.per_head_keys(model, layer, u[:1])[0].double().numpy()  # (key heads, n, d_h)
+        with torch.no_grad():
+            q = model.model.layers[layer].self_attn.q_proj(u[:1])[0].double().numpy() / math.sqrt(d_h)
+        q = q.reshape(len(q), cfg.num_key_value_heads, share, d_h).transpose(1, 0, 2, 3).reshape(
+            cfg.num_key_value_heads, -1, d_h)  # (key heads, tokens x sharing query heads, d_h)
+        out.append(sel.reach_against_gaussian(keys, q, rng, n_rows))
+    return np.asarray(out)
+
+
+def reach_words(diff) -> str:
+    """How a trained head's keys compare in reach with Gaussian keys of the same n, d, mean and covariance
+    (``diff``: trained − Gaussian, over heads)."""
+    import attention_geometry as ag
+    return ag.trend_word(diff, above="more reachable than", below="less reachable than",
+                         neither="not told apart from")
+
+
+def reach_summary(reach) -> dict:
+    """Per head (``reach: (..., 3, heads)``, leading axes averaged except the layer axis, which lists heads):
+    the measured and Gaussian reach and their paired difference over heads."""
+    import numpy as np
+
+    import attention_geometry as ag
+    r = np.asarray(reach)
+    per_head = r.reshape(-1, *r.shape[-3:]).mean(0) if r.ndim == 4 else r  # (layers, 3, heads)
+    measured, gauss, radius = (per_head[:, i].ravel() for i in range(3))
+    return {"measured": measured, "gauss": gauss, "radius": radius, "diff": ag.paired_difference(measured, gauss)}
+
+
+def reach_glue(reach: dict, sizes: dict) -> dict:
+    """The table of reach against the Gaussian yardstick (``reach``: name -> ``reach_summary``; ``sizes``:
+    name -> (the key count or range, the head width)) and the words the text reads."""
+    import numpy as np
+    rows = []
+    for name, r in reach.items():
+        lo, hi = r["diff"].interval()
+        rows.append((name, len(r["measured"]), *sizes[name], f"{np.median(r['radius']):.2f}",
+                     f"{r['measured'].mean():.3f}", f"{r['gauss'].mean():.3f}", f"{r['diff'].value:+.3f}",
+                     f"{lo:+.3f} to {hi:+.3f}", reach_words(r["diff"]) + " Gaussian keys"))
+    out = {"sel-tab-reach": _table(("key set", "heads", "keys $n$", "$d_h$", "median $R$", "mean reach",
+                                    "Gaussian, same $n$, $d$ and covariance", "difference", "95 % interval",
+                                    "reading"), rows)}
+    smol, ln, proj = (reach.get(name) for name in ("SmolLM2-135M", "tiny decoder, LayerNorm",
+                                                    "tiny decoder, without scaling"))
+    if smol is not None:
+        out.update({"sel-reach-smol": smol["measured"].mean(), "sel-reach-smol-g": smol["gauss"].mean(),
+                    "sel-reach-smol-words": reach_words(smol["diff"])})
+    if ln is not None:
+        out.update({"sel-reach-ln": ln["measured"].mean(), "sel-reach-ln-g": ln["gauss"].mean(),
+                    "sel-reach-ln-words": reach_words(ln["diff"])})
+    if proj is not None:
+        out.update({"sel-reach-proj-words": reach_words(proj["diff"])})
+    return _markdown(out)
+
+
 def paper_vs_gauss_glue(growth: dict, growth_ns) -> dict:
     """The paper's Tables 1-2 against Gaussian sets of the paper's own key counts (768 and 1,024)."""
     from ... import stats as st
@@ -472,7 +569,8 @@ def reading_words(where: list[str]) -> str:
             "within or above it, the tables do not show training removing unselectable keys")
 
 
-def claims(P, *, grid_ln, ds, ns, contour, meas, gauss, short, g7_short, radius, models, training, lm) -> list:
+def claims(P, *, grid_ln, ds, ns, contour, meas, gauss, short, g7_short, radius, models, training, lm,
+           reach=None) -> list:
     """The chapter's claims, each with its measurement and its verdict rule."""
     import numpy as np
 
@@ -532,4 +630,34 @@ def claims(P, *, grid_ln, ds, ns, contour, meas, gauss, short, g7_short, radius,
         measured=f"held-out loss, projection-only − LN, per window: {lm.format()} nats/byte",
         settings=f"{P.lm_windows} held-out windows, one training seed per model; {tiny_settings}", **trained,
         verdict=ag.sign_verdict(lm, +1, what="projection-only − LN")))
+    out += reach_claims(P, reach or {}, trained, tiny_settings)
+    return out
+
+
+def reach_claims(P, reach: dict, trained: dict, tiny_settings: str) -> list:
+    """The book's reading of "allows each key to potentially receive the highest attention" at the heads'
+    own widths and query norms: the reach of trained keys (``reach_summary`` per model) against Gaussian
+    keys of the same n, d, mean and covariance, the replicate being the head."""
+    import attention_geometry as ag
+    statement = ("the book's reading of (b), that the scaling 'allows each key to potentially receive the highest "
+                 "attention', carried to {what}: a query of a head's own median norm can give its keys at least as "
+                 "much attention (the reach of eq-sel-reach, mean over keys) as it can give Gaussian keys of the "
+                 "same n, d, mean and covariance")
+    out = []
+    for cid, name, what, extra, settings in [
+            ("sel-reach-smol", "SmolLM2-135M", "the per-head keys of a pretrained decoder (64 dimensions, where "
+             "every key is selectable)", {}, f"{P.pretrained_seq_len} tokens, first sequence, {P.reach_keys} keys "
+             "per head, every key head of every layer"),
+            ("sel-reach-tiny", "tiny decoder, LayerNorm", "the per-head keys of the tiny LayerNorm decoder "
+             "(2 dimensions)", trained, f"{P.short_sets} short sets, {P.reach_keys} keys per head; {tiny_settings}")]:
+        if name not in reach:
+            continue
+        diff = reach[name]["diff"]
+        out.append(ag.Claim(
+            cid, paper="brody2023expressivity", where="abstract, (b)", source="abstract", section="sel-reach",
+            claim_kind="reading", statement=statement.format(what=what),
+            measured=f"mean reach {reach[name]['measured'].mean():.3f} against {reach[name]['gauss'].mean():.3f} "
+                     f"(Gaussian); trained − Gaussian over {diff.n} heads: {diff.format()}",
+            settings=settings, **extra,
+            verdict=ag.sign_verdict(diff, +1, what="reach, trained − Gaussian", n=diff.n)))
     return out

@@ -8,7 +8,7 @@ from ..cost import CostModel
 from ..params import ChapterParams, Seed
 
 __all__ = ["SynthesisParams", "rate_words", "window_reach_words", "window_first_words", "first_token_spread_words",
-           "recency_visible_words", "ledger_status_words", "PROVED_HERE", "own_source_words", "yardstick_words",
+           "recency_visible_words", "ledger_status_words", "PROVED_HERE", "own_source_words", "yardstick_words", "selectability_reading",
            "first_key_words", "CITES", "alpha_trend_words",
            "residual_depth_words", "DESIGN_NORMS", "DESIGN_MASKS", "RESPONSES", "run_design", "stored_design",
            "decisive", "trend_words", "effect_rows", "line_rows", "line_estimates", "design_claims",
@@ -171,6 +171,33 @@ def yardstick_words(n_keys: int, d_h: int) -> str:
     return (f"the last query's {n_keys} keys outnumber d_h + 1 = {d_h + 1}, so a Gaussian cloud of width {d_h} "
             "already hides keys inside its hull: an unselectable key is what the head's width predicts, "
             "with or without a norm")
+
+
+def selectability_reading(sets, keys_pct: float, gauss_keys_pct, n_keys: int, d_h: int) -> str:
+    """Whether a variant's selectability column says anything against Gaussian keys of the same n and d_h, and
+    what. ``sets``: the variant's fraction of key sets with an unselectable key (an estimate over draws);
+    ``keys_pct``: its mean % of unselectable keys per set; ``gauss_keys_pct``: that % in each Gaussian set
+    (chapter 3's ``gaussian_percent``). A fraction of 0 for both is uninformative (at n <= d_h + 1 keys in
+    general position are all selectable), and so is 1 for both (every set has one): the percentage of keys
+    then decides."""
+    import numpy as np
+
+    from ...stats import mean_estimate, proportion_estimate
+    g = np.asarray(gauss_keys_pct, dtype=float)
+    if g.max() == 0:
+        if sets.value == 0:
+            why = (f"n = {n_keys} ≤ d_h + 1 = {d_h + 1}, where keys in general position are all selectable"
+                   if n_keys <= d_h + 1 else "neither has an unselectable key")
+            return f"uninformative: {why}"
+        return "informative: unselectable keys where Gaussian keys have none"
+    if sets.value < 1 or g.min() == 0:
+        lo, hi = sets.interval()
+        g_lo, g_hi = proportion_estimate(int((g > 0).sum()), g.size).interval()
+        return ("fewer sets with one than Gaussian keys" if hi < g_lo else "more sets with one than Gaussian keys"
+                if lo > g_hi else "as many sets with one as Gaussian keys (not told apart)")
+    g_lo, g_hi = mean_estimate(g).interval() if g.size > 1 and g.std() > 0 else (g.mean(), g.mean())
+    where = "below" if keys_pct < g_lo else "above" if keys_pct > g_hi else "within the 95 % interval of"
+    return f"sets uninformative (every set has one, Gaussian too); the % of keys lies {where} the Gaussian level"
 
 
 def first_key_words(labels: dict[str, str]) -> str:
