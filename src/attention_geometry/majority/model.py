@@ -192,6 +192,19 @@ def majority_loss(params: dict, counts: torch.Tensor, labels: torch.Tensor, norm
     return (ce * weight).sum(1) / m.sum((1, 2))
 
 
+def value_path_outputs(params: dict, counts: torch.Tensor, norm: str) -> tuple[torch.Tensor, torch.Tensor]:
+    r"""What the value path adds to the residual stream, :math:`W_O \sum_b A_{ab} W_V N(E_b)`, at every
+    (sequence, class) pair that occurs in ``counts: (S, N, C)``: ``(S, P, d)``, with the pairs' counts
+    ``(S, P)`` as weights (0 for padding). Under LayerNorm every :math:`N(E_b)` lies in
+    :math:`\mathcal H`, so these outputs span at most :math:`d - 1` dimensions; under the other
+    variants up to :math:`d`."""
+    _check_variant(norm)
+    m = counts.to(params["E"].dtype)
+    _, _, w, value = _attention_parts(params, norm)
+    pairs, weight = _present_pairs(m)
+    return _attention_output(m, w, value, pairs), weight
+
+
 def effective_queries(params: dict, normed: torch.Tensor) -> torch.Tensor:
     """u = W_K^T W_Q n for every input (eq. ``eq-ua-effective-query``). ``normed: (S, ..., d)`` -> same shape.
 
