@@ -221,7 +221,7 @@ def width_contrasts(ln: dict[int, np.ndarray], control: dict[int, np.ndarray]) -
 
 
 def gap_slopes(gaps: dict[int, np.ndarray]) -> np.ndarray:
-    """Per seed, the least-squares slope of the gap ``{width: (S,)}`` against :math:`\log_2 d`:
+    r"""Per seed, the least-squares slope of the gap ``{width: (S,)}`` against :math:`\log_2 d`:
     ``(S,)`` (the change of the gap per doubling of the width); needs two widths or more."""
     widths = sorted(gaps)
     if len(widths) < 2:
