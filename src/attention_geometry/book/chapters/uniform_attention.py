@@ -50,7 +50,9 @@ class UniformAttentionParams(ChapterParams):
     # run_with_projection.bash / run_without_projection.bash and their _3d versions, with the
     # original's every setting, its 10 seeds included (the stored run: 9,869 s on 2 CPU cores,
     # in two parts across sessions, resumed from checkpoints); the d = 3 geometry keeps 5 of
-    # the original's 10 seeds (the table says so)
+    # the original's 10 seeds (the table says so). The width sweep has no original: 10 seeds at
+    # 7 widths (15 variant-width cells, 30 checkpointed units), 3,000 steps of batch 1,000 at
+    # lr 0.01, about 31 min on 2 cores (7 ms of CPU per seed-step at batch 1,000, measured)
     presets = {
         "paper": {"n_classes": 20, "length": 50, "d": 8, "min_margin": 6, "n_sequences": 100_000, "n_seeds": 10,
                   "steps": 14_000, "batch": 6000, "lr": 0.001, "lr_decay_epochs": 10_000,
@@ -62,9 +64,12 @@ class UniformAttentionParams(ChapterParams):
     # chapter at its defaults in the cold book build of a clean clone on 2026-12-03 (commit 11be456; two
     # kernels at a time on the 2-core reference machine, synthesis alone on both cores); a clean clone's
     # build starts the longest first by them
-    cost = CostModel(85, (
-        (0.7, {"steps": 1, "n_seeds": 1, "n_sequences": 1, "length": 1}),
-        (0.2, {"geo_steps": 1, "geo_seeds": 1, "geo_batch": 1}),
+    # the width sweep (added later) estimated at 48 s of the defaults, from its CPU seconds measured on the
+    # same machine (4.5 ms per seed-step at batch 256, 7 ms at 1,000: the exponent 0.35 of width_batch)
+    cost = CostModel(133, (
+        (0.45, {"steps": 1, "n_seeds": 1, "n_sequences": 1, "length": 1}),
+        (0.13, {"geo_steps": 1, "geo_seeds": 1, "geo_batch": 1}),
+        (0.36, {"width_steps": 1, "width_seeds": 1, "width_batch": 0.35, "len:width_dims": 1}),
     ))
 
 
