@@ -691,6 +691,7 @@ def width_claims(P, ws: dict, row: dict) -> list:
                 f"{P.width_steps:,} steps, batch {P.width_batch:,}, lr {P.width_lr:g}")
     reading = ("the projection that lets a query attend uniformly (abstract, (a)) confines the values to "
                "$\\mathcal H$: the book's reading is that it costs the value path one of its d dimensions")
+    row = {**row, "section": "sec-ua-width"}
     out = []
     for quantity, short, better in WIDTH_QUANTITIES:
         q = ws[short]
