@@ -561,7 +561,11 @@ def paper_glue(presets_paper: dict, stored) -> dict:
             share += " " + v["ua-share-loss-sentence"]
         else:
             share += " Its share on the training loss awaits the next run at those settings."
-    return {"ua-paper-differences": ag.differences_in_words(rows), "ua-paper-share": share,
+    geo = (f"At the paper's settings (the stored run, {stored.values['ua-geo-steps']:,} steps) the mean test "
+           f"accuracies at $d = 3$ are {stored.values['ua-geo-acc-ln']:.3f} under LayerNorm and "
+           f"{stored.values['ua-geo-acc-code']:.3f} under the original's variant."
+           if stored and "ua-geo-acc-ln" in stored.values else "The paper's settings have no stored run.")
+    return {"ua-paper-differences": ag.differences_in_words(rows), "ua-paper-share": share, "ua-paper-geo": geo,
             "ua-paper-results": paper_results_words(stored.values) if stored else
             "The paper's settings have no stored run."}
 
