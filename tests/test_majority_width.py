@@ -22,7 +22,7 @@ def test_layernorm_value_path_spans_d_minus_one(d):
         with torch.no_grad():
             out, w = M.value_path_outputs(params, counts, norm)
         spectrum = M.value_spectrum(out.numpy(), w.numpy())
-        assert (M.numerical_rank(spectrum) == rank).all(), norm
+        assert (M.spectrum_rank(spectrum) == rank).all(), norm
         if norm == "layernorm":  # the null direction: the image of 1 under W_O W_V is never reached
             assert (spectrum[:, -1] < 1e-10 * spectrum[:, 0]).all()
 
@@ -46,7 +46,7 @@ def test_value_path_outputs_match_the_count_model():
 def test_participation_ratio_bounds_and_rank():
     spectrum = np.array([[1.0, 1.0, 1.0], [1.0, 0.0, 0.0], [4.0, 1e-15, 0.0]])
     assert np.allclose(M.participation_ratio(spectrum), [3.0, 1.0, 1.0])
-    assert M.numerical_rank(spectrum).tolist() == [3, 1, 1]
+    assert M.spectrum_rank(spectrum).tolist() == [3, 1, 1]
 
 
 def test_value_spectrum_is_the_weighted_covariance():

@@ -169,20 +169,6 @@ def initial_queries(norm: str, seeds: Sequence[int], n_classes: int, d: int) -> 
         return (effective_queries(params, keys) / math.sqrt(d)).numpy().astype(float)
 
 
-def value_spectrum(outputs: npt.ArrayLike, weights: npt.ArrayLike) -> np.ndarray:
-    """The eigenvalues, largest first, of the weighted covariance of the value-path outputs
-    ``outputs: (S, P, d)`` over their pairs (``weights: (S, P)``, e.g. from ``value_path_outputs``),
-    in float64: ``(S, d)``. Under LayerNorm at most ``d - 1`` of them are above rounding."""
-    x = np.asarray(outputs, dtype=np.float64)
-    w = np.asarray(weights, dtype=np.float64)
-    if x.ndim != 3 or w.shape != x.shape[:2]:
-        raise fail("weights", w.shape, f"(S, P) matching outputs {x.shape[:2]}", "has the wrong shape")
-    w = w / w.sum(1, keepdims=True)
-    centred = x - (w[..., None] * x).sum(1, keepdims=True)
-    cov = np.einsum("sp,spi,spj->sij", w, centred, centred)
-    return np.linalg.eigvalsh(cov)[:, ::-1].copy()
-
-
 def participation_ratio(spectrum: npt.ArrayLike) -> np.ndarray:
     r"""The effective dimension :math:`(\sum_i \lambda_i)^2 / \sum_i \lambda_i^2` of covariance
     eigenvalues ``spectrum: (S, d)``: ``(S,)``, between 1 (one direction) and ``d`` (all equal)."""
@@ -190,7 +176,7 @@ def participation_ratio(spectrum: npt.ArrayLike) -> np.ndarray:
     return lam.sum(-1) ** 2 / (lam**2).sum(-1)
 
 
-def numerical_rank(spectrum: npt.ArrayLike, rtol: float = 1e-8) -> np.ndarray:
+def spectrum_rank(spectrum: npt.ArrayLike, rtol: float = 1e-8) -> np.ndarray:
     """How many eigenvalues of ``spectrum: (S, d)`` exceed ``rtol`` times the largest (float32
     outputs put a null direction's variance near 1e-14 of the largest): ``(S,)`` integers."""
     lam = np.asarray(spectrum, dtype=np.float64)

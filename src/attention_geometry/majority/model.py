@@ -7,6 +7,8 @@ transformer, on token sequences (the reference) and on count vectors (what train
 import math
 from typing import NamedTuple, Sequence
 
+import numpy as np
+import numpy.typing as npt
 import torch
 import torch.nn.functional as F
 
@@ -203,6 +205,20 @@ def value_path_outputs(params: dict, counts: torch.Tensor, norm: str) -> tuple[t
     _, _, w, value = _attention_parts(params, norm)
     pairs, weight = _present_pairs(m)
     return _attention_output(m, w, value, pairs), weight
+
+
+def value_spectrum(outputs: npt.ArrayLike, weights: npt.ArrayLike) -> np.ndarray:
+    """The eigenvalues, largest first, of the weighted covariance of the value-path outputs
+    ``outputs: (S, P, d)`` over their pairs (``weights: (S, P)``, e.g. from ``value_path_outputs``),
+    in float64: ``(S, d)``. Under LayerNorm at most ``d - 1`` of them are above rounding."""
+    x = np.asarray(outputs, dtype=np.float64)
+    w = np.asarray(weights, dtype=np.float64)
+    if x.ndim != 3 or w.shape != x.shape[:2]:
+        raise fail("weights", w.shape, f"(S, P) matching outputs {x.shape[:2]}", "has the wrong shape")
+    w = w / w.sum(1, keepdims=True)
+    centred = x - (w[..., None] * x).sum(1, keepdims=True)
+    cov = np.einsum("sp,spi,spj->sij", w, centred, centred)
+    return np.linalg.eigvalsh(cov)[:, ::-1].copy()
 
 
 def effective_queries(params: dict, normed: torch.Tensor) -> torch.Tensor:

@@ -16,7 +16,7 @@ from ..checkpoint import CheckpointStore
 from .data import partition_majority_data, stratified_split
 from .model import (_attention_output, _attention_parts, _check_variant, _feed_forward, _linear, _present_pairs,
                     angle_to_ones, attention_norm, effective_queries, init_majority_params, majority_loss,
-                    value_path_outputs)
+                    value_path_outputs, value_spectrum)
 from .setup import MajoritySetup
 
 
@@ -286,7 +286,6 @@ class _Trainer:
     def _result(self) -> MajorityRun:
         arrays = {k: np.asarray(v, dtype=float) for k, v in self.record.items()}
         final = _evaluate(self.params, self.data, self.norm, self.setup.length)
-        from .analysis import value_spectrum  # analysis reads MajorityRun: imported here, not at the top
         with torch.no_grad():
             keys = attention_norm(self.params["E"], self.norm)
             queries = effective_queries(self.params, keys) / math.sqrt(self.setup.d)  # the original's qQK

@@ -411,8 +411,8 @@ def geometry_width_glue(geo: dict) -> dict:
             "ua-geo-acc-words": sign_words((lo, hi), "ends less accurate than the original's variant",
                                            "ends more accurate than the original's variant",
                                            "ends as accurate as the original's variant within the interval"),
-            "ua-geo-value-words": value_rank_words(ag.numerical_rank(ln.value_spectrum),
-                                                   ag.numerical_rank(code.value_spectrum), ln.setup.d),
+            "ua-geo-value-words": value_rank_words(ag.spectrum_rank(ln.value_spectrum),
+                                                   ag.spectrum_rank(code.value_spectrum), ln.setup.d),
             "ua-geo-dim-ln": ag.participation_ratio(ln.value_spectrum).mean(),
             "ua-geo-dim-code": ag.participation_ratio(code.value_spectrum).mean()}
 
@@ -588,7 +588,7 @@ def width_summary(wruns: dict, plan: dict) -> dict:
     out = {"dims": list(plan["layernorm"]), "dim": {}, "rank": {}}
     for key, run in wruns.items():
         out["dim"][key] = ag.participation_ratio(run.value_spectrum)
-        out["rank"][key] = ag.numerical_rank(run.value_spectrum)
+        out["rank"][key] = ag.spectrum_rank(run.value_spectrum)
     for quantity, short, _ in WIDTH_QUANTITIES:
         per = {norm: {d: ag.run_summary(wruns[norm, d])[quantity] for d in dims} for norm, dims in plan.items()}
         con = ag.width_contrasts(per["layernorm"], per["rmsnorm"])
