@@ -90,10 +90,10 @@ def test_trend_words_read_the_slope_and_the_gap():
     assert ch.trend_words((0.01, 0.03), (-0.2, -0.1), True) == "shrinks as the width grows"
     assert ch.trend_words((-0.03, -0.01), (-0.2, -0.1), True) == "grows with the width"
     assert ch.trend_words((-0.01, 0.03), (-0.2, -0.1), True).startswith("is not told")
-    assert ch.trend_words((0.01, 0.03), (-0.1, 0.05), True).startswith("shows no deficit")
+    assert ch.trend_words((0.01, 0.03), (-0.1, 0.05), True).startswith("is not resolved at the smallest")
     assert ch.trend_words((-0.03, -0.01), (0.1, 0.2), False) == "shrinks as the width grows"
     assert ch.trend_words((0.01, 0.03), (0.1, 0.2), False) == "grows with the width"
-    assert ch.trend_words((-0.03, -0.01), (-0.1, 0.2), False).startswith("shows no deficit")
+    assert ch.trend_words((-0.03, -0.01), (-0.1, 0.2), False).startswith("is not resolved at the smallest")
 
 
 def test_value_rank_words_flip():

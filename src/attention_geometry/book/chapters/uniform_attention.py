@@ -623,7 +623,7 @@ def trend_words(slope: tuple[float, float], gap: tuple[float, float], higher_is_
     s = 1 if higher_is_better else -1
     g_lo, g_hi = sorted((s * gap[0], s * gap[1]))
     if g_hi >= 0:
-        return "shows no deficit to shrink at the smallest width (the gap there is not below 0)"
+        return "is not resolved at the smallest width, so there is none to shrink"
     lo, hi = sorted((s * slope[0], s * slope[1]))
     if lo > 0:
         return "shrinks as the width grows"
