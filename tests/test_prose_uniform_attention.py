@@ -98,7 +98,7 @@ def test_trend_words_read_the_slope_and_the_gap():
 
 def test_value_rank_words_flip():
     assert "spans 2 dimensions in every seed" in ch.value_rank_words([2, 2], [3, 3], 3)
-    assert "other variant's all 3" in ch.value_rank_words([2, 2], [3, 3], 3)
+    assert "that of the original's variant all 3 in every seed" in ch.value_rank_words([2, 2], [3, 3], 3)
     assert "spans at most 2" in ch.value_rank_words([2, 1], [3, 2], 3)
     assert "between 2 and 3" in ch.value_rank_words([2, 1], [3, 2], 3)
     assert "more than $d - 1$" in ch.value_rank_words([3, 2], [3, 3], 3)

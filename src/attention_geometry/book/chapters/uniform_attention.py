@@ -562,7 +562,7 @@ def paper_glue(presets_paper: dict, stored) -> dict:
         else:
             share += " Its share on the training loss awaits the next run at those settings."
     geo = (f"At the paper's settings (the stored run, {stored.values['ua-geo-steps']:,} steps) the mean test "
-           f"accuracies at $d = 3$ are {stored.values['ua-geo-acc-ln']:.3f} under LayerNorm and "
+           f"accuracies at d = 3 are {stored.values['ua-geo-acc-ln']:.3f} under LayerNorm and "
            f"{stored.values['ua-geo-acc-code']:.3f} under the original's variant."
            if stored and "ua-geo-acc-ln" in stored.values else "The paper's settings have no stored run.")
     return {"ua-paper-differences": ag.differences_in_words(rows), "ua-paper-share": share, "ua-paper-geo": geo,
@@ -632,15 +632,16 @@ def trend_words(slope: tuple[float, float], gap: tuple[float, float], higher_is_
     return "is not told to shrink or grow with the width"
 
 
-def value_rank_words(ranks_ln, ranks_other, d: int) -> str:
-    """The numerical ranks of the value-path outputs (per seed) under LayerNorm and another variant at width d."""
+def value_rank_words(ranks_ln, ranks_other, d: int, other: str = "the original's variant") -> str:
+    """The numerical ranks of the value-path outputs (per seed) under LayerNorm and under ``other`` at width d."""
     import numpy as np
-    ln, other = np.asarray(ranks_ln), np.asarray(ranks_other)
+    ln, ranks = np.asarray(ranks_ln), np.asarray(ranks_other)
     ln_words = (f"spans {d - 1} dimensions in every seed" if (ln == d - 1).all() else
                 f"spans at most {d - 1} dimensions" if (ln <= d - 1).all() else
                 f"spans up to {int(ln.max())} dimensions, more than $d - 1$ (rounding)")
-    other_words = (f"all {d}" if (other == d).all() else f"between {int(other.min())} and {int(other.max())}")
-    return f"LayerNorm's value path {ln_words}, the other variant's {other_words}"
+    other_words = (f"all {d} in every seed" if (ranks == d).all() else
+                   f"between {int(ranks.min())} and {int(ranks.max())} of them")
+    return f"LayerNorm's value path {ln_words}, that of {other} {other_words}"
 
 
 def _interval_text(est) -> str:
@@ -665,7 +666,7 @@ def width_glue(P, ws: dict) -> dict:
                      f"{ws['dim']['layernorm', d].mean():.2f} / {ws['dim']['rmsnorm', d].mean():.2f}",
                      f"{int(ws['rank']['layernorm', d].max())} / {int(ws['rank']['rmsnorm', d].max())}"))
     d0 = ws["dims"][0] - 1
-    rows.append((f"{d0}", "—", _interval_text(ag.mean_estimate(acc["rmsnorm"][d0])), "—", "—", "—",
+    rows.insert(0, (f"{d0}", "—", _interval_text(ag.mean_estimate(acc["rmsnorm"][d0])), "—", "—", "—",
                  f"— / {ws['dim']['rmsnorm', d0].mean():.2f}", f"— / {int(ws['rank']['rmsnorm', d0].max())}"))
     table = markdown_table(("width $d$", "LayerNorm accuracy", "fair-control accuracy", "accuracy gap (LN − control)",
                             "training-loss gap (LN − control)", "LN − midpoint of control at $d-1$, $d$ (accuracy)",
@@ -693,8 +694,9 @@ def width_claims(P, ws: dict, row: dict) -> list:
     import attention_geometry as ag
     settings = (f"{P.width_seeds} seeds per variant and width, d in {{{', '.join(map(str, ws['dims']))}}}, "
                 f"{P.width_steps:,} steps, batch {P.width_batch:,}, lr {P.width_lr:g}")
-    reading = ("the projection that lets a query attend uniformly (abstract, (a)) confines the values to "
-               "$\\mathcal H$: the book's reading is that it costs the value path one of its d dimensions")
+    reading = ("“projection allows the attention mechanism to create an attention query that attends to all keys "
+               "equally” (abstract, (a)); the same projection confines the values to $\\mathcal H$, and the book's "
+               "reading is that it costs the value path one of its d dimensions")
     row = {**row, "section": "sec-ua-width"}
     out = []
     for quantity, short, better in WIDTH_QUANTITIES:
