@@ -139,6 +139,6 @@ def plot_width_sweep(ws):
         ax.set_xticks(sorted(ws[short]["rmsnorm"]), labels=[str(d) for d in sorted(ws[short]["rmsnorm"])])
         ax.minorticks_off()
     axes[1].set_yscale("log")
-    axes[0].legend(fontsize="small")
+    axes[0].legend(fontsize="small", loc="lower right")
     fig.suptitle("The width sweep: mean over seeds with 95 % intervals")
     return fig
