@@ -72,3 +72,33 @@ def test_alignment_words_read_both_growths():
     assert ch.alignment_words((-0.1, 0.1), (-0.5, -0.1)).startswith("shrinkage")
     assert ch.alignment_words((0.1, 0.5), (-0.5, -0.1)).startswith("both")
     assert ch.alignment_words((-0.1, 0.1), (-0.1, 0.1)).startswith("not resolved")
+
+
+def test_one_dimension_words_read_the_shift_and_the_gain():
+    gain = (0.05, 0.1)  # the control gains accuracy from the extra dimension
+    assert ch.one_dimension_words((-0.04, -0.01), gain, True).startswith("lies nearer the fair control one dimension narrower")
+    assert ch.one_dimension_words((0.01, 0.04), gain, True).startswith("lies nearer the fair control of its own width")
+    assert ch.one_dimension_words((-0.01, 0.01), gain, True).startswith("is not told apart from the midpoint")
+    assert ch.one_dimension_words((-0.04, -0.01), (-0.01, 0.1), True).startswith("cannot be placed")
+    # a loss: lower is better, so the signs turn over
+    assert ch.one_dimension_words((0.01, 0.04), (-0.1, -0.05), False).startswith("lies nearer the fair control one")
+    assert ch.one_dimension_words((-0.04, -0.01), (-0.1, -0.05), False).startswith("lies nearer the fair control of its")
+    assert ch.one_dimension_words((0.01, 0.04), (0.05, 0.1), False).startswith("cannot be placed")
+
+
+def test_trend_words_read_the_slope_and_the_gap():
+    assert ch.trend_words((0.01, 0.03), (-0.2, -0.1), True) == "shrinks as the width grows"
+    assert ch.trend_words((-0.03, -0.01), (-0.2, -0.1), True) == "grows with the width"
+    assert ch.trend_words((-0.01, 0.03), (-0.2, -0.1), True).startswith("is not told")
+    assert ch.trend_words((0.01, 0.03), (-0.1, 0.05), True).startswith("is not resolved at the smallest")
+    assert ch.trend_words((-0.03, -0.01), (0.1, 0.2), False) == "shrinks as the width grows"
+    assert ch.trend_words((0.01, 0.03), (0.1, 0.2), False) == "grows with the width"
+    assert ch.trend_words((-0.03, -0.01), (-0.1, 0.2), False).startswith("is not resolved at the smallest")
+
+
+def test_value_rank_words_flip():
+    assert "spans 2 dimensions in every seed" in ch.value_rank_words([2, 2], [3, 3], 3)
+    assert "that of the original's variant all 3 in every seed" in ch.value_rank_words([2, 2], [3, 3], 3)
+    assert "spans at most 2" in ch.value_rank_words([2, 1], [3, 2], 3)
+    assert "between 2 and 3" in ch.value_rank_words([2, 1], [3, 2], 3)
+    assert "more than $d - 1$" in ch.value_rank_words([3, 2], [3, 3], 3)

@@ -6,7 +6,7 @@ from .theme import new_figure as _new_figure
 import numpy as np
 import seaborn as sns
 
-__all__ = ["plot_majority_curves", "plot_uniform_query_check", "plot_key_query_geometry"]
+__all__ = ["plot_majority_curves", "plot_uniform_query_check", "plot_key_query_geometry", "plot_width_sweep"]
 
 _LABELS = {
     "layernorm": r"LayerNorm (projection + scaling, norm $\sqrt{d}$)",
@@ -103,4 +103,42 @@ def plot_key_query_geometry(runs):
         ax.title.set_fontsize("small")
         ax.set_box_aspect((1, 1, 1))
         ax.legend(fontsize="x-small", loc="upper left")
+    return fig
+
+
+def _mean_and_halfwidth(values):
+    """Mean over seeds and the half-width of its 95 % Student-t interval."""
+    from scipy import stats
+
+    v = np.asarray(values, dtype=float)
+    return v.mean(), stats.t.ppf(0.975, v.size - 1) * v.std(ddof=1) / np.sqrt(v.size)
+
+
+def plot_width_sweep(ws):
+    """LayerNorm and the fair control against the width d: final test accuracy and final training loss,
+    mean over seeds with 95 % intervals (error bars), and LayerNorm's points shifted one width left
+    (open markers), where a value path one dimension narrower would put them.
+
+    ``ws``: the chapter's width summary, ``{"acc": {...}, "loss": {...}}``, each with per-seed values
+    ``{"layernorm": {d: (S,)}, "rmsnorm": {d: (S,)}}``.
+    """
+    fig = _new_figure(figsize=(11.0, 4.2), layout="constrained")
+    axes = fig.subplots(1, 2)
+    colours = dict(zip(("layernorm", "rmsnorm"), sns.color_palette(n_colors=2)))
+    for ax, (short, label) in zip(axes, (("acc", "final test accuracy"), ("loss", "final training loss"))):
+        for norm in ("layernorm", "rmsnorm"):
+            per = ws[short][norm]
+            dims = sorted(per)
+            stats = np.array([_mean_and_halfwidth(per[d]) for d in dims])
+            ax.errorbar(dims, stats[:, 0], yerr=stats[:, 1], marker="o", capsize=3, color=colours[norm],
+                        label=_LABELS[norm])
+            if norm == "layernorm":
+                ax.errorbar(np.array(dims) - 1, stats[:, 0], yerr=stats[:, 1], marker="o", mfc="white", ls=":",
+                            capsize=3, color=colours[norm], alpha=0.7, label="LayerNorm, drawn at $d - 1$")
+        ax.set(xscale="log", xlabel="width $d$", ylabel=label, title=label.capitalize())
+        ax.set_xticks(sorted(ws[short]["rmsnorm"]), labels=[str(d) for d in sorted(ws[short]["rmsnorm"])])
+        ax.minorticks_off()
+    axes[1].set_yscale("log")
+    axes[0].legend(fontsize="small", loc="lower right")
+    fig.suptitle("The width sweep: mean over seeds with 95 % intervals")
     return fig

@@ -75,16 +75,18 @@ and the verdict of chapter 2 live in :mod:`attention_geometry.words`
 :mod:`attention_geometry.verdicts` (``angle_verdict``).
 """
 
-from .analysis import (confound_share, first_crossing, initial_queries, query_components, random_angle_to_ones,
-                       run_summary, step_ratio, uniform_query_check)
+from .analysis import (confound_share, first_crossing, gap_slopes, initial_queries, participation_ratio,
+                       query_components, random_angle_to_ones, run_summary, spectrum_rank, step_ratio,
+                       uniform_query_check, width_contrasts, width_plan)
 from .data import (counts_to_tokens, majority_counts, majority_labels, majority_margin, partition_majority_data,
                    possible_smallest_parts, stratified_split)
 from .model import (NORM_VARIANTS, angle_to_ones, attention_norm, effective_queries, init_majority_params,
-                    majority_forward, majority_forward_counts, majority_loss)
+                    majority_forward, majority_forward_counts, majority_loss, value_path_outputs,
+                    value_spectrum)
 from .setup import (ORIGINAL_GEOMETRY, ORIGINAL_SEEDS, MajoritySetup, geometry_differences, majority_setup,
                     run_differences, setup_differences)
 from .training import (MajorityRun, majority_dataset, majority_lr, steps_to_reach, train_majority,
-                       train_majority_groups, train_majority_per_seed)
+                       train_majority_groups, train_majority_per_seed, train_width_sweep)
 
 __all__ = [
     "NORM_VARIANTS",
@@ -124,4 +126,12 @@ __all__ = [
     "setup_differences",
     "run_summary",
     "random_angle_to_ones",
+    "value_path_outputs",
+    "value_spectrum",
+    "participation_ratio",
+    "spectrum_rank",
+    "width_plan",
+    "width_contrasts",
+    "gap_slopes",
+    "train_width_sweep",
 ]

@@ -167,3 +167,52 @@ def initial_queries(norm: str, seeds: Sequence[int], n_classes: int, d: int) -> 
     with torch.no_grad():
         keys = attention_norm(params["E"], norm)
         return (effective_queries(params, keys) / math.sqrt(d)).numpy().astype(float)
+
+
+def participation_ratio(spectrum: npt.ArrayLike) -> np.ndarray:
+    r"""The effective dimension :math:`(\sum_i \lambda_i)^2 / \sum_i \lambda_i^2` of covariance
+    eigenvalues ``spectrum: (S, d)``: ``(S,)``, between 1 (one direction) and ``d`` (all equal)."""
+    lam = np.clip(np.asarray(spectrum, dtype=np.float64), 0.0, None)
+    return lam.sum(-1) ** 2 / (lam**2).sum(-1)
+
+
+def spectrum_rank(spectrum: npt.ArrayLike, rtol: float = 1e-8) -> np.ndarray:
+    """How many eigenvalues of ``spectrum: (S, d)`` exceed ``rtol`` times the largest (float32
+    outputs put a null direction's variance near 1e-14 of the largest): ``(S,)`` integers."""
+    lam = np.asarray(spectrum, dtype=np.float64)
+    return (lam > rtol * lam.max(-1, keepdims=True)).sum(-1)
+
+
+def width_plan(dims: Sequence[int]) -> dict[str, list[int]]:
+    """The widths each variant of the width sweep trains at: LayerNorm at ``dims``, the fair control
+    (``"rmsnorm"``) at ``dims`` and one below the smallest, so that LayerNorm at every width ``d``
+    whose ``d - 1`` is among them meets the control at both ``d - 1`` and ``d``."""
+    dims = sorted({check_int("dims[i]", d, low=3) for d in dims})
+    if not dims:
+        raise fail("dims", dims, "at least one width of 3 or more")
+    return {"layernorm": dims, "rmsnorm": [dims[0] - 1] + dims}
+
+
+def width_contrasts(ln: dict[int, np.ndarray], control: dict[int, np.ndarray]) -> dict[str, dict[int, np.ndarray]]:
+    """Per-seed contrasts of a quantity between LayerNorm and the fair control across widths
+    (``{width: (S,)}`` each, paired by seed): ``"gap"``, LayerNorm − control at the same width ``d``;
+    ``"shift"``, LayerNorm at ``d`` − the midpoint of the control at ``d - 1`` and ``d`` (for widths
+    whose ``d - 1`` the control has): where the control gains from the extra dimension, a shift on
+    the side of the control at ``d - 1`` means LayerNorm at ``d`` is closer to the control one
+    dimension narrower than to the control of its own width."""
+    gap = {d: np.asarray(ln[d], float) - np.asarray(control[d], float) for d in ln if d in control}
+    shift = {d: np.asarray(ln[d], float) - (np.asarray(control[d - 1], float) + np.asarray(control[d], float)) / 2
+             for d in ln if d in control and d - 1 in control}
+    return {"gap": gap, "shift": shift}
+
+
+def gap_slopes(gaps: dict[int, np.ndarray]) -> np.ndarray:
+    r"""Per seed, the least-squares slope of the gap ``{width: (S,)}`` against :math:`\log_2 d`:
+    ``(S,)`` (the change of the gap per doubling of the width); needs two widths or more."""
+    widths = sorted(gaps)
+    if len(widths) < 2:
+        raise fail("gaps", widths, "gaps at two widths or more")
+    x = np.log2(np.asarray(widths, dtype=float))
+    y = np.stack([np.asarray(gaps[d], float) for d in widths], axis=1)  # (S, W)
+    xc = x - x.mean()
+    return (y - y.mean(1, keepdims=True)) @ xc / (xc @ xc)

@@ -7,6 +7,8 @@ transformer, on token sequences (the reference) and on count vectors (what train
 import math
 from typing import NamedTuple, Sequence
 
+import numpy as np
+import numpy.typing as npt
 import torch
 import torch.nn.functional as F
 
@@ -190,6 +192,33 @@ def majority_loss(params: dict, counts: torch.Tensor, labels: torch.Tensor, norm
     target = labels.gather(1, pairs // C)
     ce = F.cross_entropy(logits.reshape(-1, C), target.reshape(-1), reduction="none").view(S, -1)
     return (ce * weight).sum(1) / m.sum((1, 2))
+
+
+def value_path_outputs(params: dict, counts: torch.Tensor, norm: str) -> tuple[torch.Tensor, torch.Tensor]:
+    r"""What the value path adds to the residual stream, :math:`W_O \sum_b A_{ab} W_V N(E_b)`, at every
+    (sequence, class) pair that occurs in ``counts: (S, N, C)``: ``(S, P, d)``, with the pairs' counts
+    ``(S, P)`` as weights (0 for padding). Under LayerNorm every :math:`N(E_b)` lies in
+    :math:`\mathcal H`, so these outputs span at most :math:`d - 1` dimensions; under the other
+    variants up to :math:`d`."""
+    _check_variant(norm)
+    m = counts.to(params["E"].dtype)
+    _, _, w, value = _attention_parts(params, norm)
+    pairs, weight = _present_pairs(m)
+    return _attention_output(m, w, value, pairs), weight
+
+
+def value_spectrum(outputs: npt.ArrayLike, weights: npt.ArrayLike) -> np.ndarray:
+    """The eigenvalues, largest first, of the weighted covariance of the value-path outputs
+    ``outputs: (S, P, d)`` over their pairs (``weights: (S, P)``, e.g. from ``value_path_outputs``),
+    in float64: ``(S, d)``. Under LayerNorm at most ``d - 1`` of them are above rounding."""
+    x = np.asarray(outputs, dtype=np.float64)
+    w = np.asarray(weights, dtype=np.float64)
+    if x.ndim != 3 or w.shape != x.shape[:2]:
+        raise fail("weights", w.shape, f"(S, P) matching outputs {x.shape[:2]}", "has the wrong shape")
+    w = w / w.sum(1, keepdims=True)
+    centred = x - (w[..., None] * x).sum(1, keepdims=True)
+    cov = np.einsum("sp,spi,spj->sij", w, centred, centred)
+    return np.linalg.eigvalsh(cov)[:, ::-1].copy()
 
 
 def effective_queries(params: dict, normed: torch.Tensor) -> torch.Tensor:

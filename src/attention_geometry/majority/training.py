@@ -15,7 +15,8 @@ from .._parallel import map_processes, progress_bar
 from ..checkpoint import CheckpointStore
 from .data import partition_majority_data, stratified_split
 from .model import (_attention_output, _attention_parts, _check_variant, _feed_forward, _linear, _present_pairs,
-                    angle_to_ones, attention_norm, effective_queries, init_majority_params, majority_loss)
+                    angle_to_ones, attention_norm, effective_queries, init_majority_params, majority_loss,
+                    value_path_outputs, value_spectrum)
 from .setup import MajoritySetup
 
 
@@ -38,6 +39,9 @@ class MajorityRun:
     the sizes of the split. ``final``: the test metrics at the end on the whole
     test set, ``{"test_loss", "test_accuracy", "angle", "entropy", "score_scale"}``
     each ``(S,)`` (the curves may use a part of it: ``eval_sequences``).
+    ``value_spectrum: (S, d)``: the eigenvalues, largest first, of the covariance of
+    the value-path outputs (``value_path_outputs``) over the first
+    :data:`SPECTRUM_SEQUENCES` test sequences at the end (``value_spectrum``).
     """
 
     norm: str
@@ -57,6 +61,7 @@ class MajorityRun:
     n_train: int
     n_test: int
     final: dict
+    value_spectrum: np.ndarray | None = None
 
     def at(self, curve: str, step: int) -> np.ndarray:
         """``curve`` at the last record at or before ``step``: ``(S,)``."""
@@ -65,6 +70,9 @@ class MajorityRun:
             raise fail("step", step, f"a step >= {self.steps[0]}", "is before the first record")
         return getattr(self, curve)[:, i]
 
+
+#: Test sequences behind a run's value spectrum (enough for a d x d covariance at the widths used).
+SPECTRUM_SEQUENCES = 5000
 
 _CURVES = ("loss", "test_loss", "test_accuracy", "angle", "entropy", "score_scale")
 
@@ -281,18 +289,21 @@ class _Trainer:
         with torch.no_grad():
             keys = attention_norm(self.params["E"], self.norm)
             queries = effective_queries(self.params, keys) / math.sqrt(self.setup.d)  # the original's qQK
+            outputs, weights = value_path_outputs(self.params, self.data.test_counts[:, :SPECTRUM_SEQUENCES], self.norm)
         return MajorityRun(
             norm=self.norm, seeds=tuple(self.seeds), setup=self.setup, steps=arrays["steps"].astype(int),
             lr=arrays["lr"], **{k: arrays[k].T.copy() for k in _CURVES}, stopped=self.stopped.copy(),
             keys=keys.numpy().astype(float), queries=queries.numpy().astype(float),
             n_train=self.n_train, n_test=int(self.data.test_counts.shape[1]),
-            final={k: v.copy() for k, v in final.items()},
+            final={k: v.copy() for k, v in final.items()}, value_spectrum=value_spectrum(outputs, weights),
         )
 
 
 def _stack_runs(runs: Sequence[MajorityRun]) -> MajorityRun:
     """One run of all seeds from runs of the same variant and set-up on disjoint seeds."""
     stack = {k: np.concatenate([getattr(r, k) for r in runs]) for k in (*_CURVES, "stopped", "keys", "queries")}
+    if all(r.value_spectrum is not None for r in runs):
+        stack["value_spectrum"] = np.concatenate([r.value_spectrum for r in runs])
     final = {k: np.concatenate([r.final[k] for r in runs]) for k in runs[0].final}
     return replace(runs[0], seeds=tuple(s for r in runs for s in r.seeds), final=final, **stack)
 
@@ -329,6 +340,26 @@ def train_majority_groups(norms: Sequence[str], seeds: Sequence[int], setup: Maj
     done = map_processes(_train_unit, units, workers, progress=progress, desc="majority")
     parts = {norm: [run for (n, *_), run in zip(units, done) if n == norm] for norm in norms}
     return {norm: _stack_runs(runs) for norm, runs in parts.items()}
+
+
+def train_width_sweep(plan: dict[str, Sequence[int]], seeds: Sequence[int], setup: MajoritySetup = MajoritySetup(), *,
+                      group_size: int = 5, store: CheckpointStore | None = None, progress: bool = False,
+                      threads: int = 1, workers: int = 1) -> dict[tuple[str, int], MajorityRun]:
+    """:func:`train_majority` of every variant at every width of ``plan`` (``{norm: [d, ...]}``, e.g.
+    ``width_plan``), ``setup`` with its width replaced, the seeds in checkpointed groups of
+    ``group_size`` as in :func:`train_majority_groups` (each (variant, width, group) under its own
+    key: a stopped sweep resumes, and a sweep with more widths or seeds reuses what is done).
+    Seed ``s`` gives every variant and width the same data. Returns ``{(norm, d): MajorityRun}``."""
+    check_int("group_size", group_size, low=1)
+    check_int("workers", workers, low=1)
+    for norm in plan:
+        _check_variant(norm)
+    groups = [list(seeds[i:i + group_size]) for i in range(0, len(seeds), group_size)]
+    cells = [(norm, check_int("d", d, low=2)) for norm, dims in plan.items() for d in dims]
+    units = [(norm, group, replace(setup, d=d), store, progress, threads) for group in groups for norm, d in cells]
+    done = map_processes(_train_unit, units, workers, progress=progress, desc="majority widths")
+    return {(norm, d): _stack_runs([run for (n, _, s, *_), run in zip(units, done) if n == norm and s.d == d])
+            for norm, d in cells}
 
 
 def _train_unit(unit) -> MajorityRun:

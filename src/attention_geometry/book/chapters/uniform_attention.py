@@ -1,5 +1,7 @@
 """Chapter 2, *Projection lets a query attend uniformly* (``book/02_uniform_attention.md``): its parameters."""
 
+from typing import Annotated
+
 from pydantic import Field
 
 from ..cost import CostModel
@@ -34,27 +36,40 @@ class UniformAttentionParams(ChapterParams):
     geo_batch: int = Field(512, ge=1, le=1_000_000,
         description="sequences per step of the d = 3 runs (the original: 6,000, the full set)")
     geo_lr: float = Field(0.01, gt=0.0, le=1.0, description="learning rate of the d = 3 runs (the original: 0.001)")
+    width_dims: list[Annotated[int, Field(ge=3, le=64)]] = Field([3, 4, 5, 8], min_length=2, max_length=10,
+        description="widths d of the width sweep (LayerNorm; the fair control also at one below the smallest)")
+    width_seeds: int = Field(4, ge=2, le=100, description="seeds per variant and width of the width sweep")
+    width_steps: int = Field(300, ge=1, le=1_000_000, description="Adam steps per model of the width sweep")
+    width_batch: int = Field(256, ge=1, le=1_000_000, description="sequences per step of the width sweep")
+    width_lr: float = Field(0.01, gt=0.0, le=1.0, description="learning rate of the width sweep")
 
     smoke = {"n_classes": 5, "length": 12, "min_margin": 2, "n_sequences": 300, "n_seeds": 3, "steps": 6,
              "batch": 32, "eval_every": 3, "eval_sequences": 0, "check_keys": 10, "geo_seeds": 2,
-             "geo_steps": 4, "geo_batch": 256}
+             "geo_steps": 4, "geo_batch": 256, "width_dims": [3, 4], "width_seeds": 2, "width_steps": 4,
+             "width_batch": 32}
     # run_with_projection.bash / run_without_projection.bash and their _3d versions, with the
     # original's every setting, its 10 seeds included (the stored run: 9,869 s on 2 CPU cores,
     # in two parts across sessions, resumed from checkpoints); the d = 3 geometry keeps 5 of
-    # the original's 10 seeds (the table says so)
+    # the original's 10 seeds (the table says so). The width sweep has no original: 10 seeds at
+    # 7 widths (15 variant-width cells, 30 checkpointed units), 3,000 steps of batch 1,000 at
+    # lr 0.01, about 31 min on 2 cores (7 ms of CPU per seed-step at batch 1,000, measured)
     presets = {
         "paper": {"n_classes": 20, "length": 50, "d": 8, "min_margin": 6, "n_sequences": 100_000, "n_seeds": 10,
                   "steps": 14_000, "batch": 6000, "lr": 0.001, "lr_decay_epochs": 10_000,
                   "eval_every": 140, "eval_sequences": 0, "geo_seeds": 5, "geo_steps": 10_000,
-                  "geo_batch": 6000, "geo_lr": 0.001},
+                  "geo_batch": 6000, "geo_lr": 0.001, "width_dims": [3, 4, 5, 6, 8, 12, 16], "width_seeds": 10,
+                  "width_steps": 3000, "width_batch": 1000, "width_lr": 0.01},
     }
     # the shares of the time at the defaults that scale with each group of parameters; the seconds: the
     # chapter at its defaults in the cold book build of a clean clone on 2026-12-03 (commit 11be456; two
     # kernels at a time on the 2-core reference machine, synthesis alone on both cores); a clean clone's
     # build starts the longest first by them
-    cost = CostModel(85, (
-        (0.7, {"steps": 1, "n_seeds": 1, "n_sequences": 1, "length": 1}),
-        (0.2, {"geo_steps": 1, "geo_seeds": 1, "geo_batch": 1}),
+    # the width sweep (added later) estimated at 48 s of the defaults, from its CPU seconds measured on the
+    # same machine (4.5 ms per seed-step at batch 256, 7 ms at 1,000: the exponent 0.35 of width_batch)
+    cost = CostModel(133, (
+        (0.45, {"steps": 1, "n_seeds": 1, "n_sequences": 1, "length": 1}),
+        (0.13, {"geo_steps": 1, "geo_seeds": 1, "geo_batch": 1}),
+        (0.36, {"width_steps": 1, "width_seeds": 1, "width_batch": 0.35, "len:width_dims": 1}),
     ))
 
 
@@ -385,6 +400,23 @@ def query_claims(split: dict, row: dict, settings: str) -> list:
     return out
 
 
+def geometry_width_glue(geo: dict) -> dict:
+    """The d = 3 runs' final test accuracy, LayerNorm − the original's variant paired by seed, and their
+    value paths' numerical ranks and effective dimensions (``value_spectrum`` of each run)."""
+    import attention_geometry as ag
+    ln, code = geo["layernorm"], geo["original_code"]
+    diff = ag.paired_difference(ln.final["test_accuracy"], code.final["test_accuracy"])
+    lo, hi = diff.interval()
+    return {"ua-geo-acc-diff": diff.value, "ua-geo-acc-diff-lo": lo, "ua-geo-acc-diff-hi": hi,
+            "ua-geo-acc-words": sign_words((lo, hi), "ends less accurate than the original's variant",
+                                           "ends more accurate than the original's variant",
+                                           "ends as accurate as the original's variant within the interval"),
+            "ua-geo-value-words": value_rank_words(ag.spectrum_rank(ln.value_spectrum),
+                                                   ag.spectrum_rank(code.value_spectrum), ln.setup.d),
+            "ua-geo-dim-ln": ag.participation_ratio(ln.value_spectrum).mean(),
+            "ua-geo-dim-code": ag.participation_ratio(code.value_spectrum).mean()}
+
+
 def geometry_glue(P, geo_angle: dict, geo: dict, geo_diff) -> dict:
     """The d = 3 runs: settings, mean angles and accuracies, and which variant's queries lie nearer the line."""
     import attention_geometry as ag
@@ -394,14 +426,14 @@ def geometry_glue(P, geo_angle: dict, geo: dict, geo_diff) -> dict:
         "ua-geo-angle-ln": geo_angle["layernorm"].mean(), "ua-geo-angle-code": geo_angle["original_code"].mean(),
         "ua-geo-acc-ln": geo["layernorm"].final["test_accuracy"].mean(),
         "ua-geo-acc-code": geo["original_code"].final["test_accuracy"].mean(),
-        "ua-geo-random": ag.random_angle_to_ones(3),
+        "ua-geo-random": ag.random_angle_to_ones(3), **geometry_width_glue(geo),
         "ua-geo-words": sign_words((lo, hi), "the LayerNorm queries lie farther from the line through $\\mathbf 1$",
                                    "the LayerNorm queries lie nearer the line through $\\mathbf 1$",
                                    "the seeds do not tell the two variants' angles apart")})
 
 
 def claims(P, check: dict, cs, diffs: dict, runs: dict, geo_diff, sp: dict | None = None,
-           split: dict | None = None) -> list:
+           split: dict | None = None, ws: dict | None = None) -> list:
     """The chapter's claims, each with its measurement and its verdict rule."""
     import attention_geometry as ag
     row = dict(paper="brody2023expressivity", section="ua-majority")
@@ -441,6 +473,8 @@ def claims(P, check: dict, cs, diffs: dict, runs: dict, geo_diff, sp: dict | Non
         measured=f"angle, original's variant − LN, per seed: {geo_diff.format()}°",
         settings=f"{P.geo_seeds} seeds, {P.geo_steps:,} steps, batch {P.geo_batch}, lr {P.geo_lr:g}",
         verdict=ag.sign_verdict(geo_diff, +1, what="angle difference")))
+    if ws is not None:
+        out += width_claims(P, ws, row)
     return out
 
 
@@ -527,6 +561,160 @@ def paper_glue(presets_paper: dict, stored) -> dict:
             share += " " + v["ua-share-loss-sentence"]
         else:
             share += " Its share on the training loss awaits the next run at those settings."
-    return {"ua-paper-differences": ag.differences_in_words(rows), "ua-paper-share": share,
+    geo = (f"At the paper's settings (the stored run, {stored.values['ua-geo-steps']:,} steps) the mean test "
+           f"accuracies at d = 3 are {stored.values['ua-geo-acc-ln']:.3f} under LayerNorm and "
+           f"{stored.values['ua-geo-acc-code']:.3f} under the original's variant."
+           if stored and "ua-geo-acc-ln" in stored.values else "The paper's settings have no stored run.")
+    return {"ua-paper-differences": ag.differences_in_words(rows), "ua-paper-share": share, "ua-paper-geo": geo,
             "ua-paper-results": paper_results_words(stored.values) if stored else
             "The paper's settings have no stored run."}
+
+
+# The width: LayerNorm against the fair control at several widths d (the width sweep).
+
+#: The quantities of the width sweep: (name in ``run_summary``, short key, +1 where higher is better).
+WIDTH_QUANTITIES = (("final test accuracy", "acc", +1), ("final training loss", "loss", -1))
+
+
+def width_summary(wruns: dict, plan: dict) -> dict:
+    """The width sweep's numbers (``wruns``: ``train_width_sweep``'s ``{(norm, d): MajorityRun}``): per
+    quantity of :data:`WIDTH_QUANTITIES` the per-seed values ``{"layernorm": {d: (S,)}, "rmsnorm": ...}``,
+    their contrasts (``width_contrasts``), the pooled shift and the control's gain from one dimension
+    (means over the widths that have ``d - 1``, per seed) and the gap's slope per doubling of ``d``
+    (``gap_slopes``); and per ``(norm, d)`` the value path's effective dimension and numerical rank."""
+    import numpy as np
+
+    import attention_geometry as ag
+    out = {"dims": list(plan["layernorm"]), "dim": {}, "rank": {}}
+    for key, run in wruns.items():
+        out["dim"][key] = ag.participation_ratio(run.value_spectrum)
+        out["rank"][key] = ag.spectrum_rank(run.value_spectrum)
+    for quantity, short, _ in WIDTH_QUANTITIES:
+        per = {norm: {d: ag.run_summary(wruns[norm, d])[quantity] for d in dims} for norm, dims in plan.items()}
+        con = ag.width_contrasts(per["layernorm"], per["rmsnorm"])
+        shifted = sorted(con["shift"])
+        ctrl = per["rmsnorm"]
+        out[short] = {**per, **con, "slopes": ag.gap_slopes(con["gap"]),
+                      "pooled_shift": np.mean([con["shift"][d] for d in shifted], axis=0),
+                      "pooled_gain": np.mean([ctrl[d] - ctrl[d - 1] for d in shifted], axis=0)}
+    return out
+
+
+def one_dimension_words(shift: tuple[float, float], gain: tuple[float, float], higher_is_better: bool) -> str:
+    """Where LayerNorm at width d lies between the fair control at d - 1 and at d, from the intervals of the
+    pooled shift (LayerNorm − the controls' midpoint) and of the control's gain from the extra dimension; a
+    reading needs the gain to be resolved in the better direction (a higher accuracy, a lower loss)."""
+    s = 1 if higher_is_better else -1
+    g_lo, g_hi = sorted((s * gain[0], s * gain[1]))
+    if g_lo <= 0:
+        return ("cannot be placed between the fair control one dimension narrower and the control of its own "
+                "width: the control's gain from that dimension is not told apart from 0")
+    lo, hi = sorted((s * shift[0], s * shift[1]))
+    if hi < 0:
+        return "lies nearer the fair control one dimension narrower than the control of its own width"
+    if lo > 0:
+        return "lies nearer the fair control of its own width than the control one dimension narrower"
+    return "is not told apart from the midpoint between the fair control at $d - 1$ and at $d$"
+
+
+def trend_words(slope: tuple[float, float], gap: tuple[float, float], higher_is_better: bool) -> str:
+    """How LayerNorm's deficit against the fair control changes with the width, from the interval of the
+    gap's slope per doubling of d (``slope``) and of the gap at the smallest width (``gap``, LayerNorm − control)."""
+    s = 1 if higher_is_better else -1
+    g_lo, g_hi = sorted((s * gap[0], s * gap[1]))
+    if g_hi >= 0:
+        return "is not resolved at the smallest width, so there is none to shrink"
+    lo, hi = sorted((s * slope[0], s * slope[1]))
+    if lo > 0:
+        return "shrinks as the width grows"
+    if hi < 0:
+        return "grows with the width"
+    return "is not told to shrink or grow with the width"
+
+
+def value_rank_words(ranks_ln, ranks_other, d: int, other: str = "the original's variant") -> str:
+    """The numerical ranks of the value-path outputs (per seed) under LayerNorm and under ``other`` at width d."""
+    import numpy as np
+    ln, ranks = np.asarray(ranks_ln), np.asarray(ranks_other)
+    ln_words = (f"spans {d - 1} dimensions in every seed" if (ln == d - 1).all() else
+                f"spans at most {d - 1} dimensions" if (ln <= d - 1).all() else
+                f"spans up to {int(ln.max())} dimensions, more than $d - 1$ (rounding)")
+    other_words = (f"all {d} in every seed" if (ranks == d).all() else
+                   f"between {int(ranks.min())} and {int(ranks.max())} of them")
+    return f"LayerNorm's value path {ln_words}, that of {other} {other_words}"
+
+
+def _interval_text(est) -> str:
+    lo, hi = est.interval()
+    return f"{est.value:.3f} ({lo:.3f} to {hi:.3f})"
+
+
+def width_glue(P, ws: dict) -> dict:
+    """The width sweep's table, its numbers and the words that read them."""
+    import numpy as np
+
+    import attention_geometry as ag
+    from ..tables import markdown_table
+    acc, loss = ws["acc"], ws["loss"]
+    rows = []
+    for d in ws["dims"]:
+        shift = _interval_text(ag.mean_estimate(acc["shift"][d])) if d in acc["shift"] else "—"
+        rows.append((f"{d}", _interval_text(ag.mean_estimate(acc["layernorm"][d])),
+                     _interval_text(ag.mean_estimate(acc["rmsnorm"][d])),
+                     _interval_text(ag.paired_difference(acc["layernorm"][d], acc["rmsnorm"][d])),
+                     _interval_text(ag.paired_difference(loss["layernorm"][d], loss["rmsnorm"][d])), shift,
+                     f"{ws['dim']['layernorm', d].mean():.2f} / {ws['dim']['rmsnorm', d].mean():.2f}",
+                     f"{int(ws['rank']['layernorm', d].max())} / {int(ws['rank']['rmsnorm', d].max())}"))
+    d0 = ws["dims"][0] - 1
+    rows.insert(0, (f"{d0}", "—", _interval_text(ag.mean_estimate(acc["rmsnorm"][d0])), "—", "—", "—",
+                 f"— / {ws['dim']['rmsnorm', d0].mean():.2f}", f"— / {int(ws['rank']['rmsnorm', d0].max())}"))
+    table = markdown_table(("width $d$", "LayerNorm accuracy", "fair-control accuracy", "accuracy gap (LN − control)",
+                            "training-loss gap (LN − control)", "LN − midpoint of control at $d-1$, $d$ (accuracy)",
+                            "effective dimension, LN / control", "largest rank, LN / control"), rows)
+    out = {"ua-tab-width": table, "ua-width-seeds": P.width_seeds, "ua-width-steps": P.width_steps,
+           "ua-width-batch": P.width_batch, "ua-width-lr": P.width_lr,
+           "ua-width-dims": ", ".join(str(d) for d in ws["dims"]), "ua-width-d0": d0}
+    for _, short, better in WIDTH_QUANTITIES:
+        q = ws[short]
+        shift, gain = ag.mean_estimate(q["pooled_shift"]), ag.mean_estimate(q["pooled_gain"])
+        slope = ag.mean_estimate(q["slopes"])
+        gap0 = ag.mean_estimate(q["gap"][ws["dims"][0]])
+        out.update({f"ua-width-shift-{short}": shift.value, f"ua-width-slope-{short}": slope.value,
+                    f"ua-width-slope-{short}-lo": slope.interval()[0], f"ua-width-slope-{short}-hi": slope.interval()[1],
+                    f"ua-width-one-dim-{short}-words": one_dimension_words(shift.interval(), gain.interval(), better > 0),
+                    f"ua-width-trend-{short}-words": trend_words(slope.interval(), gap0.interval(), better > 0)})
+    return _markdown(out)
+
+
+def width_claims(P, ws: dict, row: dict) -> list:
+    """The book's readings of the width sweep, per quantity: the projection costs the value path one
+    dimension (the pooled shift, on the side of the control one dimension narrower), and the cost shrinks
+    as d grows (the gap's slope per doubling). The replicate is the seed (a weight draw with its data):
+    decisive only over enough seeds that share the verdict's side (``draws_verdict``)."""
+    import attention_geometry as ag
+    settings = (f"{P.width_seeds} seeds per variant and width, d in {{{', '.join(map(str, ws['dims']))}}}, "
+                f"{P.width_steps:,} steps, batch {P.width_batch:,}, lr {P.width_lr:g}")
+    reading = ("“projection allows the attention mechanism to create an attention query that attends to all keys "
+               "equally” (abstract, (a)); the same projection confines the values to $\\mathcal H$, and the book's "
+               "reading is that it costs the value path one of its d dimensions")
+    row = {**row, "section": "sec-ua-width"}
+    out = []
+    for quantity, short, better in WIDTH_QUANTITIES:
+        q = ws[short]
+        shift = ag.over_draws(q["pooled_shift"])
+        slope = ag.over_draws(q["slopes"])
+        out.append(ag.Claim(
+            f"ua-width-one-dim-{short}", where="abstract, (a); Fig. 1a–b (d = 3)", source="abstract",
+            claim_kind="reading", **row,
+            statement=f"{reading}: on the {quantity}, LayerNorm at width d lies nearer the fair control at d − 1 "
+                      "than at d",
+            measured=f"LN(d) − (control(d − 1) + control(d))/2, mean over the widths with d − 1, per seed: "
+                     f"{shift.format()}", settings=settings,
+            verdict=ag.draws_verdict(ag.sign_verdict(shift, -better, what="shift"), shift)))
+        out.append(ag.Claim(
+            f"ua-width-trend-{short}", where="abstract, (a)", source="abstract", claim_kind="reading", **row,
+            statement=f"{reading}, a cost that shrinks as d grows: the {quantity} gap LN − fair control moves "
+                      "towards 0 with log2 d",
+            measured=f"slope of the gap per doubling of d, per seed: {slope.format()}", settings=settings,
+            verdict=ag.draws_verdict(ag.sign_verdict(slope, better, what="slope per doubling"), slope)))
+    return out
