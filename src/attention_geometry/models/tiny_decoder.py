@@ -71,6 +71,7 @@ __all__ = [
     "split_texts",
     "byte_windows",
     "layer_selectability",
+    "snapshot_selectability",
     "normed_radius",
 ]
 
@@ -555,3 +556,14 @@ def layer_selectability(model: TinyDecoder, windows: Sequence[torch.Tensor],
                             key={**(key or {}), "places": list(places), "n_windows": len(windows)})
     arr = np.asarray(results, dtype=float)  # (N, places, layers)
     return {p: arr[:, i] for i, p in enumerate(places)}
+
+
+def snapshot_selectability(run: TrainingRun, windows: Sequence[torch.Tensor], places: Sequence[str], *,
+                           store: CheckpointStore | None = None, name: str = "snapshots",
+                           key: Mapping[str, Any] | None = None) -> dict[int, dict]:
+    """:func:`layer_selectability` of the model at every snapshot of ``run``:
+    ``{step: {place: (N, n_layers)}}``, steps in increasing order. ``key`` must
+    determine the run and the windows (each snapshot is checkpointed under it and its step)."""
+    return {step: layer_selectability(snapshot_model(run, step), windows, places, store=store,
+                                      name=f"{name}-{step}", key={**(key or {}), "step": step})
+            for step in sorted(run.snapshots)}
