@@ -391,7 +391,7 @@ def plateau_reached(held: Sequence[float], evals: int, tol: float) -> bool:
 
 
 def snapshot_grid(last: int) -> list[int]:
-    """The steps at which :func:`train_to_plateau` keeps the parameters: 0 and
+    r"""The steps at which :func:`train_to_plateau` keeps the parameters: 0 and
     :math:`10^k, 3\cdot10^k` (:math:`k \ge 1`) up to ``last``, and ``last``."""
     check_int("last", last, low=0)
     grid, k = [0], 10

@@ -411,8 +411,8 @@ def along_words(trends: dict) -> str:
     words = {key: ag.trend_word(est, above="raises", below="lowers", neither="does not measurably change")
              for key, est in trends.items()}
     if len(set(words.values())) == 1:
-        return f"training {next(iter(words.values()))} the fraction of unselectable keys both before LayerNorm and " \
-               "after the norm without scaling"
+        return f"training {next(iter(words.values()))} the fraction of unselectable keys in both states, before " \
+               "LayerNorm and after the norm without scaling"
     return "training " + " and ".join(f"{w} the fraction {PLACES[key]}" for key, w in words.items())
 
 
