@@ -105,13 +105,15 @@ def plot_along_training(rows):
         left.errorbar(part["step"], part["percent"], yerr=2 * part["se"], marker="o", capsize=3, label=what,
                       color=colours[what])
         left.axhline(part["gaussian"].iloc[0], color=colours[what], ls="--", lw=1)
-    left.set(xscale="symlog", xlabel="training step", ylabel="% unselectable keys (± 2 s.e. over sets)",
+    left.set_xscale("symlog", linthresh=10)  # step 0 is on the axis
+    right.set_xscale("symlog", linthresh=10)
+    left.set(xlabel="training step", ylabel="% unselectable keys (± 2 s.e. over sets)",
              title="Unselectable keys along training (dashed: Gaussian, same sets)")
     left.legend(fontsize="x-small")
     for norm, part in rows.drop_duplicates(["norm", "step"]).groupby("norm", sort=False):
         part = part.sort_values("step")
         right.errorbar(part["step"], part["held"], yerr=2 * part["held_se"], marker="o", capsize=3, label=norm)
-    right.set(xscale="symlog", xlabel="training step", ylabel="held-out loss (nats per byte, ± 2 s.e.)",
+    right.set(xlabel="training step", ylabel="held-out loss (nats per byte, ± 2 s.e.)",
               title="Held-out loss at each snapshot")
     right.legend(fontsize="small")
     return fig
