@@ -445,8 +445,9 @@ def training_claim(P, runs: dict, trends: dict, training):
     return ag.Claim(
         "sel-training-trend", paper="brody2023expressivity", where="Tables 1-2 (the trained models' states)",
         source="repository", section="sel-training", claim_kind="reading",
-        statement="the book's reading: training lowers the fraction of unselectable keys from its level at "
-                  "initialisation (a Gaussian-like cloud), so the trained keys are more selectable than random ones",
+        statement="the book's reading: training lowers the fraction of unselectable keys below its level at "
+                  "initialisation, before LayerNorm and after the norm without scaling (the paper's Tables 1-2 "
+                  "report the trained models only)",
         measured="; ".join(f"{PLACES[key]}: {est.format()} points" for key, est in trends.items()),
         settings=f"{min(P.tiny_snapshot_sets, P.table_sets)} sets of {P.table_n_min}-{P.table_n_max} keys, first "
                  f"and last snapshot, one training seed per model; {training_settings(P, runs)}",
