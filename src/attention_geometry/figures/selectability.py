@@ -105,8 +105,9 @@ def plot_along_training(rows):
         left.errorbar(part["step"], part["percent"], yerr=2 * part["se"], marker="o", capsize=3, label=what,
                       color=colours[what])
         left.axhline(part["gaussian"].iloc[0], color=colours[what], ls="--", lw=1)
-    left.set_xscale("symlog", linthresh=10)  # step 0 is on the axis
-    right.set_xscale("symlog", linthresh=10)
+    for ax in (left, right):
+        ax.set_xscale("symlog", linthresh=10)  # step 0 is on the axis
+        ax.set_xlim(-0.5, rows["step"].max() * 1.3)
     left.set(xlabel="training step", ylabel="% unselectable keys (± 2 s.e. over sets)",
              title="Unselectable keys along training (dashed: Gaussian, same sets)")
     left.legend(fontsize="x-small")
