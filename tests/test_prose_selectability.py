@@ -69,3 +69,32 @@ def test_reach_words_and_rows_read_the_interval_over_heads():
         rows = ch.reach_claims(P, {"SmolLM2-135M": summary}, {}, "")
         assert [r.id for r in rows] == ["sel-reach-smol"] and rows[0].verdict.label.value == label
         assert rows[0].claim_kind.value == "reading"
+
+
+def test_along_words_read_each_trend_both_ways():
+    from attention_geometry.stats import Estimate
+    down, up, flat = Estimate(-5.0, 1.0, 20), Estimate(5.0, 1.0, 20), Estimate(0.1, 1.0, 20)
+    keys = ch.TREND
+    assert ch.along_words({keys[0]: down, keys[1]: down}).startswith("training lowers the fraction")
+    assert ch.along_words({keys[0]: up, keys[1]: up}).startswith("training raises the fraction")
+    assert "does not measurably change" in ch.along_words({keys[0]: flat, keys[1]: flat})
+    mixed = ch.along_words({keys[0]: down, keys[1]: up})
+    assert "lowers the fraction before LayerNorm" in mixed and "raises the fraction after the norm without" in mixed
+
+
+def test_plateau_shortfall_and_stand_in_follow_the_schedule_and_the_stop():
+    from types import SimpleNamespace
+
+    from attention_geometry.models.tiny_decoder import TinyTraining
+    original = TinyTraining(steps=1000)
+    stand_in = TinyTraining(steps=2000, schedule_steps=2000, lr=1e-2, warmup=100, decay="cosine")
+    stopped, capped = SimpleNamespace(plateau=True), SimpleNamespace(plateau=False)
+    assert ch.schedule_stand_in(original) == "" and "1,000 of the original's 50,000 steps" in \
+        ch.plateau_shortfall(original, {"layernorm": stopped})
+    assert "stand-in schedule" in ch.schedule_stand_in(stand_in) and "cosine" in ch.schedule_stand_in(stand_in)
+    assert ch.plateau_shortfall(stand_in, {"layernorm": stopped, "projection": stopped}) == ""
+    assert "step cap" in ch.plateau_shortfall(stand_in, {"layernorm": stopped, "projection": capped})
+    short = TinyTraining(steps=450, schedule_steps=450, seq_len=128, lr=1e-2, warmup=10)
+    assert "128 of the original's 1,024" in ch.plateau_shortfall(short, {"layernorm": stopped})
+    assert "a plateau" in ch.stopped_words({"layernorm": SimpleNamespace(plateau=True, steps=300)})
+    assert "the step cap" in ch.stopped_words({"layernorm": SimpleNamespace(plateau=False, steps=450)})

@@ -361,3 +361,57 @@ def test_layer_selectability_is_checkpointed_window_by_window(tmp_path):
     np.testing.assert_array_equal(first["residual"], again["residual"])
     plain = td.layer_selectability(model, windows, ("residual",))
     np.testing.assert_array_equal(first["residual"], plain["residual"])
+
+
+# --------------------------------------------------- training to a plateau
+
+
+def test_learning_rate_schedules():
+    lin = td.TinyTraining(steps=100, schedule_steps=100, lr=1.0)
+    assert [td.learning_rate(lin, s) for s in (0, 50, 100, 150)] == pytest.approx([1.0, 0.5, 0.0, 0.0])
+    cos = td.TinyTraining(steps=110, schedule_steps=110, lr=2.0, warmup=10, decay="cosine")
+    assert td.learning_rate(cos, 0) == 0.0 and td.learning_rate(cos, 5) == pytest.approx(1.0)
+    assert td.learning_rate(cos, 10) == pytest.approx(2.0)  # the peak, then half a cosine to 0
+    assert td.learning_rate(cos, 60) == pytest.approx(1.0) and td.learning_rate(cos, 110) == pytest.approx(0.0)
+    with pytest.raises(ValueError, match="warmup"):
+        td.TinyTraining(steps=10, schedule_steps=10, warmup=10)
+    with pytest.raises(ValueError, match="decay"):
+        td.TinyTraining(decay="step")
+
+
+def test_plateau_rule_and_snapshot_grid():
+    assert not td.plateau_reached([3.0, 2.0], 2, 0.01)  # too few measurements
+    assert not td.plateau_reached([3.0, 2.5, 2.0], 2, 0.01)  # 20 % better than 2.5 steps before
+    assert td.plateau_reached([3.0, 2.0, 1.999, 1.998], 2, 0.01)  # 0.1 % better
+    assert td.plateau_reached([2.0, 2.1, 2.2], 2, 0.0)  # worse: a plateau at any tolerance
+    assert td.snapshot_grid(0) == [0]
+    assert td.snapshot_grid(450) == [0, 10, 30, 100, 300, 450]
+    assert td.snapshot_grid(3000) == [0, 10, 30, 100, 300, 1000, 3000]
+
+
+def test_train_to_plateau_is_train_tiny_decoder_and_resumes(tmp_path):
+    from attention_geometry.checkpoint import CheckpointStore
+
+    cfg = td.TinyDecoderConfig(max_len=64)
+    held = td.byte_windows(TEXT, 3, 33, 33, seed=1)
+    never = td.Plateau(eval_every=4, evals=100, tol=0.0)  # too few measurements for a plateau: up to the cap
+    run = td.train_to_plateau(cfg, TEXT, held, TINY, never, seed=3)
+    _, losses = td.train_tiny_decoder(cfg, TEXT, TINY, seed=3)
+    np.testing.assert_array_equal(run.losses, losses)  # the same steps, bit for bit
+    assert not run.plateau and run.steps == 12 and sorted(run.snapshots) == [0, 10, 12]
+    assert list(run.held_steps) == [0, 4, 8, 10, 12] and run.held.shape == (5, 3)
+    np.testing.assert_allclose(run.held_at(12), td.sequence_losses(run.model, held), rtol=1e-6)
+    start = td.snapshot_model(run, 0)
+    for a, b in zip(start.parameters(), td.TinyDecoder(cfg, 3).parameters()):
+        torch.testing.assert_close(a, b)
+    store = CheckpointStore(tmp_path)  # interrupted at step 7, resumed to 12
+    td.train_to_plateau(cfg, TEXT, held, td.TinyTraining(**{**TINY.__dict__, "steps": 7}), never, 3, store=store)
+    resumed = td.train_to_plateau(cfg, TEXT, held, TINY, never, 3, store=store)
+    np.testing.assert_allclose(resumed.losses, losses, rtol=1e-6)
+    for a, b in zip(resumed.model.parameters(), run.model.parameters()):
+        torch.testing.assert_close(a, b)
+    always = td.Plateau(eval_every=4, evals=1, tol=1.0)  # any measurement after the first is a plateau
+    stopped = td.train_to_plateau(cfg, TEXT, held, TINY, always, seed=3)
+    assert stopped.plateau and stopped.steps == 4 and 4 in stopped.snapshots
+    along = td.snapshot_selectability(stopped, held[:2], ("normed", "keys"))
+    assert sorted(along) == [0, 4] and along[4]["keys"].shape == (2, 4)

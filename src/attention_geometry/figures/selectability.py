@@ -10,6 +10,7 @@ __all__ = [
     "plot_selectability_heatmaps",
     "plot_gaussian_growth",
     "plot_tiny_training",
+    "plot_along_training",
     "plot_layer_table",
     "plot_pretrained_selectability",
     "plot_multihead_example",
@@ -87,6 +88,34 @@ def plot_tiny_training(losses, held_out):
     right.plot([lo, hi], [lo, hi], "k--", lw=1, label="equal loss")
     right.set(xlabel=f"held-out loss, {names[0]}", ylabel=f"held-out loss, {names[1]}",
               title="Held-out windows: one point per window")
+    right.legend(fontsize="small")
+    return fig
+
+
+def plot_along_training(rows):
+    """Left: % unselectable keys against training step (mean over key sets and layers, ± 2 s.e. over
+    the sets), one line per model and place, with the Gaussian level of the same sets (dashed, same
+    colour). Right: the held-out loss at each snapshot (± 2 s.e. over the windows). ``rows``: the long
+    DataFrame of :func:`attention_geometry.book.chapters.selectability.along_rows`."""
+    fig = _new_figure(figsize=(12.5, 4.5), layout="constrained")
+    left, right = fig.subplots(1, 2)
+    colours = dict(zip(rows["what"].unique(), sns.color_palette()))
+    for what, part in rows.groupby("what", sort=False):
+        part = part.sort_values("step")
+        left.errorbar(part["step"], part["percent"], yerr=2 * part["se"], marker="o", capsize=3, label=what,
+                      color=colours[what])
+        left.axhline(part["gaussian"].iloc[0], color=colours[what], ls="--", lw=1)
+    for ax in (left, right):
+        ax.set_xscale("symlog", linthresh=10)  # step 0 is on the axis
+        ax.set_xlim(-0.5, rows["step"].max() * 1.3)
+    left.set(xlabel="training step", ylabel="% unselectable keys (± 2 s.e. over sets)",
+             title="Unselectable keys along training (dashed: Gaussian, same sets)")
+    left.legend(fontsize="x-small")
+    for norm, part in rows.drop_duplicates(["norm", "step"]).groupby("norm", sort=False):
+        part = part.sort_values("step")
+        right.errorbar(part["step"], part["held"], yerr=2 * part["held_se"], marker="o", capsize=3, label=norm)
+    right.set(xlabel="training step", ylabel="held-out loss (nats per byte, ± 2 s.e.)",
+              title="Held-out loss at each snapshot")
     right.legend(fontsize="small")
     return fig
 

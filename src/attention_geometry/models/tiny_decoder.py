@@ -60,12 +60,20 @@ __all__ = [
     "TinyDecoderConfig",
     "TinyDecoder",
     "TinyTraining",
+    "Plateau",
+    "TrainingRun",
     "attention_inputs",
     "train_tiny_decoder",
+    "train_to_plateau",
+    "learning_rate",
+    "plateau_reached",
+    "snapshot_grid",
+    "snapshot_model",
     "sequence_losses",
     "split_texts",
     "byte_windows",
     "layer_selectability",
+    "snapshot_selectability",
     "normed_radius",
 ]
 
@@ -257,12 +265,29 @@ class TinyTraining:
     lr: float = 5e-5  # TrainingArguments.learning_rate (default)
     clip: float = 1.0  # max_grad_norm (default)
     checkpoint_every: int = 200
+    warmup: int = 0  # warmup_steps (default): the rate rises linearly to lr over these steps
+    decay: str = "linear"  # lr_scheduler_type (default); "cosine" for a stand-in schedule
 
     def __post_init__(self):
-        for name, low in [("steps", 1), ("schedule_steps", 1), ("batch", 1), ("seq_len", 2), ("checkpoint_every", 1)]:
+        for name, low in [("steps", 1), ("schedule_steps", 1), ("batch", 1), ("seq_len", 2), ("checkpoint_every", 1),
+                          ("warmup", 0)]:
             check_int(name, getattr(self, name), low=low)
         check_float("lr", self.lr, low=0.0, low_open=True)
         check_float("clip", self.clip, low=0.0, low_open=True)
+        check_choice("decay", self.decay, ("linear", "cosine"))
+        if self.warmup >= self.schedule_steps:
+            raise fail("warmup", self.warmup, f"below schedule_steps = {self.schedule_steps}")
+
+
+def learning_rate(training: TinyTraining, step: int) -> float:
+    r"""The learning rate of step ``step`` (from 0): a linear warm-up from 0 over
+    ``warmup`` steps to ``lr``, then a linear or cosine decay
+    (:math:`\tfrac12(1 + \cos\pi u)`, :math:`u` the fraction of the decay done) that
+    reaches 0 at ``schedule_steps`` and stays there (the Trainer's schedules)."""
+    if step < training.warmup:
+        return training.lr * step / training.warmup
+    u = min(1.0, (step - training.warmup) / (training.schedule_steps - training.warmup))
+    return training.lr * ((1 - u) if training.decay == "linear" else 0.5 * (1 + math.cos(math.pi * u)))
 
 
 def _step_seed(seed: int, step: int) -> int:
@@ -319,8 +344,8 @@ def _train(config, stream, training, seed, store, key, progress):
 
 
 def _train_step(model, opt, stream, training, seed, step):
-    for group in opt.param_groups:  # linear decay to 0 at schedule_steps, no warm-up
-        group["lr"] = training.lr * max(0.0, 1 - step / training.schedule_steps)
+    for group in opt.param_groups:
+        group["lr"] = learning_rate(training, step)
     g = torch.Generator().manual_seed(_step_seed(seed, step))
     starts = torch.randint(len(stream) - training.seq_len, (training.batch,), generator=g)
     batch = stream[starts[:, None] + torch.arange(training.seq_len + 1)]
@@ -333,6 +358,166 @@ def _train_step(model, opt, stream, training, seed, step):
     nn.utils.clip_grad_norm_(model.parameters(), training.clip)
     opt.step()
     return float(loss.detach())
+
+
+# ------------------------------------------------- training to a plateau
+
+
+@dataclass(frozen=True)
+class Plateau:
+    """When :func:`train_to_plateau` stops before its step cap, and when it keeps snapshots.
+
+    Every ``eval_every`` steps the mean loss of the held-out windows is measured;
+    training stops once the best of the last ``evals`` measurements improves on
+    the one before them by less than the fraction ``tol`` (:func:`plateau_reached`).
+    A snapshot of the parameters is kept at every step of :func:`snapshot_grid`
+    (0, 10, 30, 100, 300, ...) and at the last step."""
+
+    eval_every: int = 50  # steps between held-out measurements
+    evals: int = 4  # K: the measurements a plateau spans
+    tol: float = 0.005  # relative improvement over them below which the loss has reached a plateau
+
+    def __post_init__(self):
+        check_int("eval_every", self.eval_every, low=1)
+        check_int("evals", self.evals, low=1)
+        check_float("tol", self.tol, low=0.0)
+
+
+def plateau_reached(held: Sequence[float], evals: int, tol: float) -> bool:
+    """Whether the held-out losses ``held`` (one per ``eval_every`` steps, oldest
+    first) have reached a plateau: the best of the last ``evals`` is above
+    ``(1 - tol)`` times the one before them. False while there are ``evals`` or fewer."""
+    check_int("evals", evals, low=1)
+    if len(held) <= evals:
+        return False
+    before = held[-evals - 1]
+    return bool(before - min(held[-evals:]) < tol * before)
+
+
+def snapshot_grid(last: int) -> list[int]:
+    r"""The steps at which :func:`train_to_plateau` keeps the parameters: 0 and
+    :math:`10^k, 3\cdot10^k` (:math:`k \ge 1`) up to ``last``, and ``last``."""
+    check_int("last", last, low=0)
+    grid, k = [0], 10
+    while k < last:
+        grid.append(k)
+        k = k * 3 if str(k)[0] == "1" else k // 3 * 10
+    return grid + ([last] if last else [])
+
+
+@dataclass
+class TrainingRun:
+    """What :func:`train_to_plateau` returns: the trained ``model``; the training
+    loss of every step ``losses (steps,)``; the held-out loss of every window at
+    each measured step, ``held (evals, windows)`` at ``held_steps (evals,)``; the
+    parameters at each snapshot step (``snapshots``: step -> state dict); and
+    whether it stopped at a plateau (``plateau``) or at the step cap."""
+
+    model: TinyDecoder
+    losses: np.ndarray
+    held_steps: np.ndarray
+    held: np.ndarray
+    snapshots: dict
+    plateau: bool
+
+    @property
+    def steps(self) -> int:
+        return len(self.losses)
+
+    def held_at(self, step: int) -> np.ndarray:
+        """The held-out loss of every window at ``step`` (a measured step), ``(windows,)``."""
+        return self.held[list(self.held_steps).index(step)]
+
+
+def snapshot_model(run: TrainingRun, step: int) -> TinyDecoder:
+    """The model as it was at snapshot ``step`` (in evaluation mode)."""
+    if step not in run.snapshots:
+        raise fail("step", step, f"one of the snapshot steps {sorted(run.snapshots)}")
+    model = TinyDecoder(run.model.config, 0)
+    model.load_state_dict(run.snapshots[step])
+    return model.eval()
+
+
+def train_to_plateau(config: TinyDecoderConfig, texts: Sequence[str], held_windows: Sequence[torch.Tensor],
+                     training: TinyTraining, plateau: Plateau, seed: int, *, store: CheckpointStore | None = None,
+                     progress: bool = False) -> TrainingRun:
+    """Train as :func:`train_tiny_decoder` does (the same steps, bit for bit) until the
+    held-out loss reaches a plateau (``plateau``) or ``training.steps``, keeping snapshots.
+
+    The held-out loss (:func:`sequence_losses` of ``held_windows``) is measured at
+    every snapshot step and every ``plateau.eval_every`` steps. With a ``store`` the
+    whole state (parameters, AdamW state, losses, snapshots) is saved every
+    ``training.checkpoint_every`` steps and at the end, under a key that holds
+    everything that determines the trajectory and where it stops but not the
+    step cap: a later run with a larger ``training.steps`` continues from it,
+    and a run that reached its plateau is returned as it was.
+    """
+    check_int("seed", seed, low=0)
+    stream = _stream(texts)
+    if len(stream) <= training.seq_len + 1 or training.seq_len + 1 > config.max_len + 1:
+        raise fail("training.seq_len", training.seq_len,
+                   f"at most {min(len(stream) - 2, config.max_len)} (the text and the positions)")
+    windows = [torch.as_tensor(w) for w in held_windows]
+    if not windows:
+        raise fail("held_windows", 0, "at least one window")
+    digest = hashlib.sha256(b"".join(w.numpy().astype(np.uint8).tobytes() for w in windows)).hexdigest()[:16]
+    key = {"what": "tiny_decoder_plateau", **asdict(config), **asdict(training), **asdict(plateau), "seed": seed,
+           "text": hashlib.sha256(stream.numpy().tobytes()).hexdigest()[:16], "held": digest}
+    for k in ("steps", "checkpoint_every"):
+        key.pop(k)
+    with torch_threads(1):
+        return _train_to_plateau(config, stream, windows, training, plateau, seed,
+                                 store or CheckpointStore(None), key, progress)
+
+
+def _train_to_plateau(config, stream, windows, training, plateau, seed, store, key, progress):
+    model = TinyDecoder(config, seed)
+    opt = torch.optim.AdamW(model.parameters(), lr=training.lr, weight_decay=0.0)
+    state = {"step": 0, "losses": [], "held_steps": [], "held": [], "snapshots": {}, "plateau": False}
+    saved = store.load("tiny_decoder_plateau", key)
+    if saved is not None and saved["step"] > training.steps:
+        store = CheckpointStore(None)  # a longer run's checkpoint: leave it alone
+    elif saved is not None:
+        model.load_state_dict(saved["model"])
+        opt.load_state_dict(saved["opt"])
+        state = {k: saved[k] for k in state}
+    grid = set(snapshot_grid(training.steps))
+
+    def measure(step):
+        state["held_steps"].append(step)
+        state["held"].append(sequence_losses(model, windows))
+        if step in grid:
+            state["snapshots"][step] = {k: v.clone() for k, v in model.state_dict().items()}
+        model.train()
+
+    def regular():  # the mean held-out losses at the multiples of eval_every
+        return [h.mean() for s, h in zip(state["held_steps"], state["held"]) if s % plateau.eval_every == 0]
+
+    if not state["held_steps"]:
+        measure(0)
+    bar = progress_bar(progress, training.steps, state["step"], f"train {config.norm}")
+    model.train()
+    while state["step"] < training.steps and not state["plateau"]:
+        state["losses"].append(_train_step(model, opt, stream, training, seed, state["step"]))
+        state["step"] += 1
+        step = state["step"]
+        bar.update(1)
+        if step in grid or step % plateau.eval_every == 0:
+            measure(step)
+            state["plateau"] = step % plateau.eval_every == 0 and plateau_reached(regular(), plateau.evals, plateau.tol)
+        done = state["step"] == training.steps or state["plateau"]
+        if done and step not in state["snapshots"]:  # the last step is a snapshot too
+            grid.add(step)
+            if state["held_steps"][-1] == step:
+                state["snapshots"][step] = {k: v.clone() for k, v in model.state_dict().items()}
+            else:
+                measure(step)
+        if step % training.checkpoint_every == 0 or done:
+            store.save("tiny_decoder_plateau", key, {**state, "model": model.state_dict(), "opt": opt.state_dict()})
+    bar.close()
+    model.eval()
+    return TrainingRun(model, np.asarray(state["losses"], dtype=float), np.asarray(state["held_steps"]),
+                       np.asarray(state["held"], dtype=float), dict(state["snapshots"]), bool(state["plateau"]))
 
 
 # --------------------------------------------------------------- measuring
@@ -375,3 +560,14 @@ def layer_selectability(model: TinyDecoder, windows: Sequence[torch.Tensor],
                             key={**(key or {}), "places": list(places), "n_windows": len(windows)})
     arr = np.asarray(results, dtype=float)  # (N, places, layers)
     return {p: arr[:, i] for i, p in enumerate(places)}
+
+
+def snapshot_selectability(run: TrainingRun, windows: Sequence[torch.Tensor], places: Sequence[str], *,
+                           store: CheckpointStore | None = None, name: str = "snapshots",
+                           key: Mapping[str, Any] | None = None) -> dict[int, dict]:
+    """:func:`layer_selectability` of the model at every snapshot of ``run``:
+    ``{step: {place: (N, n_layers)}}``, steps in increasing order. ``key`` must
+    determine the run and the windows (each snapshot is checkpointed under it and its step)."""
+    return {step: layer_selectability(snapshot_model(run, step), windows, places, store=store,
+                                      name=f"{name}-{step}", key={**(key or {}), "step": step})
+            for step in sorted(run.snapshots)}

@@ -1,5 +1,7 @@
 """Chapter 3, *Scaling makes every key selectable* (``book/03_selectability.md``): its parameters."""
 
+from typing import Literal
+
 from pydantic import Field, model_validator
 
 from ..cost import CostModel
@@ -26,13 +28,26 @@ class SelectabilityParams(ChapterParams):
     growth_sets: int = Field(4, ge=2, le=10_000,
         description="Gaussian sets per size in the growth figure (up to 1,024 keys)")
     tiny_steps: int = Field(450, ge=1, le=1_000_000,
-        description="training steps of each tiny decoder (the original: 50,000)")
+        description="most training steps of each tiny decoder; it stops earlier at a plateau (the original: 50,000)")
     tiny_schedule_steps: int = Field(0, ge=0, le=1_000_000,
         description="step at which the learning rate reaches 0 (the original: 50,000); 0: tiny_steps")
     tiny_batch: int = Field(16, ge=1, le=1024, description="sequences per training step (the original: 16)")
     tiny_seq_len: int = Field(128, ge=4, le=1024,
         description="bytes per training sequence (the original: 1,024 tokens)")
     tiny_lr: float = Field(0.01, gt=0.0, le=1.0, description="initial AdamW learning rate (the original: 5e-5)")
+    tiny_warmup: int = Field(0, ge=0, le=1_000_000,
+        description="steps over which the learning rate rises linearly to tiny_lr (the original: 0)")
+    tiny_decay: Literal["linear", "cosine"] = Field("linear",
+        description="how the learning rate decays to 0 at tiny_schedule_steps (the original: linear)")
+    tiny_eval_every: int = Field(50, ge=1, le=1_000_000,
+        description="steps between measurements of the held-out loss (the stopping rule)")
+    tiny_eval_windows: int = Field(8, ge=1, le=1000,
+        description="held-out windows of tiny_seq_len bytes behind the stopping rule and the snapshots' loss")
+    tiny_plateau_evals: int = Field(4, ge=1, le=1000, description="measurements of the held-out loss a plateau spans")
+    tiny_plateau_tol: float = Field(0.005, ge=0.0, le=1.0,
+        description="training stops when the held-out loss improves by less than this fraction over them")
+    tiny_snapshot_sets: int = Field(8, ge=2, le=100_000,
+        description="key sets (the first of Tables 1-2's) measured at each snapshot of training")
     lm_windows: int = Field(64, ge=2, le=100_000,
         description="held-out windows for the language-modelling comparison (the original: 1,000)")
     table_sets: int = Field(24, ge=2, le=100_000,
@@ -54,25 +69,33 @@ class SelectabilityParams(ChapterParams):
                           ("short_n_min", "short_n_max")]:
             if getattr(self, low) > getattr(self, high):
                 raise self.reject(low, f"is above {high} = {getattr(self, high)}", f"at most {high}")
+        if self.tiny_warmup >= (self.tiny_schedule_steps or self.tiny_steps):
+            raise self.reject("tiny_warmup", "is not below the step at which the learning rate reaches 0",
+                              "below tiny_schedule_steps (or tiny_steps when that is 0)")
         return self
 
     # smoke: the heat map's corner n = 6, d = 4 is just past n = d + 1, where an unselectable key is rare
     # (about 1 %), and 12 sets resolve that against one half: "the exception" where the defaults' corner
     # (n = 60, d = 3) gives "the rule" (tests/test_chapters.py)
     smoke = {"grid_n_max": 6, "grid_d_min": 4, "grid_d_max": 5, "grid_sets": 12, "check_sets": 4, "growth_sets": 2,
-             "tiny_steps": 3, "tiny_batch": 2, "tiny_seq_len": 32, "lm_windows": 4, "table_sets": 3, "table_n_min": 16,
+             "tiny_steps": 3, "tiny_eval_every": 2, "tiny_eval_windows": 2, "tiny_snapshot_sets": 2, "tiny_batch": 2, "tiny_seq_len": 32, "lm_windows": 4, "table_sets": 3, "table_n_min": 16,
              "table_n_max": 32, "short_sets": 3, "short_n_min": 8, "short_n_max": 32,
              "pretrained_sequences": 1, "pretrained_seq_len": 16}
     # unselectable_experiments.sh: Fig. 1c-d (unselectable_figure.py), train_GPT2.py at max_steps 50,000
-    # (here the first 1,000 steps of that schedule, for each of the two norms: 1.5-1.8 s per step on
-    # one core beside another paper run), Tables 1-2 (--min_sample_size 768 --max_sample_size 1024;
+    # at lr 5e-5 (1.5-2.9 s per step of 16 x 1,024 bytes on one core, so 2 x 50,000 steps would take 2-3 days):
+    # here a stand-in schedule at the original's batch and length (lr 1e-2 after 100 warm-up steps, cosine
+    # decay to 0 at step 2,000), trained until the held-out loss improves by less than 0.2 % over 500 steps
+    # or to step 2,000 (at most about 2 x 2,000 x 2 s: 2-3 h, resumable across runs from its checkpoints),
+    # with 24 key sets measured at each of its 8 snapshots (about 100 s a snapshot), Tables 1-2 (--min_sample_size 768 --max_sample_size 1024;
     # 300 of the original's 1,000 samples: about 0.3 s per set of 900 keys in d = 8, per layer and
     # model), Table 3 (at most 128 tokens): the largest run that fits about 80 min on 2 cores
     # beside chapter 4's paper run
     presets = {
         "paper": {"grid_n_min": 3, "grid_n_max": 60, "grid_d_min": 3, "grid_d_max": 15, "grid_sets": 100,
-                  "growth_sets": 100, "tiny_steps": 1000, "tiny_schedule_steps": 50_000,
-                  "tiny_batch": 16, "tiny_seq_len": 1024, "tiny_lr": 5e-5, "lm_windows": 1000,
+                  "growth_sets": 100, "tiny_steps": 2000, "tiny_schedule_steps": 2000, "tiny_warmup": 100,
+                  "tiny_decay": "cosine", "tiny_eval_every": 100, "tiny_eval_windows": 16, "tiny_plateau_evals": 5,
+                  "tiny_plateau_tol": 0.002, "tiny_snapshot_sets": 24,
+                  "tiny_batch": 16, "tiny_seq_len": 1024, "tiny_lr": 1e-2, "lm_windows": 1000,
                   "table_sets": 300, "table_n_min": 768, "table_n_max": 1024, "short_sets": 1000,
                   "short_n_min": 8, "short_n_max": 128},
     }
@@ -271,6 +294,170 @@ def lm_glue(P, held: dict, lm, losses: dict) -> dict:
                       "sel-lm-proj": held["projection"].mean(), "sel-lm-diff": lm.value, "sel-lm-lo": lo,
                       "sel-lm-hi": hi, "sel-lm-wins": lm.wins, "sel-lm-words": lm_words((lo, hi)),
                       "sel-train-ln": losses["layernorm"][-50:].mean(), "sel-train-proj": losses["projection"][-50:].mean()})
+
+
+# ------------------------------------------------ the tiny decoders trained to a plateau
+
+#: What is measured at every snapshot of training (``snapshot_selectability``'s places), per model.
+ALONG = {"layernorm": ("residual", "normed", "keys"), "projection": ("normed", "keys")}
+#: The states whose trend with training the reading row judges: the quantities of the paper's Tables 1-2
+#: that can move (after LayerNorm every state is selectable at any step, by the corollary).
+TREND = (("layernorm", "residual"), ("projection", "normed"))
+
+
+def tiny_training(P):
+    """The tiny decoders' schedule (``TinyTraining``) and stopping rule (``Plateau``) as this run sets them."""
+    from ...models import tiny_decoder as td
+    training = td.TinyTraining(steps=P.tiny_steps, schedule_steps=P.tiny_schedule_steps or P.tiny_steps,
+                               batch=P.tiny_batch, seq_len=P.tiny_seq_len, lr=P.tiny_lr, warmup=P.tiny_warmup,
+                               decay=P.tiny_decay)
+    return training, td.Plateau(P.tiny_eval_every, P.tiny_plateau_evals, P.tiny_plateau_tol)
+
+
+def schedule_words(P) -> str:
+    """The shape of the learning rate over training, as this run sets it."""
+    end = P.tiny_schedule_steps or P.tiny_steps
+    warm = f"after {P.tiny_warmup:,} warm-up steps, " if P.tiny_warmup else "no warm-up, "
+    return f"{warm}{P.tiny_decay} decay to 0 at step {end:,}"
+
+
+def plateau_glue(P) -> dict:
+    """The schedule and the stopping rule of the tiny decoders, as this run sets them."""
+    return {"sel-tiny-schedule-shape": schedule_words(P), "sel-tiny-eval-every": P.tiny_eval_every,
+            "sel-tiny-eval-windows": P.tiny_eval_windows, "sel-tiny-plateau-evals": P.tiny_plateau_evals,
+            "sel-tiny-plateau-tol": f"{P.tiny_plateau_tol:g}"}
+
+
+def schedule_stand_in(training) -> str:
+    """What ``training``'s schedule puts in place of the original's (50,000 steps at 5e-5 decaying linearly
+    to 0, no warm-up), for a claim's ``stand_in``; ``""`` when it is the original's."""
+    from ...models.tiny_decoder import TinyTraining
+    o = TinyTraining()
+    if (training.lr, training.warmup, training.decay, training.schedule_steps) == (o.lr, o.warmup, o.decay,
+                                                                                   o.schedule_steps):
+        return ""
+    warm = f" after {training.warmup:,} warm-up steps" if training.warmup else ""
+    return (f"a stand-in schedule (learning rate {training.lr:g}{warm}, {training.decay} decay to 0 at step "
+            f"{training.schedule_steps:,}, trained until the held-out loss reaches a plateau) in place of the "
+            f"original's {o.schedule_steps:,} steps at {o.lr:g}")
+
+
+def plateau_shortfall(training, runs: dict) -> str:
+    """What the trained decoders lack, for a claim's ``shortfall``. With the original's schedule, what
+    ``training_shortfall`` says (its steps among them); with a stand-in schedule, a shorter sequence or a
+    smaller batch than the original's, and a stop at the step cap before the held-out loss reached a
+    plateau; ``""`` when none applies."""
+    import attention_geometry as ag
+    from ...models.tiny_decoder import TinyTraining
+    if not schedule_stand_in(training):
+        return ag.training_shortfall(training)
+    o = TinyTraining()
+    lacks = [f"{getattr(training, n):,} of the original's {getattr(o, n):,} {what}"
+             for n, what in [("seq_len", "tokens per sequence"), ("batch", "sequences per step")]
+             if getattr(training, n) < getattr(o, n)]
+    if not all(r.plateau for r in runs.values()):
+        lacks.append(f"stopped at the step cap ({training.steps:,}) before the held-out loss reached a plateau")
+    return "the tiny decoders trained " + "; ".join(lacks) if lacks else ""
+
+
+def stopped_words(runs: dict) -> str:
+    """Where each tiny decoder's training stopped: at a plateau of the held-out loss or at the step cap."""
+    names = {"layernorm": "the LayerNorm model", "projection": "the model without scaling"}
+    return " and ".join(f"{names[n]} at step {r.steps:,} ("
+                        + ("a plateau of its held-out loss" if r.plateau else "the step cap, before a plateau") + ")"
+                        for n, r in runs.items())
+
+
+def training_settings(P, runs: dict) -> str:
+    """The tiny decoders' training, for a claim's ``settings``."""
+    warm = f", {P.tiny_warmup:,} warm-up steps" if P.tiny_warmup else ""
+    return (f"trained to step {' / '.join(f'{r.steps:,}' for r in runs.values())} (LN / no scaling; at most "
+            f"{P.tiny_steps:,}) × {P.tiny_batch} × {P.tiny_seq_len} bytes, lr {P.tiny_lr:g}{warm}, {P.tiny_decay} "
+            f"decay to 0 at step {P.tiny_schedule_steps or P.tiny_steps:,}")
+
+
+def along_rows(runs: dict, along: dict, levels: dict):
+    """Long rows for the figure and table of unselectable keys along training: per model, place and snapshot
+    step, the mean % over the key sets and layers with its standard error over the sets (one training seed:
+    the replicate is the key set), the held-out loss with its standard error over the windows, and the
+    Gaussian level of the same sets (``levels``: place -> percentages per set)."""
+    import numpy as np
+    import pandas as pd
+
+    import attention_geometry as ag
+    rows = []
+    for norm, per_step in along.items():
+        for step, values in per_step.items():
+            held = ag.mean_estimate(runs[norm].held_at(step))
+            for place, v in values.items():
+                est = ag.mean_estimate(v.mean(1))
+                rows.append(dict(norm=norm, place=place, what=PLACES[norm, place], step=int(step), percent=est.value,
+                                 se=est.se, held=held.value, held_se=held.se,
+                                 gaussian=float(np.mean(levels[place]))))
+    return pd.DataFrame(rows)
+
+
+def trend_estimates(along: dict) -> dict:
+    """Per (model, place) of :data:`TREND`, the trained minus the initial % of unselectable keys, set by set
+    (mean over layers), from the first and last snapshots."""
+    import attention_geometry as ag
+    out = {}
+    for norm, place in TREND:
+        steps = sorted(along[norm])
+        out[norm, place] = ag.paired_difference(along[norm][steps[-1]][place].mean(1),
+                                                along[norm][steps[0]][place].mean(1))
+    return out
+
+
+def along_words(trends: dict) -> str:
+    """How training moves the unselectable fraction of each state of :data:`TREND`, from its interval
+    (trained minus initial): "lowers", "raises" or "does not measurably change"."""
+    import attention_geometry as ag
+    words = {key: ag.trend_word(est, above="raises", below="lowers", neither="does not measurably change")
+             for key, est in trends.items()}
+    if len(set(words.values())) == 1:
+        return f"training {next(iter(words.values()))} the fraction of unselectable keys in both states, before " \
+               "LayerNorm and after the norm without scaling"
+    return "training " + " and ".join(f"{w} the fraction {PLACES[key]}" for key, w in words.items())
+
+
+def along_glue(P, runs: dict, rows, trends: dict) -> dict:
+    """The section on unselectable keys along training: its table, the stopping points and the words."""
+    table = rows.pivot_table(index="step", columns="what", values="percent").sort_index()
+    held = rows.drop_duplicates(["norm", "step"]).pivot_table(index="step", columns="norm", values="held")
+    header = ("step", "held-out loss, LN", "held-out loss, no scaling", *table.columns)
+    body = [(f"{s:,}", *(f"{held.loc[s, n]:.3f}" if s in held.index and n in held and held.loc[s, n] == held.loc[s, n]
+                         else "" for n in ("layernorm", "projection")),
+             *(f"{v:.1f}" if v == v else "" for v in table.loc[s])) for s in table.index]
+    gauss = rows.drop_duplicates("what").set_index("what")["gaussian"]
+    body.append(("Gaussian, same sets", "", "", *(f"{gauss[w]:.1f}" for w in table.columns)))
+    first = {n: r.held_at(0).mean() for n, r in runs.items()}
+    return _markdown({"sel-along-stopped-words": stopped_words(runs), "sel-along-words": along_words(trends),
+                      "sel-along-sets": min(P.tiny_snapshot_sets, P.table_sets),
+                      "sel-along-snapshots": len(runs["layernorm"].snapshots),
+                      "sel-along-held-0": first["layernorm"], "sel-along-held-ln": runs["layernorm"].held[-1].mean(),
+                      "sel-along-held-proj": runs["projection"].held[-1].mean(),
+                      "sel-tab-along": _table(header, body)})
+
+
+def training_claim(P, runs: dict, trends: dict, training):
+    """The book's reading that training lowers the fraction of unselectable keys from its level at
+    initialisation, in the states of the paper's Tables 1-2 (one training seed per model: the replicate is
+    the key set; the interval does not cover the training seed)."""
+    import attention_geometry as ag
+    parts = {PLACES[key]: ag.sign_verdict(est, -1, what=f"trained − initial, {PLACES[key]}")
+             for key, est in trends.items()}
+    return ag.Claim(
+        "sel-training-trend", paper="brody2023expressivity", where="Tables 1-2 (the trained models' states)",
+        source="repository", section="sel-training", claim_kind="reading",
+        statement="the book's reading: training lowers the fraction of unselectable keys below its level at "
+                  "initialisation, before LayerNorm and after the norm without scaling (the paper's Tables 1-2 "
+                  "report the trained models only)",
+        measured="; ".join(f"{PLACES[key]}: {est.format()} points" for key, est in trends.items()),
+        settings=f"{min(P.tiny_snapshot_sets, P.table_sets)} sets of {P.table_n_min}-{P.table_n_max} keys, first "
+                 f"and last snapshot, one training seed per model; {training_settings(P, runs)}",
+        shortfall=plateau_shortfall(training, runs), stand_in=schedule_stand_in(training),
+        verdict=ag.all_verdict(parts, what="both states"))
 
 
 def layer_table(meas: dict, gauss: dict):
@@ -570,17 +757,19 @@ def reading_words(where: list[str]) -> str:
 
 
 def claims(P, *, grid_ln, ds, ns, contour, meas, gauss, short, g7_short, radius, models, training, lm,
-           reach=None) -> list:
+           runs, reach=None) -> list:
     """The chapter's claims, each with its measurement and its verdict rule."""
     import numpy as np
 
     import attention_geometry as ag
     row = dict(paper="brody2023expressivity", section="sel-tables")
     original_grid = (P.grid_n_min, P.grid_n_max, P.grid_d_min, P.grid_d_max, P.grid_sets) == (3, 60, 3, 15, 100)
-    tiny_settings = f"{P.tiny_steps:,} steps × {P.tiny_batch} × {P.tiny_seq_len} bytes, lr {P.tiny_lr:g}"
-    trained = dict(shortfall=ag.training_shortfall(training),  # rows measured on the trained decoders
-                   stand_in="byte-level decoders trained and measured on the book's corpus in place of the original's "
-                            "GPT-2 tokens (trained on English Wikipedia, measured on SQuAD and SST-2)")
+    tiny_settings = training_settings(P, runs)
+    trained = dict(shortfall=plateau_shortfall(training, runs),  # rows measured on the trained decoders
+                   stand_in="; ".join(filter(None, [
+                       "byte-level decoders trained and measured on the book's corpus in place of the original's "
+                       "GPT-2 tokens (trained on English Wikipedia, measured on SQuAD and SST-2)",
+                       schedule_stand_in(training)])))
     out = [ag.Claim(
         "sel-fig1d", where="abstract, (b); Fig. 1d", source="abstract", at_paper_settings=original_grid, **row,
         statement="scaling allows each key to potentially receive the highest attention, and prevents keys from being "
