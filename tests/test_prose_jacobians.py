@@ -167,3 +167,10 @@ def test_variance_shares_split_a_synthetic_design_and_say_when_they_cannot():
     one = ch.variance_shares({"main-on": on[:, :, :1], "main-off": on[:, :, :1]}, "main")
     assert one["on"] is None
     assert ch.stack_draws([on[0], on[1, :2]]).shape == (2, 2, 2, 50)
+
+
+def test_verdict_count_words_count_each_label():
+    words = ch.verdict_count_words(["reproduced", "differs", "differs", "not decided"])
+    assert words.startswith("1 of the 4 measured numbers lie inside") and "2 outside" in words and "1 are not decided" in words
+    assert "not decided" not in ch.verdict_count_words(["reproduced", "differs"])
+    assert ch.verdict_count_words([]) == "no comparison was made"

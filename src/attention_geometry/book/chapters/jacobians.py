@@ -15,7 +15,7 @@ __all__ = ["JacobiansParams", "PAPER_SHAPE", "estimate_text", "fit_quality_words
            "w_source_words", "prediction_words", "paper_shape_table", "shape_cells",
            "first_layer_words", "ends_misfit_words", "proxy_words",
            "embedding_meaning_words", "PROFILES_FILE", "stack_draws", "variance_shares", "variance_rows",
-           "largest_level_words", "SETTING_WORDS"]
+           "largest_level_words", "SETTING_WORDS", "verdict_count_words"]
 
 
 class JacobiansParams(ChapterParams):
@@ -555,3 +555,15 @@ def largest_level_words(shares) -> str:
     i = max(range(3), key=lambda j: shares[j])
     return (f"comes mostly from {names[i]}" if shares[i] > 0.5
             else f"is spread over the levels, the largest part from {names[i]}")
+
+
+
+def verdict_count_words(labels: list[str]) -> str:
+    """How many comparisons of a prediction with a measurement each verdict got, in words."""
+    n = len(labels)
+    if not n:
+        return "no comparison was made"
+    agree, differ = labels.count("reproduced"), labels.count("differs")
+    rest = n - agree - differ
+    return (f"{agree} of the {n} measured numbers lie inside the prediction's tolerance band, {differ} outside it"
+            + (f", and {rest} are not decided" if rest else ""))
