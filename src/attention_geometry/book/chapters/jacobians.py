@@ -128,8 +128,10 @@ class JacobiansParams(ChapterParams):
     # RoPE on and off with the same inputs and probes, checkpointed per sequence (batch_size 1).
     # Timed on the 2-core reference machine (one thread, 2026-12-04): one profile of 2 probes
     # takes about 195 s, so the 2 x 200 profiles with and without RoPE and the 200 with embeddings
-    # of RMS 1 take about 600 x 195 s = 33 h of one core, about 20 h on both, plus the rest of the
-    # chapter (1.5 h in the stored run): a run across sessions, resumed from committed checkpoints.
+    # of RMS 1 take about 600 x 195 s = 33 h of one core; the residual streams (4 sequences per draw,
+    # four forward passes each) and the L/2 profiles of the out-of-sample test about 2 h more; about
+    # 20 h on both cores, plus the rest of the chapter (1.5 h in the stored run): a run across
+    # sessions, resumed from committed checkpoints.
     # GPT-2 and SmolLM2 at the sizes of the stored run (16 sequences; 4 and 2 probes).
     presets = {
         "paper": {"n_layers": 24, "width": 896, "n_heads": 14, "n_kv_heads": 2, "seq_len": 2048,
