@@ -174,3 +174,16 @@ def test_verdict_count_words_count_each_label():
     assert words.startswith("1 of the 4 measured numbers lie inside") and "2 outside" in words and "1 are not decided" in words
     assert "not decided" not in ch.verdict_count_words(["reproduced", "differs"])
     assert ch.verdict_count_words([]) == "no comparison was made"
+
+
+def test_the_paper_preset_is_the_paired_200_sequence_design_and_its_arrays_fit():
+    """200 Qwen2-shaped sequences over 8 weight draws (25 each, none cut when stacked), 1-2
+    probes each, checkpointed per sequence; the per-probe arrays it stores (float32, every
+    position, positions on and off, Qwen2 and GPT-2) stay under 20 MB."""
+    from attention_geometry.book import CHAPTERS
+
+    p = CHAPTERS["jacobians"].presets["paper"]
+    assert p["n_sequences"] == 200 and p["n_draws"] == 8 and p["n_sequences"] % p["n_draws"] == 0
+    assert p["probes"] in (1, 2) and p["batch_size"] == 1 and p["seq_len"] == 2048 and p["width"] == 896
+    size = 2 * 4 * (p["n_sequences"] * p["probes"] * p["seq_len"] + p["gpt2_sequences"] * p["gpt2_probes"] * p["gpt2_seq_len"])
+    assert size < 20 * 2**20
