@@ -17,8 +17,19 @@ With ``--out`` the result is also stored, with its provenance (command, commit,
 date, device), as chapter 8's device check (``results/jacobians/device_check.json``,
 :func:`attention_geometry.book.paper.store_device_check`); the chapter shows it.
 
-Usage: ``python benchmarks/gpu_check_jacobians.py [--sequences 16] [--k 16] [--exact-dirs 896] [--out]``
+Usage: ``python benchmarks/gpu_check_jacobians.py [--sequences 8] [--k 16] [--exact-dirs 896] [--out]``
 (``--device cpu --seq-len 128 --width 64 --heads 4 --exact-dirs 64`` for a dry run).
+
+Cost of the defaults, from the FLOPs (:func:`estimated_seconds`; printed at the start): the
+decoder has 358 M weights outside its embedding table, so one forward pass at L = 2048 is
+about 2 x 358 M x 2048 = 1.47 TFLOP plus 0.36 TFLOP of attention scores, and one cotangent
+back to the inputs about as much again: about 1.8 TFLOP each. The exact profile sends 896
+cotangents back per sequence (1.7 PFLOP), the estimate 2 x 16 per sequence with RoPE and
+without. In float32 (no TF32: torch's default for matmuls), an H200 sustains about 40 of its
+67 TFLOP/s, so 8 sequences take about 8 x 43 s = 6 min exact and 15 s estimated: the defaults fit
+in 10 minutes on one GPU with room to spare (16 sequences would not). Memory: the forward
+graph of one sequence (about 0.5 GB per layer, 12 GB) and the gradients of ``--probe-batch``
+cotangents at once (64 x 2048 x 4864 x 4 B = 2.5 GB per MLP activation) fit in its 139 GB.
 """
 
 import argparse
@@ -36,6 +47,19 @@ def sync(device):
         torch.cuda.synchronize()
 
 
+def estimated_seconds(a, tflops: float = 40.0) -> float:
+    """Seconds the run should take at ``tflops`` sustained (float32): forward and cotangent
+    passes counted as one forward pass's FLOPs each (weights without the embedding table,
+    SwiGLU MLP of width 4864/896 d, attention scores)."""
+    d, L, H = a.width, a.seq_len, a.layers
+    d_kv = d // a.heads * a.kv_heads
+    d_ff = round(d * 4864 / 896)
+    weights = H * (2 * d * d + 2 * d * d_kv + 3 * d * d_ff)
+    one_pass = 2 * weights * L + H * 4 * L * L * d
+    passes = a.sequences * (1 + a.exact_dirs + 2 * (1 + a.k))
+    return passes * one_pass / (tflops * 1e12)
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser()
     ap.add_argument("--device", default="cuda")
@@ -44,17 +68,19 @@ def main(argv=None):
     ap.add_argument("--heads", type=int, default=14)
     ap.add_argument("--kv-heads", type=int, default=2)
     ap.add_argument("--seq-len", type=int, default=2048)
-    ap.add_argument("--sequences", type=int, default=16)
+    ap.add_argument("--sequences", type=int, default=8)
     ap.add_argument("--exact-dirs", type=int, default=896)
     ap.add_argument("--k", type=int, default=16)
     ap.add_argument("--batch", type=int, default=1)
+    ap.add_argument("--probe-batch", type=int, default=64, help="cotangents per backward pass")
     ap.add_argument("--n-boot", type=int, default=200)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--out", action="store_true", help="store the result as chapter 8's device check")
     a = ap.parse_args(argv)
     dev, rng = a.device, np.random.default_rng(a.seed)
     print(f"device {dev}: {torch.cuda.get_device_name() if dev == 'cuda' else 'cpu'}; H={a.layers} d={a.width} "
-          f"heads={a.heads}/{a.kv_heads} L={a.seq_len} n={a.sequences}", flush=True)
+          f"heads={a.heads}/{a.kv_heads} L={a.seq_len} n={a.sequences}; estimated {estimated_seconds(a) / 60:.1f} min "
+          "at 40 TFLOP/s (float32)", flush=True)
     t = time.perf_counter()
     model = ag.build_decoder("qwen2", a.layers, a.width, a.heads, a.kv_heads, context=a.seq_len, init_std=0.02,
                              seed=a.seed, device=dev)
@@ -62,13 +88,14 @@ def main(argv=None):
     sync(dev)
     print(f"build + inputs: {time.perf_counter() - t:.1f} s", flush=True)
     t = time.perf_counter()
-    exact = ag.sequence_profiles(model, X, a.exact_dirs, seed=a.seed, kind="orthogonal", batch_size=a.batch).mean(1)
+    exact = ag.sequence_profiles(model, X, a.exact_dirs, seed=a.seed, kind="orthogonal", batch_size=a.batch,
+                                 probe_batch=a.probe_batch).mean(1)
     sync(dev)
     t_exact = time.perf_counter() - t
     print(f"{'exact' if a.exact_dirs == a.width else f'{a.exact_dirs} of {a.width} directions'}: {t_exact:.1f} s",
           flush=True)
     t = time.perf_counter()
-    on, off = ag.positional_pair(model, X, a.k, seed=a.seed + 2, batch_size=a.batch)
+    on, off = ag.positional_pair(model, X, a.k, seed=a.seed + 2, batch_size=a.batch, probe_batch=a.probe_batch)
     sync(dev)
     t_est = time.perf_counter() - t
     print(f"estimator, k={a.k}, RoPE and no RoPE: {t_est:.1f} s", flush=True)

@@ -243,3 +243,42 @@ def test_a_stored_run_on_one_draw_is_checked_only_by_draws_that_agree_with_each_
     assert ag.settle(agree, stored, **ag.draws_assumption(1, unstable)).label == "not decided"
     assert ag.settle(agree, ag.Verdict("not decided", "straddles"), **ag.draws_assumption(1, unstable)).label \
         == "not decided"
+
+
+def test_nested_variance_recovers_known_components():
+    """Synthetic data with draw, sequence and probe effects of known variances (4, 1, 0.25),
+    many independent replicates along a trailing axis: the method-of-moments components are
+    unbiased, so their mean over the replicates is each variance within 4 Monte Carlo
+    standard errors; their shares sum to 1."""
+    from attention_geometry.draws import nested_variance
+
+    rng = np.random.default_rng(0)
+    k, m, p, reps = 8, 5, 2, 4000
+    sa, sb, se = 2.0, 1.0, 0.5
+    y = (3.0 + sa * rng.standard_normal((k, 1, 1, reps)) + sb * rng.standard_normal((k, m, 1, reps))
+         + se * rng.standard_normal((k, m, p, reps)))
+    nv = nested_variance(y)
+    for est, true in [(nv.draws, sa**2), (nv.sequences, sb**2), (nv.probes, se**2)]:
+        assert est.shape == (reps,)
+        assert abs(est.mean() - true) < 4 * est.std(ddof=1) / np.sqrt(reps)
+    np.testing.assert_allclose(nv.shares().sum(0), 1.0)
+    one = nested_variance(y[..., 0])  # no trailing axis: numbers
+    assert np.ndim(one.draws) == 0
+    with pytest.raises(ValueError, match="k, m, p >= 2"):
+        nested_variance(y[:, :, :1])
+
+
+def test_nested_variance_of_a_constant_within_sequences_has_no_probe_part():
+    """Identical probes: the probe component is exactly 0 and the sequence component is the
+    variance of the sequence means within a draw (one-way ANOVA's estimator)."""
+    from attention_geometry.draws import nested_variance
+
+    rng = np.random.default_rng(1)
+    seq = rng.standard_normal((3, 4))
+    y = np.repeat(seq[:, :, None], 3, axis=2)
+    nv = nested_variance(y)
+    assert nv.probes == pytest.approx(0.0, abs=1e-30)
+    within = ((seq - seq.mean(1, keepdims=True)) ** 2).sum() / (3 * 3)
+    between = 4 * ((seq.mean(1) - seq.mean()) ** 2).sum() / 2
+    assert nv.sequences == pytest.approx(within)
+    assert nv.draws == pytest.approx((between - within) / 4)

@@ -203,3 +203,17 @@ def test_draw_profile_statistics_take_their_errors_over_the_weight_draws():
     assert list(only) == ["ends"] and only["ends"].value == pytest.approx(out["ends"].value)
     with pytest.raises(ValueError, match="which"):
         ag.draw_profile_statistics(sample, H, draws, which=("rope",))  # no sample without positions
+
+
+def test_shape_numbers_read_the_papers_form_back_and_ignore_the_scale():
+    """On the paper's own form g (N^H)_{L,j}, the fitted alpha is the one it was made with and
+    W is 0; the numbers do not depend on the profile's scale."""
+    L, H, alpha = 128, 6, 0.12
+    rho = 3.0 * ag.last_row(L, H, alpha)
+    got = ag.shape_numbers(rho, H)
+    assert set(got) == set(ag.SHAPE_NUMBERS)
+    assert got["alpha"] == pytest.approx(alpha, rel=1e-3) and got["wasserstein"] < 1e-4
+    assert got["log10_ptt"] == pytest.approx(math.log10(rho.max() / rho.min()))
+    assert got["last_height"] == pytest.approx(math.log10(rho[-1] / np.median(rho[L // 4:3 * L // 4])), abs=0.01)
+    scaled = ag.shape_numbers(rho * 1e3, H)
+    assert all(scaled[k] == pytest.approx(got[k], rel=1e-6, abs=1e-9) for k in got)

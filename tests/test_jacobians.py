@@ -199,6 +199,49 @@ def test_sequence_profiles_resume_from_checkpoints(tiny64, tmp_path):
     np.testing.assert_array_equal(resumed, ag.sequence_profiles(model, X, 2, seed=3, batch_size=2))
 
 
+def test_a_checkpoint_made_by_other_code_is_not_reused(tiny64, tmp_path, monkeypatch):
+    """The code digest is in the checkpoint key: with the same settings, a run whose profile
+    code differs (another digest) computes afresh instead of loading the older code's results,
+    and the digest changes when the source of one of the profile's functions changes."""
+    from attention_geometry.checkpoint import CheckpointStore, code_digest
+    from attention_geometry.jacobians import profiles
+
+    model, _ = tiny64
+    X = ag.random_embeddings(model, L, 6, n=2)
+    store = CheckpointStore(tmp_path)
+    kw = dict(seed=3, batch_size=2, store=store, key={"model": "tiny64"})
+    first = ag.sequence_profiles(model, X, 2, **kw)
+    assert store.computed_items == 2 and len(list(tmp_path.glob("*.pt"))) == 1
+    ag.sequence_profiles(model, X, 2, **kw)
+    assert store.computed_items == 2  # same code: reused
+    monkeypatch.setattr(profiles, "profile_code_digest", lambda m: "0123456789abcdef")
+    again = ag.sequence_profiles(model, X, 2, **kw)
+    assert store.computed_items == 4 and len(list(tmp_path.glob("*.pt"))) == 2  # other code: computed afresh
+    np.testing.assert_array_equal(again, first)
+
+    def f(x):
+        return x + 1
+
+    def g(x):
+        return x + 2
+
+    assert code_digest(f) != code_digest(g) and code_digest(f) == code_digest(f)
+    assert code_digest(f, g) != code_digest(g, f) and len(code_digest(len)) == 16  # a builtin: by name
+
+
+def test_the_positional_pair_shares_its_inputs_and_probes():
+    """Common inputs and probes: on a GPT-2-shaped model whose position table is already
+    zero, turning positions off changes nothing, so the two settings agree per sequence,
+    probe and position exactly (independent probes would not)."""
+    gpt = ag.build_decoder("gpt2", 1, D, 2, context=16, seed=4)
+    with torch.no_grad():
+        gpt.wpe.weight.zero_()
+    X = ag.random_embeddings(gpt, L, 0, n=2)
+    on, off = ag.paired_positional_profiles(gpt, X, 3, seed=5)
+    assert on.shape == off.shape == (2, 3, L)
+    np.testing.assert_array_equal(on, off)
+
+
 def test_positions_off_is_temporary_and_paired():
     model = ag.build_decoder("qwen2", 1, D, 2, 1, context=16, seed=4)
     rotary = model.rotary_emb

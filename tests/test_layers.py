@@ -240,6 +240,7 @@ PROSE_ALLOWED = {
     (f"{PACKAGE}.models.tiny_decoder", "split_texts"),  # the corpus's paragraphs, training and held out
     # a checkpoint's file-name digest (hex) and a debugging repr
     (f"{PACKAGE}.checkpoint", "key_digest"), (f"{PACKAGE}.checkpoint", "CheckpointStore.__repr__"),
+    (f"{PACKAGE}.checkpoint", "code_digest"), (f"{PACKAGE}.jacobians.profiles", "profile_code_digest"),  # hex, of code
     (f"{PACKAGE}.evidence", "_estimate_name"),  # a class's name in stored evidence ("draws.DrawEstimate")
 }
 MAKES_A_VERDICT = {"Verdict", "Claim", "not_tested"}  # and every *_verdict rule

@@ -2,6 +2,7 @@
 are refused, the stored files and their provenance, the freshness check that
 fails the book, and bad input stopped before anything runs."""
 
+import dataclasses
 import json
 import os
 import signal
@@ -52,6 +53,9 @@ def work(i):
 results = resumable_map(work, range(n_items), store=ctx.checkpoints, name="toy",
                         key={"n_items": n_items, "scale": scale})
 glue({"total": sum(results), "kind": ctx.kind, "device_used": device, "paper_note": "a toy run"})
+out = ctx.output_path("toy-items.txt")  # stored beside the values by a paper run only
+if out:
+    out.write_text(" ".join(map(str, results)))
 glue_claim_records([{"claim": "the sum", "value": sum(results)}])
 ```
 """
@@ -128,7 +132,7 @@ def test_stored_files_values_and_provenance(stored):
     project, _ = stored
     folder = project.root / "results" / "toy" / "paper"
     assert sorted(p.name for p in folder.iterdir() if p.is_file()) == [
-        "parameters.json", "provenance.json", "toy.ipynb", "values.json"]
+        "parameters.json", "provenance.json", "toy-items.txt", "toy.ipynb", "values.json"]
     run = load_paper_run("toy", project)
     assert run.parameters == {"n_items": 6, "scale": 2, "device": "cpu"}
     assert run.values["total"] == 30 and run.values["kind"] == "paper" and run.values["device_used"] == "cpu"
@@ -204,6 +208,37 @@ def test_bad_chapter_preset_and_device_stop_before_anything_runs(capsys, tmp_pat
         assert cli.main(["paper", "jacobians", "--device", "cuda"]) == 2
         assert "torch sees no CUDA device here" in capsys.readouterr().err
     assert not (Path(__file__).parents[1] / "results" / "layernorm").exists()
+
+
+def test_a_file_the_chapter_writes_is_stored_beside_the_run_with_its_digest(stored, tmp_path):
+    """A file written through RunContext.output_path moves out of the checkpoints into the
+    stored run, named with its SHA-256 in the provenance; PaperRun.file finds it, and
+    refuses a file whose content is not the one stored."""
+    import hashlib
+    import shutil
+
+    from attention_geometry.book.paper import _store_run
+
+    project, _ = stored
+    run = load_paper_run("toy", project)
+    path = run.file("toy-items.txt")
+    assert path.read_text() == " ".join(str(2 * i) for i in range(run.parameters["n_items"]))  # 1 item after a restart
+    assert run.provenance["files"] == {"toy-items.txt": hashlib.sha256(path.read_bytes()).hexdigest()}
+    assert run.file("other.npz") is None
+    copy = tmp_path / "paper"
+    shutil.copytree(run.folder, copy)
+    (copy / "toy-items.txt").write_text("edited")
+    with pytest.raises(PaperRunError, match="is not the file the run stored"):
+        dataclasses.replace(run, folder=copy).file("toy-items.txt")
+    # a later run that writes no such file: the earlier one goes with its name
+    _store_run(copy, project.chapter("toy"), __import__("nbformat").v4.new_notebook(), {}, None, run.parameters,
+               run.provenance.replace(files=None), [])
+    assert not (copy / "toy-items.txt").exists() and (copy / "values.json").exists()
+    ctx = run_context({"AG_RUN_KIND": "paper", "AG_CHECKPOINT_DIR": str(tmp_path / "ck")})
+    assert ctx.output_path("a.npz") == tmp_path / "ck" / "outputs" / "a.npz" and (tmp_path / "ck" / "outputs").is_dir()
+    assert run_context({}).output_path("a.npz") is None
+    with pytest.raises(ValueError, match="a plain file name"):
+        ctx.output_path("../a.npz")
 
 
 def test_run_context_reads_the_kernel_environment(tmp_path):

@@ -184,8 +184,8 @@ def test_cost_model_terms_are_parameters(name):
     ("jacobians", {"heads_list": [1, 3]}, "parameter 'heads_list' = [1, 3] holds a head count that does not divide "
                                           "heads_width = 32; allowed: head counts that divide heads_width"),
     ("synthesis", {"n_draws": 9}, "parameter 'n_draws' = 9 is more than jac_batch = 8; allowed: at most jac_batch"),
-    ("jacobians", {"n_draws": 6, "pretrained_sequences": 4}, "parameter 'n_draws' = 6 is more than n_sequences or "
-     "pretrained_sequences; allowed: at most min(n_sequences, pretrained_sequences)"),
+    ("jacobians", {"n_draws": 6, "pretrained_sequences": 4}, "parameter 'n_draws' = 6 is more than n_sequences, "
+     "gpt2_sequences or pretrained_sequences; allowed: at most min(n_sequences, gpt2_sequences, pretrained_sequences)"),
     ("jacobians", {"n_draws": 2, "n_sequences": 6}, "parameter 'n_draws' = 2 leaves fewer than 4 of n_sequences = 6 "
      "when one draw is left out; allowed: a number of draws that leaves 4 sequences when one is left out"),
 ])

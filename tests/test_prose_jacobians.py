@@ -59,15 +59,20 @@ def test_unbiased_words_flip_below_the_share_an_unbiased_estimator_gives():
 
 def test_sizes_and_timing_words():
     assert "paper's shapes" in ch.sizes_note(True) and "small sizes" in ch.sizes_note(False)
-    assert "timed none" in ch.timing_words(0.0, 0, 48)
-    assert "0.5 s per sequence" in ch.timing_words(12.0, 24, 48)
+    assert "timed none" in ch.timing_words({"qwen2": (0, 0.0)})
+    words = ch.timing_words({"qwen2": (24, 12.0), "gpt2": (8, 40.0), "other": (0, 0.0)})
+    assert "qwen2: 0.5 s per profile (24 timed)" in words and "gpt2: 5 s per profile (8 timed)" in words
+    assert "other:" not in words
 
 
 def test_paper_cost_words_without_a_stored_run_say_so_and_print_no_nan():
-    preset = {"width": 896, "probes": 4, "n_sequences": 16}
-    assert "nan" not in ch.paper_cost_words(math.nan, preset, None).lower()
-    words = ch.paper_cost_words(10.0, preset, 7200.0)
-    assert "10 s per sequence" in words and "2.0 hours" in words
+    preset = {"width": 896, "probes": 4, "n_sequences": 16, "gpt2_probes": 4}
+    assert "nan" not in ch.paper_cost_words({}, preset, None).lower()
+    assert "nan" not in ch.paper_cost_words({"qwen2": math.nan}, preset, 7200.0).lower()
+    words = ch.paper_cost_words({"qwen2": 10.0, "gpt2": 2.0}, preset, 7200.0)
+    assert "10 s per Qwen2-shaped profile" in words and "2 s per GPT-2-shaped" in words and "2.0 hours" in words
+    assert "124 hours" in words  # 10 s x 896 / 4 x 200 sequences, in hours
+    assert "GPT-2" not in ch.paper_cost_words({"qwen2": 10.0}, preset, 7200.0)
 
 
 def test_tables_show_no_nan_or_none():
@@ -135,3 +140,50 @@ def test_stored_figure_reads_the_png_of_the_stored_run():
 
 def test_paper_shape_table_says_when_there_is_no_stored_run():
     assert "not run at the paper's settings" in ch.paper_shape_table([], []).data
+
+
+def test_largest_level_words_name_the_level_that_holds_most_of_the_variance():
+    assert "mostly from the probes" in ch.largest_level_words((0.1, 0.2, 0.7, 1.0))
+    assert "mostly from the weight draws" in ch.largest_level_words((0.6, 0.2, 0.2, 1.0))
+    spread = ch.largest_level_words((0.3, 0.45, 0.25, 1.0))
+    assert "spread over the levels" in spread and "sequences" in spread
+    assert "cannot be split" in ch.largest_level_words(None)
+    assert "cannot be split" in ch.largest_level_words((math.nan, math.nan, math.nan, 0.0))
+
+
+def test_variance_shares_split_a_synthetic_design_and_say_when_they_cannot():
+    """Per-probe profiles with a known split of log10 rho^2: draws 0, sequences 0, probes
+    only (so the shares are (0, 0, 1)); and one probe per sequence, which cannot be split."""
+    import numpy as np
+
+    rng = np.random.default_rng(0)
+    on = 10 ** (0.3 * rng.standard_normal((4, 3, 2, 50)))
+    arrays = {"main-on": on, "main-off": on / 2}
+    shares = ch.variance_shares(arrays, "main")
+    assert shares["on"][2] > 0.8 and shares["on"][3] > 0
+    assert shares["on minus off"][3] < 1e-20  # the paired difference is a constant
+    rows = ch.variance_rows({"this run": shares, "the paper's shape": None})
+    assert rows[-1]["setting"] == "not run at the paper's settings" and len(rows) == 4
+    one = ch.variance_shares({"main-on": on[:, :, :1], "main-off": on[:, :, :1]}, "main")
+    assert one["on"] is None
+    assert ch.stack_draws([on[0], on[1, :2]]).shape == (2, 2, 2, 50)
+
+
+def test_verdict_count_words_count_each_label():
+    words = ch.verdict_count_words(["reproduced", "differs", "differs", "not decided"])
+    assert words.startswith("1 of the 4 measured numbers lie inside") and "2 outside" in words and "1 are not decided" in words
+    assert "not decided" not in ch.verdict_count_words(["reproduced", "differs"])
+    assert ch.verdict_count_words([]) == "no comparison was made"
+
+
+def test_the_paper_preset_is_the_paired_200_sequence_design_and_its_arrays_fit():
+    """200 Qwen2-shaped sequences over 8 weight draws (25 each, none cut when stacked), 1-2
+    probes each, checkpointed per sequence; the per-probe arrays it stores (float32, every
+    position, positions on and off, Qwen2 and GPT-2) stay under 20 MB."""
+    from attention_geometry.book import CHAPTERS
+
+    p = CHAPTERS["jacobians"].presets["paper"]
+    assert p["n_sequences"] == 200 and p["n_draws"] == 8 and p["n_sequences"] % p["n_draws"] == 0
+    assert p["probes"] in (1, 2) and p["batch_size"] == 1 and p["seq_len"] == 2048 and p["width"] == 896
+    size = 2 * 4 * (p["n_sequences"] * p["probes"] * p["seq_len"] + p["gpt2_sequences"] * p["gpt2_probes"] * p["gpt2_seq_len"])
+    assert size < 20 * 2**20

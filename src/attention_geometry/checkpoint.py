@@ -21,11 +21,17 @@ Two patterns cover the book's loops:
   state (a training run: parameters, optimiser state, step, curves), saved
   every so often and loaded at the start.
 
+A loop whose results depend on code (a model's forward pass, a Jacobian) puts
+:func:`code_digest` of that code in its key: a run resumed after the code
+changed then looks under another name, and computes afresh instead of reusing
+what the older code computed.
+
 Only numpy, torch and the standard library are used here; the folder comes
 from the caller (the book tooling passes ``results/<chapter>/paper/checkpoints``).
 """
 
 import hashlib
+import inspect
 import json
 import os
 import time
@@ -34,7 +40,7 @@ from typing import Any, Callable, Iterable, Mapping
 
 from ._files import write_atomic
 
-__all__ = ["CheckpointStore", "CheckpointMismatch", "resumable_map", "key_digest"]
+__all__ = ["CheckpointStore", "CheckpointMismatch", "resumable_map", "key_digest", "code_digest"]
 
 
 class CheckpointMismatch(RuntimeError):
@@ -45,6 +51,21 @@ def key_digest(key: Mapping[str, Any]) -> str:
     """A short stable digest of a JSON-able key (sorted, so argument order does not matter)."""
     text = json.dumps(key, sort_keys=True, default=str)
     return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def code_digest(*objects: Any) -> str:
+    """A short stable digest of the source of ``objects`` (functions, classes, modules), in
+    the order given; for a checkpoint key, so that checkpoints made by other code are not
+    reused. An object without retrievable source (a builtin) counts by its qualified name."""
+    h = hashlib.sha256()
+    for obj in objects:
+        try:
+            text = inspect.getsource(obj)
+        except (OSError, TypeError):
+            text = f"{getattr(obj, '__module__', '')}.{getattr(obj, '__qualname__', repr(obj))}"
+        h.update(text.encode())
+        h.update(b"\0")
+    return h.hexdigest()[:16]
 
 
 class CheckpointStore:

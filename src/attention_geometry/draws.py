@@ -38,6 +38,24 @@ when that count is a majority beyond chance, which at the minimum of 8 draws mea
 every draw. :func:`draw_slices` spreads ``n`` sequences over ``k`` draws,
 :func:`draw_seed` gives each draw its seed.
 
+How the variance of one measurement splits between the levels of the design --
+draws, the sequences within a draw, the probes within a sequence -- is
+:func:`nested_variance`: the balanced nested random-effects model
+:math:`y_{isp} = \mu + a_i + b_{is} + e_{isp}` with variances
+:math:`\sigma_a^2, \sigma_b^2, \sigma_e^2`, estimated from the mean squares of
+each level (method of moments, unbiased):
+
+.. math::
+
+    \hat\sigma_e^2 = \mathrm{MS}_e, \qquad
+    \hat\sigma_b^2 = \frac{\mathrm{MS}_b - \mathrm{MS}_e}{p}, \qquad
+    \hat\sigma_a^2 = \frac{\mathrm{MS}_a - \mathrm{MS}_b}{m p},
+
+with :math:`\mathbb E\,\mathrm{MS}_e = \sigma_e^2`,
+:math:`\mathbb E\,\mathrm{MS}_b = \sigma_e^2 + p\sigma_b^2` and
+:math:`\mathbb E\,\mathrm{MS}_a = \sigma_e^2 + p\sigma_b^2 + mp\sigma_a^2`
+(:math:`k` draws, :math:`m` sequences each, :math:`p` probes each).
+
 A statistic that is not a mean of per-sequence values (a correlation of the average
 profile with a fit, a fitted rate) gets the same treatment from
 :func:`jackknife_over_draws`: the delete-one-draw jackknife, whose pseudo-values
@@ -56,7 +74,7 @@ import numpy.typing as npt
 from ._checks import check_int, described, fail
 from .stats import Estimate
 
-__all__ = ["DrawEstimate", "over_draws", "over_replicates", "jackknife_over_draws", "draw_difference", "sign_stability",
+__all__ = ["DrawEstimate", "NestedVariance", "nested_variance", "over_draws", "over_replicates", "jackknife_over_draws", "draw_difference", "sign_stability",
            "draw_slices", "draw_seed"]
 
 
@@ -94,6 +112,44 @@ def over_draws(per_draw: Sequence[npt.ArrayLike]) -> DrawEstimate:
                             n_draws=1, draw_means=(float(x.mean()),))
     return DrawEstimate(float(means.mean()), float(means.std(ddof=1) / math.sqrt(k)), k - 1, n_draws=k,
                         draw_means=tuple(float(m) for m in means))
+
+
+@dataclass(frozen=True)
+class NestedVariance:
+    """The variance components of :func:`nested_variance`, each of the trailing shape of its
+    input (one per position, say): ``draws`` (:math:`\sigma_a^2`), ``sequences`` within a draw
+    (:math:`\sigma_b^2`), ``probes`` within a sequence (:math:`\sigma_e^2`). Unbiased, so an
+    estimate can fall below zero where a component is small."""
+
+    draws: np.ndarray
+    sequences: np.ndarray
+    probes: np.ndarray
+
+    def shares(self) -> np.ndarray:
+        """``(3, ...)``: each component, negative estimates set to 0, over their sum (draws,
+        sequences, probes)."""
+        parts = np.maximum(np.stack([self.draws, self.sequences, self.probes]), 0.0)
+        total = parts.sum(0)
+        return np.divide(parts, total, out=np.full_like(parts, np.nan), where=total > 0)
+
+
+def nested_variance(y: npt.ArrayLike) -> NestedVariance:
+    """The variance components of ``y: (k, m, p, ...)`` -- ``k`` draws, ``m`` sequences per draw,
+    ``p`` replicates (probes) per sequence, any trailing axes computed apart -- in the
+    balanced nested random-effects model of the module (method of moments). Needs ``k >= 2``,
+    ``m >= 2`` and ``p >= 2`` (with one probe per sequence the probes cannot be told apart from
+    the sequences)."""
+    y = np.asarray(y, dtype=np.float64)
+    if y.ndim < 3 or min(y.shape[:3]) < 2:
+        raise fail("y", described(f"an array of shape {y.shape}"),
+                   "an array (k, m, p, ...) with k, m, p >= 2 (draws, sequences, probes)")
+    k, m, p = y.shape[:3]
+    seq_means = y.mean(2)
+    draw_means = seq_means.mean(1)
+    ms_e = ((y - seq_means[:, :, None]) ** 2).sum((0, 1, 2)) / (k * m * (p - 1))
+    ms_b = p * ((seq_means - draw_means[:, None]) ** 2).sum((0, 1)) / (k * (m - 1))
+    ms_a = m * p * ((draw_means - draw_means.mean(0)) ** 2).sum(0) / (k - 1)
+    return NestedVariance(draws=(ms_a - ms_b) / (m * p), sequences=(ms_b - ms_e) / p, probes=ms_e)
 
 
 def over_replicates(values: npt.ArrayLike, n_draws: int) -> DrawEstimate:

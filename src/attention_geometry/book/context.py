@@ -8,6 +8,11 @@ The tooling starts every chapter's kernel with these variables:
 ``AG_CHECKPOINT_DIR``
     paper runs only: ``results/<chapter>/paper/checkpoints``, where the heavy
     loops checkpoint so that a killed run resumes.
+``AG_CHECKPOINT_DIR/outputs``
+    paper runs only: files the chapter stores beside the run's values (arrays
+    too large to glue), through :meth:`RunContext.output_path`; the run moves
+    them into ``results/<chapter>/paper/`` when it finishes, each named with its
+    digest in the provenance (:mod:`.paper`).
 ``AG_TORCH_THREADS``
     the number of torch threads of the kernel (set at kernel start-up, with
     ``OMP_NUM_THREADS`` and friends), so that parallel kernels do not
@@ -23,17 +28,19 @@ A chapter asks through :func:`run_context`::
 
 import os
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Mapping
 
 from ..checkpoint import CheckpointStore
 
-__all__ = ["RUN_KIND_ENV", "CHECKPOINT_ENV", "TORCH_THREADS_ENV", "RUN_KINDS", "RunContext", "run_context",
+__all__ = ["RUN_KIND_ENV", "CHECKPOINT_ENV", "TORCH_THREADS_ENV", "RUN_KINDS", "OUTPUTS", "RunContext", "run_context",
            "thread_env"]
 
 RUN_KIND_ENV = "AG_RUN_KIND"
 CHECKPOINT_ENV = "AG_CHECKPOINT_DIR"
 TORCH_THREADS_ENV = "AG_TORCH_THREADS"
 RUN_KINDS = ("book", "run", "paper", "sweep", "test")
+OUTPUTS = "outputs"  # the folder, inside a paper run's checkpoints, of the files it stores
 
 
 @dataclass(frozen=True)
@@ -45,6 +52,18 @@ class RunContext:
     @property
     def is_paper_run(self) -> bool:
         return self.kind == "paper"
+
+    def output_path(self, name: str) -> Path | None:
+        """Where a paper run writes the file ``name`` that it stores beside its values
+        (``<checkpoints>/outputs/name``, the folder created); ``None`` in any other run,
+        which stores nothing."""
+        if not self.is_paper_run or not self.checkpoints:
+            return None
+        if not name or name != Path(name).name or name.startswith("."):
+            raise ValueError(f"name = {name!r} is not allowed; allowed: a plain file name (no folder, not hidden)")
+        folder = self.checkpoints.folder / OUTPUTS
+        folder.mkdir(parents=True, exist_ok=True)
+        return folder / name
 
 
 def run_context(environ: Mapping[str, str] | None = None) -> RunContext:

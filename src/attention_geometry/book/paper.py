@@ -11,6 +11,10 @@ and stores in ``results/<chapter>/paper/`` (committed to the repository):
   the chapter's claim records (the structured output of
   :func:`~.claims.show_claims`) under ``"claims"``;
 - ``parameters.json``: the parameters it ran with;
+- the files the chapter wrote through :meth:`~.context.RunContext.output_path`
+  (arrays too large to glue, e.g. ``.npz``), moved out of the checkpoints, each
+  named with its SHA-256 under ``files`` in the provenance; a file of an earlier
+  run that this run did not write again is removed (:meth:`PaperRun.file`);
 - ``provenance.json`` (a :class:`~.provenance.Provenance`): commit, dirty
   flag, date, device, CPU model and cores, torch and numpy versions, wall time
   (summed over every part of a run that was killed and resumed: ``parts``,
@@ -56,7 +60,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, Callable
 
-from .context import CHECKPOINT_ENV
+from .context import CHECKPOINT_ENV, OUTPUTS
 from .execute import execute_chapter
 from .files import read_json_or_recover, read_stored_json, write_bytes_atomic, write_json_atomic
 from .notebooks import CLAIMS_KEY, glued_data, slim_notebook
@@ -93,11 +97,34 @@ class PaperRun:
     claims: Any  # the claim records (a list of mappings), or None
     provenance: Provenance
 
+    def file(self, name: str) -> Path | None:
+        """The stored file ``name`` that the run wrote beside its values
+        (:meth:`~.context.RunContext.output_path`), or ``None`` if it stored none by that
+        name; a file whose content is not the one its provenance names is refused."""
+        digest = (self.provenance.extra.get("files") or {}).get(name)
+        path = self.folder / name
+        if digest is None or not path.is_file():
+            return None
+        if _sha256(path) != digest:
+            raise PaperRunError(f"{path} is not the file the run stored (SHA-256 {digest}); regenerate it with: "
+                                f"{regenerate_command(self.chapter)}")
+        return path
+
     def hours_for(self, parameter: str, total: int) -> float:
         """The wall time, in hours, of ``total`` units of ``parameter`` (inputs, windows) at
         this run's rate: its whole wall time scaled by ``total / parameters[parameter]``, so
         an upper bound where part of the run does not scale with that parameter."""
         return self.provenance.wall_seconds * total / self.parameters[parameter] / 3600
+
+
+def _sha256(path: Path) -> str:
+    import hashlib
+
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
 
 
 def regenerate_command(name: str) -> str:
@@ -239,14 +266,16 @@ def run_paper(
     scratch = checkpoints / f"{chapter.stem}.ipynb"
     clock = _execute_timed(project, chapter, scratch, parameters, progress, git, started, kept)
     nb, values, claims = _read_run(scratch, chapter, report)
+    outputs = sorted(p for p in (checkpoints / OUTPUTS).glob("*") if p.is_file() and not p.name.startswith("."))
     provenance = computed_by(
         project, command=f"{regenerate_command(chapter.name)} DEVICE={device}", device=device, git=git,
         chapter=chapter.name,
         started=next(t for t in clock.starts if t),  # the first part's start (the first one recorded)
         part_started=clock.starts, wall_seconds=round(clock.total(), 1), parts=len(clock.earlier) + 1,
         last_part_seconds=round(clock.seconds(), 1), part_commits=clock.commits, resumed=resumed,
-        discarded_seconds=round(clock.discarded, 1), note=values.get(NOTE_GLUE, ""))
-    _store_run(folder, chapter, nb, values, claims, parameters, provenance)
+        discarded_seconds=round(clock.discarded, 1), note=values.get(NOTE_GLUE, ""),
+        **({"files": {p.name: _sha256(p) for p in outputs}} if outputs else {}))
+    _store_run(folder, chapter, nb, values, claims, parameters, provenance, outputs)
     report(f"paper run of {chapter.name} done in {clock.total():.0f} s"
            + (f" ({clock.seconds():.0f} s in this part)" if clock.earlier else "") + f": {folder}")
     return PaperRun(chapter=chapter.name, folder=folder, parameters=parameters, values=values,
@@ -324,11 +353,18 @@ def _read_run(scratch: Path, chapter: Chapter, report: Callable[[str], None]):
 
 
 def _store_run(folder: Path, chapter: Chapter, nb, values: dict, claims, parameters: dict,
-               provenance: Provenance) -> None:
-    """Write the run's files, each atomically, then remove its checkpoints: nothing is in
-    progress, and no later run reuses what this code computed."""
+               provenance: Provenance, outputs: list[Path] = ()) -> None:
+    """Write the run's files, each atomically, and move its ``outputs`` beside them (those of
+    an earlier run that this one did not write again go), then remove its checkpoints:
+    nothing is in progress, and no later run reuses what this code computed."""
     import nbformat
 
+    earlier, _ = read_json_or_recover(folder / "provenance.json", "the earlier stored run's provenance")
+    for name in Provenance.from_json(earlier).extra.get("files") or {}:
+        if name not in {p.name for p in outputs} and name == Path(name).name:
+            (folder / name).unlink(missing_ok=True)
+    for path in outputs:
+        os.replace(path, folder / path.name)
     stored_values = {**values, "claims": claims} if claims is not None else values
     write_bytes_atomic(folder / f"{chapter.stem}.ipynb", nbformat.writes(nb).encode())
     write_json_atomic(folder / "values.json", stored_values)

@@ -25,8 +25,9 @@ For a decoder with input embeddings :math:`h^{(0)} \in \mathbb R^{L\times d}`
 * **Many sequences**: :func:`sequence_profiles` estimates the profile of each of
   ``n`` sequences (``k`` probes each, sequences batched), checkpointing every
   batch through a :class:`~attention_geometry.checkpoint.CheckpointStore` so
-  that a killed run resumes; :func:`positional_pair` does it with and without
-  positions; :func:`pathway_profiles` splits the Jacobian into its value and
+  that a killed run resumes; :func:`paired_positional_profiles` does it with and
+  without positions, with common inputs and probes (:func:`positional_pair`: the
+  probe means); :func:`pathway_profiles` splits the Jacobian into its value and
   score pathways (``eq-jac-pathways``).
 
 The models come from :mod:`attention_geometry.jacobians.decoders`; the statistics of a
@@ -45,8 +46,8 @@ import numpy as np
 import torch
 
 from .._checks import check_choice, check_int, described, fail, shape_of
-from ..checkpoint import CheckpointStore, resumable_map
-from .decoders import _check_h0, _check_inputs, _check_int, _generator, positions_off, value_only_attention
+from ..checkpoint import CheckpointStore, code_digest, resumable_map
+from .decoders import NoRotary, _check_h0, _check_inputs, _check_int, _generator, positions_off, value_only_attention
 
 __all__ = [
     "draw_probes",
@@ -58,6 +59,8 @@ __all__ = [
     "estimator_variance",
     "sequence_profiles",
     "positional_pair",
+    "paired_positional_profiles",
+    "profile_code_digest",
     "pathway_profiles",
 ]
 
@@ -255,6 +258,17 @@ def estimator_variance(J: torch.Tensor, k: int, kind: str) -> np.ndarray:
     raise fail("kind", kind, "'gaussian' or 'orthogonal'", "is not known")
 
 
+def profile_code_digest(model: torch.nn.Module) -> str:
+    """A digest of the code that computes a profile of ``model`` (:func:`code_digest`): the
+    functions of this module that :func:`sequence_profiles` runs, the positional surgery
+    (:func:`positions_off`), and the source of the ``transformers`` module that defines the
+    model's class (its attention, norms, MLP and rotary embedding). It goes into every
+    checkpoint key of :func:`sequence_profiles`, so that a run resumed after any of them
+    changed computes afresh instead of reusing the older code's profiles."""
+    import sys
+
+    return code_digest(sequence_profiles, _vjp_norms, _vjp_grads, _last_state, draw_probes, positions_off,
+                       NoRotary, sys.modules[type(model).__module__])
 
 
 def sequence_profiles(model: torch.nn.Module, inputs: torch.Tensor, k: int, *, seed: int, kind: str = "orthogonal",
@@ -271,9 +285,10 @@ def sequence_profiles(model: torch.nn.Module, inputs: torch.Tensor, k: int, *, s
     its own probes (``kind`` ``"orthogonal"`` or ``"gaussian"``, from a generator
     seeded by ``seed`` and the batch's first index). Each batch's result is
     checkpointed in ``store`` under ``name`` and ``key`` (which must describe the
-    model and the inputs; the sizes, ``k``, ``kind``, ``seed`` and ``batch_size``
-    are added here; not ``probe_batch``, which changes no number), so that a
-    killed run resumes with the next batch.
+    model and the inputs; the sizes, ``k``, ``kind``, ``seed``, ``batch_size`` and
+    the digest of the code (:func:`profile_code_digest`) are added here; not
+    ``probe_batch``, which changes no number), so that a killed run resumes with
+    the next batch, and a run resumed after the code changed starts afresh.
     ``progress(done, total)`` is called after each batch.
     """
     n, L, d = _check_inputs(model, inputs)
@@ -294,25 +309,37 @@ def sequence_profiles(model: torch.nn.Module, inputs: torch.Tensor, k: int, *, s
             return _vjp_norms(_last_state(model, x), x, U, probe_batch).numpy()
 
     full_key = {**(key or {}), "n": n, "L": L, "d": d, "k": k, "kind": kind, "seed": seed,
-                "batch_size": batch_size}
+                "batch_size": batch_size, "code": profile_code_digest(model)}
     parts = resumable_map(one_batch, starts, store=store, name=name, key=full_key, progress=progress,
                           size=lambda start: min(batch_size, n - start))  # the store counts sequences
     return np.concatenate(parts, axis=0)
+
+
+def paired_positional_profiles(model: torch.nn.Module, inputs: torch.Tensor, k: int, *, seed: int,
+                               batch_size: int = 1, store: CheckpointStore | None = None, key: dict | None = None,
+                               progress: Callable[[int, int], None] | None = None,
+                               probe_batch: int = PROBE_BATCH) -> tuple[np.ndarray, np.ndarray]:
+    """``(with, without)``, ``(n, k, L)`` each: :func:`sequence_profiles` of ``model`` with
+    its positional information and without it (:func:`positions_off`), per probe. Same
+    weights, same inputs and the **same probes** (both drawn from ``seed``), so the
+    difference between the two is paired per sequence, probe and position; each setting
+    is checkpointed under its own name."""
+    kw = dict(batch_size=batch_size, store=store, key=key, progress=progress, probe_batch=probe_batch)
+    with_pos = sequence_profiles(model, inputs, k, seed=seed, name="profiles-positions", **kw)
+    with positions_off(model):
+        without = sequence_profiles(model, inputs, k, seed=seed, name="profiles-no-positions", **kw)
+    return with_pos, without
 
 
 def positional_pair(model: torch.nn.Module, inputs: torch.Tensor, k: int, *, seed: int, batch_size: int = 1,
                     store: CheckpointStore | None = None, key: dict | None = None,
                     progress: Callable[[int, int], None] | None = None,
                     probe_batch: int = PROBE_BATCH) -> tuple[np.ndarray, np.ndarray]:
-    """``(with, without)``: :func:`sequence_profiles` averaged over the probes, ``(n, L)``
-    each, of ``model`` with its positional information and without it
-    (:func:`positions_off`): same weights, same inputs, independent probes (seeds
-    ``seed`` and ``seed + 1``), each checkpointed under its own name."""
-    kw = dict(batch_size=batch_size, store=store, key=key, progress=progress, probe_batch=probe_batch)
-    with_pos = sequence_profiles(model, inputs, k, seed=seed, name="profiles-positions", **kw)
-    with positions_off(model):
-        without = sequence_profiles(model, inputs, k, seed=seed + 1, name="profiles-no-positions", **kw)
-    return with_pos.mean(1), without.mean(1)
+    """``(with, without)``: :func:`paired_positional_profiles` averaged over the probes,
+    ``(n, L)`` each (common inputs and probes)."""
+    on, off = paired_positional_profiles(model, inputs, k, seed=seed, batch_size=batch_size, store=store, key=key,
+                                         progress=progress, probe_batch=probe_batch)
+    return on.mean(1), off.mean(1)
 
 
 def pathway_profiles(model: torch.nn.Module, inputs: torch.Tensor, k: int, *, seed: int,

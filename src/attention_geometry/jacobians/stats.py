@@ -50,6 +50,8 @@ from ..stats import Estimate, FittedParameter, bootstrap_replicates, fitted_para
 from .theory import elementary_symmetric, layer_gains
 
 __all__ = [
+    "SHAPE_NUMBERS",
+    "shape_numbers",
     "ProfileSample",
     "ProfileStatistics",
     "profile_statistics",
@@ -459,6 +461,24 @@ def folded_profile(rho2: np.ndarray, chunk_len: int, first: int = 1) -> np.ndarr
         raise fail("chunk_len", chunk_len, f"short enough for more than {first} whole chunk(s) in L = {rho2.shape[1]}")
     x = rho2[:, :n_chunks * chunk_len].reshape(rho2.shape[0], n_chunks, chunk_len)
     return x[:, first:].mean(1)
+
+
+#: What :func:`shape_numbers` reads off a profile.
+SHAPE_NUMBERS = ("alpha", "log10_ptt", "last_height", "wasserstein")
+
+
+def shape_numbers(rho: np.ndarray, H: int) -> dict[str, float]:
+    r"""What a profile ``rho: (L,)`` says in the paper's terms: ``alpha``, the :math:`\alpha` of the
+    paper's form :math:`g\,(N^H)_{L,j}` fitted to it (:func:`fit_cesaro`); ``log10_ptt``, its
+    :math:`\log_{10}` peak-to-trough; ``last_height``, :math:`\log_{10}\rho(L)` over the median of
+    the middle half (:func:`anchored_valley_depth`); ``wasserstein``, :math:`W_1` between it and
+    that fit (:func:`normalised_positions_wasserstein`). Scale-free: a predicted profile known up
+    to its scale gives the same numbers as the measured one it predicts."""
+    rho = _check_rho(rho)
+    fit = fit_cesaro(rho, H)
+    return {"alpha": float(fit.alpha.value), "log10_ptt": log10_peak_to_trough(rho),
+            "last_height": float(anchored_valley_depth(rho[None] ** 2)[0]),
+            "wasserstein": normalised_positions_wasserstein(rho, fit.theory)}
 
 
 def anchored_valley_depth(rho2: np.ndarray) -> np.ndarray:

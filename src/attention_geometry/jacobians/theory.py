@@ -60,6 +60,7 @@ __all__ = [
     "elementary_symmetric",
     "layer_gains",
     "mlp_gain",
+    "gelu_mlp_gain",
     "predicted_profile_sq",
     "log_expected_jacobian_sq",
     "expected_jacobian_sq",
@@ -207,6 +208,27 @@ def mlp_gain(width: int, init_std: float, mlp_width: int) -> float:
     s2 = init_std**2 * width
     e_act, e_slope = _silu_moments(s2)
     return float(init_std**4 * width * mlp_width * (e_act + s2 * e_slope))
+
+
+def gelu_mlp_gain(width: int, init_std: float, mlp_width: int, out_std: float | None = None) -> float:
+    r"""The gain :math:`\mathbb E\lVert J u\rVert^2/\lVert u\rVert^2` of a GELU branch
+    :math:`x \mapsto W_{\mathrm{out}}\operatorname{gelu}(W_{\mathrm{in}}x)` (GPT-2's MLP, biases zero
+    at initialisation) at a normalised input (RMS 1), entries of :math:`W_{\mathrm{in}}` of standard
+    deviation :math:`\sigma` = ``init_std`` and of :math:`W_{\mathrm{out}}` of ``out_std``
+    (default :math:`\sigma`; GPT-2: :math:`\sigma/\sqrt{2H}`), for a direction :math:`u \perp x`:
+    :math:`\sigma^2\sigma_{\mathrm{out}}^2\, d\, d_{\mathrm{ff}}\,\mathbb E\operatorname{gelu}'(a)^2`,
+    :math:`a \sim \mathcal N(0, s^2)`, :math:`s^2 = \sigma^2 d`, with the exact GELU
+    :math:`\operatorname{gelu}'(a) = \Phi(a) + a\varphi(a)` (GPT-2's tanh form differs by less than
+    :math:`10^{-3}`)."""
+    width = check_int("width", width, low=1)
+    init_std = check_float("init_std", init_std, low=0.0, low_open=True)
+    mlp_width = check_int("mlp_width", mlp_width, low=1)
+    out_std = init_std if out_std is None else check_float("out_std", out_std, low=0.0, low_open=True)
+    z, w = np.polynomial.hermite_e.hermegauss(96)
+    a = math.sqrt(init_std**2 * width) * z
+    cdf = 0.5 * (1.0 + np.vectorize(math.erf)(a / math.sqrt(2.0)))
+    slope = cdf + a * np.exp(-0.5 * a**2) / math.sqrt(2.0 * math.pi)
+    return float(init_std**2 * out_std**2 * width * mlp_width * (w / w.sum()) @ slope**2)
 
 
 def predicted_profile_sq(attention_ms: np.ndarray, attention_gain: float, mlp_ms: np.ndarray | None = None,

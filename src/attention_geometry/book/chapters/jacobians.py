@@ -14,7 +14,8 @@ __all__ = ["JacobiansParams", "PAPER_SHAPE", "estimate_text", "fit_quality_words
            "fits_table", "fits_rows", "late_table", "pretrained_table", "estimator_table", "leading_number", "stored_figure", "stored_table_rows",
            "w_source_words", "prediction_words", "paper_shape_table", "shape_cells",
            "first_layer_words", "ends_misfit_words", "proxy_words",
-           "embedding_meaning_words"]
+           "embedding_meaning_words", "PROFILES_FILE", "stack_draws", "variance_shares", "variance_rows",
+           "largest_level_words", "SETTING_WORDS", "verdict_count_words"]
 
 
 class JacobiansParams(ChapterParams):
@@ -38,6 +39,8 @@ class JacobiansParams(ChapterParams):
     gpt2_heads: int = Field(4, ge=1, le=64, description="heads of the GPT-2-shaped decoder (GPT-2 small: 12)")
     gpt2_seq_len: int = Field(256, ge=8, le=1024,
         description="sequence length of the GPT-2-shaped profiles (GPT-2: 1024)")
+    gpt2_sequences: int = Field(16, ge=4, le=10_000, description="sequences of the GPT-2-shaped profiles")
+    gpt2_probes: int = Field(2, ge=1, le=4096, description="orthogonal probes per sequence of the GPT-2-shaped profiles")
     n_sequences: int = Field(16, ge=4, le=10_000, description="sequences per random-init profile (the paper: 200)")
     probes: int = Field(2, ge=1, le=4096, description="orthogonal probes per sequence (the estimator's k)")
     batch_size: int = Field(16, ge=1, le=1024,
@@ -99,32 +102,43 @@ class JacobiansParams(ChapterParams):
             raise self.reject("toy_width", "is not a multiple of 8", "a multiple of 8")
         # the sequences are spread over the draws, and the draws left in when one is left out (the
         # jackknife over draws) keep 4 sequences for the noise ceiling and the late minimum
-        if self.n_draws > min(self.n_sequences, self.pretrained_sequences):
-            raise self.reject("n_draws", "is more than n_sequences or pretrained_sequences",
-                              "at most min(n_sequences, pretrained_sequences)")
-        if self.n_sequences - -(-self.n_sequences // self.n_draws) < 4:
-            raise self.reject("n_draws", f"leaves fewer than 4 of n_sequences = {self.n_sequences} when one draw "
-                              "is left out", "a number of draws that leaves 4 sequences when one is left out")
+        if self.n_draws > min(self.n_sequences, self.pretrained_sequences, self.gpt2_sequences):
+            raise self.reject("n_draws", "is more than n_sequences, gpt2_sequences or pretrained_sequences",
+                              "at most min(n_sequences, gpt2_sequences, pretrained_sequences)")
+        for field in ("n_sequences", "gpt2_sequences"):
+            n = getattr(self, field)
+            if n - -(-n // self.n_draws) < 4:
+                raise self.reject("n_draws", f"leaves fewer than 4 of {field} = {n} when one draw is left out",
+                                  "a number of draws that leaves 4 sequences when one is left out")
         return self
 
     # smoke: width = 256 is above a quarter of the paper's 896, so its score spread sigma_0^2 d at
     # sigma_0 = 0.02 is no longer "far" below the paper's, as the defaults' d = 64 is
     # (tests/test_chapters.py); at 16 tokens and 2 layers the width costs little
     smoke = {"n_layers": 2, "width": 256, "n_heads": 2, "n_kv_heads": 1, "seq_len": 16, "gpt2_layers": 2,
-             "gpt2_width": 16, "gpt2_heads": 2, "gpt2_seq_len": 16, "n_sequences": 8, "probes": 1,
+             "gpt2_width": 16, "gpt2_heads": 2, "gpt2_seq_len": 16, "n_sequences": 8, "gpt2_sequences": 8, "gpt2_probes": 1, "probes": 1,
              "batch_size": 4, "n_boot": 10, "mc_draws": 50, "est_layers": 1, "est_width": 8,
              "est_seq_len": 8, "est_k": 2, "n_probe_draws": 8, "pathway_widths": [16, 32, 64],
              "pathway_layers": 1, "pathway_seq_len": 8, "heads_list": [1, 2, 4], "heads_width": 16,
              "heads_layers": 1, "heads_seq_len": 8, "n_inits": 3, "pretrained_sequences": 4,
              "pretrained_seq_len": 24, "pretrained_probes": 1, "chunk_len": 8, "toy_layers": 1,
              "toy_width": 16, "toy_seq_len": 16, "toy_steps": 4, "toy_eval_sequences": 2, "n_draws": 2}
-    # The paper's shapes (Qwen2-0.5B; GPT-2 small), sigma = 0.02, 16 sequences: the largest
-    # faithful subset on 2 CPU cores (the paper: exact profiles of 200 sequences).
+    # The paper's shapes (Qwen2-0.5B; GPT-2 small), sigma = 0.02. The Qwen2-shaped decoder: 200
+    # sequences (the paper's number) x 2 orthogonal probes, spread over 8 weight draws (25 each),
+    # RoPE on and off with the same inputs and probes, checkpointed per sequence (batch_size 1).
+    # Timed on the 2-core reference machine (one thread, 2026-12-04): one profile of 2 probes
+    # takes about 195 s, so the 2 x 200 profiles with and without RoPE and the 200 with embeddings
+    # of RMS 1 take about 600 x 195 s = 33 h of one core; the residual streams (4 sequences per draw,
+    # four forward passes each) and the L/2 profiles of the out-of-sample test about 2 h more; about
+    # 20 h on both cores, plus the rest of the chapter (1.5 h in the stored run): a run across
+    # sessions, resumed from committed checkpoints.
+    # GPT-2 and SmolLM2 at the sizes of the stored run (16 sequences; 4 and 2 probes).
     presets = {
         "paper": {"n_layers": 24, "width": 896, "n_heads": 14, "n_kv_heads": 2, "seq_len": 2048,
                   "init_stds": [0.02], "width_standin": True, "gpt2_layers": 12,
-                  "gpt2_width": 768, "gpt2_heads": 12, "gpt2_seq_len": 1024, "n_sequences": 16,
-                  "probes": 4, "batch_size": 1, "n_boot": 200, "mc_draws": 20_000,
+                  "gpt2_width": 768, "gpt2_heads": 12, "gpt2_seq_len": 1024, "n_sequences": 200,
+                  "probes": 2, "gpt2_sequences": 16, "gpt2_probes": 4, "n_draws": 8,
+                  "batch_size": 1, "n_boot": 200, "mc_draws": 20_000,
                   "pathway_widths": [64, 128, 256, 512, 896], "n_inits": 16,
                   "pretrained_sequences": 16, "pretrained_seq_len": 2048, "pretrained_probes": 2,
                   "chunk_len": 300, "toy_layers": 12, "toy_width": 128, "toy_seq_len": 512,
@@ -225,18 +239,25 @@ def sizes_note(is_paper_run: bool) -> str:
     return "the paper-scale run, at the paper's shapes" if is_paper_run else "the book's small sizes"
 
 
-def paper_cost_words(per_sequence: float, preset: dict, wall_seconds: float | None) -> str:
-    """The stored paper-scale run's cost, and what exact profiles of 200 sequences would cost on it."""
+def paper_cost_words(per_profile: dict, preset: dict, wall_seconds: float | None) -> str:
+    """The stored paper-scale run's cost, from the time of each of its parts on its own
+    (``per_profile``: the Qwen2- and GPT-2-shaped parts' seconds per profile, each its own
+    part's time over its own profiles; NaN or missing where the run did not time a part),
+    and what exact profiles of 200 Qwen2-shaped sequences would cost on it."""
     import math
 
-    if not math.isfinite(per_sequence) or wall_seconds is None:
+    qwen = per_profile.get("qwen2", math.nan)
+    if not math.isfinite(qwen) or wall_seconds is None:
         return "the line under the table gives the cost of a run"
-    hours = per_sequence * preset["width"] / preset["probes"] * 200 / 3600
-    return (f"the stored run took {per_sequence:.3g} s per sequence and configuration with {preset['probes']} "
-            f"probes, so 200 exact profiles ({preset['width']} backward passes each) would take about {hours:.0f} "
-            f"hours per configuration on the same two CPU cores (cost taken as proportional to the backward "
-            f"passes); its {preset['n_sequences']} sequences took {wall_seconds / 3600:.1f} hours for the whole "
-            "chapter")
+    k, d = preset["probes"], preset["width"]
+    hours = qwen * d / k * 200 / 3600
+    gpt = per_profile.get("gpt2", math.nan)
+    gpt_text = (f" and {gpt:.3g} s per GPT-2-shaped profile ({preset['gpt2_probes']} probes)"
+                if math.isfinite(gpt) and "gpt2_probes" in preset else "")
+    return (f"the stored run took {qwen:.3g} s per Qwen2-shaped profile ({k} probes, one forward pass){gpt_text}, "
+            f"each part timed on its own profiles, so 200 exact profiles ({d} cotangents each) would take at most about "
+            f"{hours:.0f} hours on the same two CPU cores (cost taken as proportional to the cotangents, which "
+            f"overcounts the forward pass they share); the whole chapter took {wall_seconds / 3600:.1f} hours")
 
 
 def table(rows: list[dict]):
@@ -258,14 +279,15 @@ def table(rows: list[dict]):
     return Markdown(markdown_table(header, [[text(r[h]) for h in header] for r in rows]))
 
 
-def timing_words(seconds: float, sequences: int, total: int) -> str:
-    """How long this execution's random-init profiles took, or that it took them all from checkpoints."""
-    if not sequences:
-        return ("This execution took every random-init profile from its checkpoints, so it timed none of "
-                f"the {total}.")
-    return (f"In this run, the random-init profiles took {seconds / sequences:.3g} s per sequence and configuration "
-            f"(timed on the {sequences} of {total} sequence profiles that this execution computed; a resumed run "
-            "takes the others from its checkpoints).")
+def timing_words(parts: dict) -> str:
+    """How long this execution's random-init profiles took, part by part (``parts``: a part's
+    name -> (profiles it computed, seconds), not counting those taken from checkpoints)."""
+    timed = {name: (n, t) for name, (n, t) in parts.items() if n}
+    if not timed:
+        return "This execution took every random-init profile from its checkpoints, so it timed none."
+    listed = "; ".join(f"{name}: {t / n:.3g} s per profile ({n} timed)" for name, (n, t) in timed.items())
+    return (f"In this run, each part's random-init profiles took (its own time over its own profiles, with and "
+            f"without positions; a resumed run takes the others from its checkpoints) {listed}.")
 
 
 def fits_table(stats: dict, over: dict, name: dict, score_sd: dict, widths: dict):
@@ -465,3 +487,85 @@ def embedding_meaning_words(changed: bool) -> str:
                 "writes, which is an initialisation choice.")
     return ("At this size the valley's depth does not measurably depend on the embeddings' scale: the mask and "
             "the residual connections set it.")
+
+
+#: The stored run's per-probe profiles, beside its values (``results/jacobians/paper/profiles.npz``).
+PROFILES_FILE = "profiles.npz"
+
+
+def stack_draws(parts: list) -> "np.ndarray":
+    """``(draws, sequences, probes, L)`` float32 from one ``(sequences, probes, L)`` array per
+    weight draw, each draw cut to the fewest sequences of any draw (the presets spread the
+    sequences evenly, so nothing is cut there)."""
+    import numpy as np
+
+    m = min(len(p) for p in parts)
+    return np.stack([np.asarray(p[:m], dtype=np.float32) for p in parts])
+
+
+def variance_shares(arrays: dict, prefix: str) -> dict:
+    """How the variance of :math:`\\log_{10}\\hat\\rho^2` per probe splits between weight draws,
+    sequences and probes (:func:`~attention_geometry.draws.nested_variance`, components
+    averaged over the positions, negative ones set to 0) for ``prefix-on``, ``prefix-off``
+    and their paired difference: ``{setting: (draws, sequences, probes, total)}`` (shares of
+    the total; ``None`` where the design cannot split it: one draw, one sequence per draw or
+    one probe)."""
+    import numpy as np
+
+    from ...draws import nested_variance
+
+    on, off = (np.log10(np.asarray(arrays[f"{prefix}-{s}"], dtype=np.float64)) for s in ("on", "off"))
+    out = {}
+    for setting, y in {"on": on, "off": off, "on minus off": on - off}.items():
+        if min(y.shape[:3]) < 2:
+            out[setting] = None
+            continue
+        nv = nested_variance(y)
+        parts = np.maximum([float(np.mean(nv.draws)), float(np.mean(nv.sequences)), float(np.mean(nv.probes))], 0.0)
+        total = float(parts.sum())
+        out[setting] = (*(parts / total if total > 0 else parts * np.nan), total)
+    return out
+
+
+SETTING_WORDS = {"on": "positions on", "off": "positions off", "on minus off": "on minus off (paired)"}
+
+
+def variance_rows(shares: dict[str, dict | None]) -> list[dict]:
+    """The rows of ``jac-tab-variance``: ``shares`` maps a run's name to :func:`variance_shares`
+    of it (``None``: no such run)."""
+    rows = []
+    for run, by_setting in shares.items():
+        if by_setting is None:
+            rows.append({"run": run, "setting": "not run at the paper's settings", "draws": None, "sequences": None,
+                         "probes": None, "variance of log10 ρ̂²": None})
+            continue
+        for setting, v in by_setting.items():
+            cells = [None] * 4 if v is None else [f"{v[0]:.2f}", f"{v[1]:.2f}", f"{v[2]:.2f}", f"{v[3]:.3g}"]
+            rows.append({"run": run, "setting": SETTING_WORDS[setting], "draws": cells[0], "sequences": cells[1],
+                         "probes": cells[2], "variance of log10 ρ̂²": cells[3]})
+    return rows
+
+
+def largest_level_words(shares) -> str:
+    """Which level holds most of a measurement's variance, from ``(draws, sequences, probes, ...)``
+    shares (``None``: not split)."""
+    import math
+
+    if shares is None or not all(math.isfinite(x) for x in shares[:3]):
+        return "cannot be split with this design (it needs two draws, two sequences per draw and two probes)"
+    names = ("the weight draws", "the sequences within a draw", "the probes within a sequence")
+    i = max(range(3), key=lambda j: shares[j])
+    return (f"comes mostly from {names[i]}" if shares[i] > 0.5
+            else f"is spread over the levels, the largest part from {names[i]}")
+
+
+
+def verdict_count_words(labels: list[str]) -> str:
+    """How many comparisons of a prediction with a measurement each verdict got, in words."""
+    n = len(labels)
+    if not n:
+        return "no comparison was made"
+    agree, differ = labels.count("reproduced"), labels.count("differs")
+    rest = n - agree - differ
+    return (f"{agree} of the {n} measured numbers lie inside the prediction's tolerance band, {differ} outside it"
+            + (f", and {rest} are not decided" if rest else ""))
