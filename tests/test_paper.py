@@ -180,6 +180,20 @@ def test_a_changed_preset_makes_the_stored_run_stale_and_fails_the_book(stored, 
     assert not changed.executed.exists()  # failed before executing anything
 
 
+def test_a_parameter_the_chapter_gained_since_the_run_does_not_make_it_stale(stored):
+    """The run's own measurements stand at its settings; the gained parameter's rows wait for a run."""
+    project, _ = stored
+    gained = {**PARAMS, "width": (int, Field(1, ge=1, le=10, description="width"))}
+    grown = Project(project.root, chapters={"toy": toy_chapter("toy", params=gained,
+                                                               presets={"paper": {**PAPER, "width": 4}})})
+    check_paper_run_fresh("toy", grown)
+    lost = Project(project.root, chapters={"toy": toy_chapter("toy", params={k: v for k, v in PARAMS.items()
+                                                                            if k != "scale"},
+                                                              presets={"paper": {"n_items": 6}})})
+    with pytest.raises(StalePaperRun, match="scale: stored 2, preset null"):
+        check_paper_run_fresh("toy", lost)
+
+
 def test_restart_discards_checkpoints(stored, tmp_path):
     project, _ = stored
     checkpoints = project.root / "results" / "toy" / "paper" / "checkpoints"

@@ -473,7 +473,9 @@ def attach_evidence(project: Project, chapter_name: str, verdicts: dict, why: st
 
 def check_paper_run_fresh(chapter: Chapter | str, project: Project | None = None) -> None:
     """Raise :class:`StalePaperRun` if ``chapter``'s stored run no longer matches its
-    ``paper`` preset (``device`` ignored); nothing to check without a stored run."""
+    ``paper`` preset (``device`` ignored): a parameter the run has whose preset value changed, or
+    that the chapter lost. A parameter the chapter gained since does not make it stale; nothing
+    to check without a stored run."""
     project = project or Project.find()
     chapter = project.chapter(chapter) if isinstance(chapter, str) else chapter
     run = load_paper_run(chapter.name, project)
@@ -485,6 +487,9 @@ def check_paper_run_fresh(chapter: Chapter | str, project: Project | None = None
             f"chapter {chapter.name!r} has a stored paper run in {where} but no {PRESET!r} preset any more; "
             f"delete {where} or restore the preset")
     stored, current = _comparable(run.parameters), _comparable(_preset(project, chapter))
+    # a parameter the chapter gained since the run is a measurement the run does not have: its rows
+    # say "not run at the paper's settings"; the run's own measurements still stand at its settings
+    current = {k: v for k, v in current.items() if k in stored}
     if stored != current:
         diffs = ", ".join(
             f"{k}: stored {json.dumps(stored.get(k))}, preset {json.dumps(current.get(k))}"
