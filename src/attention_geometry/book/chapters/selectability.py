@@ -436,6 +436,7 @@ def along_glue(P, runs: dict, rows, trends: dict) -> dict:
     body.append(("Gaussian, same sets", "", "", *(f"{gauss[w]:.1f}" for w in table.columns)))
     first = {n: r.held_at(0).mean() for n, r in runs.items()}
     return _markdown({"sel-along-stopped-words": stopped_words(runs), "sel-along-words": along_words(trends),
+                      "sel-along-stopped": stopped_words(runs),  # as text: the caveats appendix quotes it
                       "sel-along-sets": min(P.tiny_snapshot_sets, P.table_sets),
                       "sel-along-snapshots": len(runs["layernorm"].snapshots),
                       "sel-along-held-0": first["layernorm"], "sel-along-held-ln": runs["layernorm"].held[-1].mean(),
