@@ -520,7 +520,8 @@ def max_attention_weight(key_sets: npt.ArrayLike, radius: float | npt.ArrayLike,
                          rows: npt.ArrayLike | None = None, *, tol: float = 1e-4,
                          max_iter: int = 2000) -> tuple[np.ndarray, np.ndarray]:
     r"""The largest attention weight a query of norm at most ``radius`` gives each key (module docstring,
-    *Reach*): :math:`w_i(R) = \max_{\lVert q\rVert\le R} \operatorname{softmax}(Kq)_i`.
+    *Reach*): :math:`w_i(R) = \max_{\lVert q\rVert\le R} \operatorname{softmax}(Kq)_i`, solved through its
+    dual (the book's eq. ``eq-sel-reach-dual``), with the bounds of a hull vertex (eq. ``eq-sel-reach-vertex``).
 
     ``key_sets: (S, n, d)`` or ``(n, d)``; ``radius``: :math:`R > 0`, a number or one per set ``(S,)``;
     ``rows``: the keys to solve for, ``(m,)`` indices shared by the sets (default: all).

@@ -47,13 +47,13 @@ class RecencyParams(ChapterParams):
         description="widths d of the recency-probability grid")
     factor_dims: list[Annotated[int, Field(ge=4, le=400)]] = Field([16, 25, 36, 49, 64, 100, 144, 256],
         min_length=1, max_length=16, description="widths d of the missing-factor study at alpha = 0")
+    fig2_d: int = Field(64, ge=4, le=16_384,
+        description="width of the key-profile study, the paper's Figures 2 and 5 (the authors' code: 64 in both "
+                    "versions); from the grid where the grid has it")
     heatmap_scale: Literal["paper", "panel", "row"] = Field("paper",
         description="colour scale of the heat maps: the authors' ('paper'), one per panel, or one per row")
     ext_models: int = Field(8, ge=2, le=1024, description="weight draws per addition to the paper's layer")
     ext_samples: int = Field(1024, ge=16, le=1_000_000, description="input sequences per weight draw")
-    fig2_d: int = Field(64, ge=4, le=16_384,
-        description="width of the key-profile study, the paper's Figures 2 and 5 (the authors' code: 64 in both "
-                    "versions); from the grid where the grid has it")
     nope_d: int = Field(32, ge=8, le=512, description="width of the trained NoPE decoder")
     nope_seq_len: int = Field(32, ge=8, le=512,
         description="training and evaluation window of the NoPE decoder (bytes)")
@@ -870,7 +870,7 @@ def nope_norm_values(nope: dict, controls: dict) -> tuple[dict, dict]:
 
     per_seed = lambda res: np.array([np.mean([e.value for e in r["after"]]) for r in res["runs"]])
     ln = per_seed(nope)
-    rows, values = {}, {}
+    rows, values, said = {}, {}, {}
     for norm, res in controls.items():
         ctrl = per_seed(res)
         rows[norm] = {"rp": stats.mean_estimate(ctrl), "diff": stats.mean_estimate(ln[: len(ctrl)] - ctrl),
@@ -879,8 +879,9 @@ def nope_norm_values(nope: dict, controls: dict) -> tuple[dict, dict]:
         values[f"rec-nope-{norm}-se"] = rows[norm]["rp"].se
         values[f"rec-nope-{norm}-diff"] = rows[norm]["diff"].value
         values[f"rec-nope-{norm}-diff-se"] = rows[norm]["diff"].se
-        values[f"rec-nope-{norm}-words"] = wd.trend_word(
+        said[norm] = wd.trend_word(
             rows[norm]["diff"], above="exceeds", below="falls short of", neither="does not measurably differ from")
+    values.update({"rec-nope-rmsnorm-words": said.get("rmsnorm", ""), "rec-nope-none-words": said.get("none", "")})
     values["rec-nope-control-seeds"] = min(r["seeds"] for r in rows.values()) if rows else 0
     return values, rows
 
