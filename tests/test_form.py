@@ -5,7 +5,7 @@ import textwrap
 
 from attention_geometry.book import form
 from attention_geometry.book.form import (ANY_PARAMETERS, MAX_CELL_LINES, MAX_GLUED_PER_PARAGRAPH, MAX_VISIBLE_CELLS,
-                                          chapter_report, code_cells, crowded_paragraphs, fixed_comparisons,
+                                          broken_fences, chapter_report, code_cells, crowded_paragraphs, fixed_comparisons,
                                           form_problems, glued_count, prose_paragraphs, visible_cells)
 
 HEADER = "---\njupytext:\n  text_representation:\n    format_name: myst\n---\n\n# A chapter\n\n"
@@ -166,7 +166,7 @@ def test_chapter_report_and_main(tmp_path, capsys):
     good.write_text(source(cell(), "The value is {glue:text}`v`.\n"))
     report = chapter_report(bad)
     assert len(report["cells"]) == 1 and len(report["crowded"]) == 1 and len(report["comparisons"]) == 1
-    assert chapter_report(good) == {"cells": [], "crowded": [], "comparisons": []}
+    assert chapter_report(good) == {"cells": [], "crowded": [], "comparisons": [], "fences": []}
     assert form.main([str(good)]) == 0
     assert form.main([str(good), str(bad)]) == 1
     out = capsys.readouterr().out
@@ -188,3 +188,33 @@ def test_every_chapter_of_the_book_passes_the_form_checker():
     bad = {p.name: found for p in chapters
            if (found := {kind: items for kind, items in chapter_report(p).items() if items})}
     assert not bad, bad
+
+
+# --- fences that cut the notebook ---
+
+TABLE = "{fence}{{table}} {caption}\n:name: tab-x\n\n```{{glue:md}} tab-x\n:format: myst\n```\n{fence}\n"
+
+
+def _notebook_code_cells(text):
+    import jupytext
+    return sum(c.cell_type == "code" for c in jupytext.reads(text, fmt="md:myst").cells)
+
+
+def test_a_backtick_in_a_backtick_fences_caption_is_found_and_cuts_the_notebook():
+    """CommonMark: a backtick fence's info string may not hold a backtick. Jupytext then reads the
+    rest of the chapter as Markdown, so the code cell after the table is lost; the checker names the
+    line. A tilde fence, or a caption without a backtick, keeps every cell and is not reported."""
+    for fence, caption, cut in (("````", "The `x` value.", True), ("````", "The {glue:text}`v` value.", True),
+                                ("~~~~", "The {glue:text}`v` value.", False), ("````", "The $x$ value.", False)):
+        src = source(cell(), TABLE.format(fence=fence, caption=caption), cell("y = 2"))
+        assert _notebook_code_cells(src) == (1 if cut else 2), (fence, caption)
+        found = broken_fences(src)
+        assert len(found) == int(cut) and (not cut or found[0].startswith("line ")), (fence, caption, found)
+
+
+def test_every_chapter_keeps_all_its_code_cells_in_the_notebook():
+    """What jupytext reads from each chapter has every code cell of the source text."""
+    from pathlib import Path
+    for p in sorted((Path(__file__).resolve().parents[1] / "book").glob("0*.md")):
+        text = p.read_text()
+        assert _notebook_code_cells(text) == len(code_cells(text)), p.name

@@ -138,27 +138,6 @@ def test_default_variants_change_one_switch_each():
         assert diff and (len(diff) == 1 or set(diff) == {"mask", "window"}), name
 
 
-def test_grid_change_and_trend_read_the_ends_of_a_line_with_their_errors():
-    from attention_geometry.stats import Estimate
-
-    pts = {(h, d): Estimate(0.1 * np.log2(h) - 0.05 * np.log2(d) + 1.0, 0.01) for h in (2, 4, 8) for d in (16, 32, 64)}
-    depth, width = ag.grid_change(pts, along=0), ag.grid_change(pts, along=1)
-    assert set(depth) == {16, 32, 64} and all(lo == 2 and hi == 8 for lo, hi, _ in depth.values())
-    assert all(c.value == pytest.approx(0.2) and c.se == pytest.approx(0.01 * np.sqrt(2)) for *_, c in depth.values())
-    assert all(c.value == pytest.approx(-0.1) for *_, c in width.values())
-    assert ag.grid_trend(pts, along=0).startswith("with depth it rises (change 0.2")
-    assert ag.grid_trend(pts, along=1).startswith("with width it falls")
-    assert ag.grid_trend(pts, along=0).endswith("from H = 2 to H = 8, at d = 64)")
-    noisy = {k: Estimate(e.value, 0.5) for k, e in pts.items()}
-    assert "does not change measurably" in ag.grid_trend(noisy, along=0)
-    zeros = {**pts, **{(h, 64): Estimate(0.0, 0.0) for h in (2, 4, 8)}}  # never an unselectable key at d = 64
-    assert ag.grid_trend(zeros, along=0).startswith("with depth it does not change at all")
-    with pytest.raises(ValueError, match="along"):
-        ag.grid_change(pts, along=2)
-    with pytest.raises(ValueError, match="points"):
-        ag.grid_change({}, along=0)
-
-
 ROLES = {"baseline": "b", "no_mask": "m", "window": "w", "no_norm": "n", "rmsnorm": "r", "no_residual": "a",
          "deeper": "h", "rope": "p"}
 

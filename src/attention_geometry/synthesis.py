@@ -41,13 +41,12 @@ of visible keys; 1 is uniform).
 Shapes: ``X: (batch, n, d)``; ``scores: (batch, layer, head, n, n)``.
 
 The component table and the claims of chapter 9 (``component_effects``,
-``synthesis_claims``) are in :mod:`attention_geometry.verdicts`, the words on a
-grid's trend (``grid_trend``) in :mod:`attention_geometry.words`: this module
+``synthesis_claims``) are in :mod:`attention_geometry.verdicts`: this module
 returns numbers.
 """
 
 import math
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from functools import lru_cache
 
@@ -62,7 +61,7 @@ from .layernorm import NORMS, normalise
 from .recency.simulation import recency_fraction, triples
 from .checkpoint import CheckpointStore, resumable_map
 from .draws import DrawEstimate, draw_slices, over_draws, over_replicates
-from .stats import Estimate, difference_estimate
+from .stats import Estimate
 
 __all__ = [
     "SynthConfig",
@@ -79,7 +78,6 @@ __all__ = [
     "cesaro_relative_collapse",
     "paired_change",
     "uniformity_over_scale",
-    "grid_change",
     "uniform_gram",
     "uniform_scores",
     "gaussian_unselectable",
@@ -416,29 +414,6 @@ def paired_change(variant: dict, baseline: dict, key: str, *, log: bool = False)
         a, b = np.log(a), np.log(b)
     diff = np.asarray(a, dtype=np.float64) - np.asarray(b, dtype=np.float64)
     return over_replicates(diff, baseline.get("n_draws", 1))
-
-
-def grid_change(points: Mapping[tuple, Estimate], *, along: int) -> dict:
-    """How a quantity measured on a grid changes from the smallest to the largest value of one
-    of its two coordinates.
-
-    ``points``: ``{(a, b): Estimate}`` (for example ``(n_layers, d)``), independent estimates.
-    For each value of the *other* coordinate: ``(low, high, change)``, the coordinate's smallest
-    and largest values on that line and the change of the estimate between them, an
-    :class:`~attention_geometry.stats.Estimate` with the standard errors added in quadrature
-    (no model of the trend in between is assumed)."""
-    along = check_choice("along", along, (0, 1))
-    lines: dict = {}
-    for key, est in points.items():
-        lines.setdefault(key[1 - along], []).append((key[along], est))
-    if not lines:
-        raise fail("points", "an empty mapping", "estimates on a grid")
-    out = {}
-    for other, line in sorted(lines.items()):
-        line.sort(key=lambda item: item[0])
-        (lo, first), (hi, last) = line[0], line[-1]
-        out[other] = (lo, hi, difference_estimate(last, first))
-    return out
 
 
 def cesaro_relative_collapse(L: int, alpha: float, depths: Sequence[int], d: int = 16, seed: int = 0) -> np.ndarray:

@@ -12,7 +12,6 @@ out) and tested on each of its outcomes.
 * :func:`share_of_words` -- the same from the share's numerator and denominator, refusing
   a share word when the denominator's interval contains 0 (the share is then no number);
 * :func:`differences_in_words` -- a set-up's differences from the original's (chapter 2);
-* :func:`grid_trend` -- how a quantity on a grid changes along one coordinate (chapter 9);
 * :func:`training_shortfall` -- what a training lacks of the original's (chapter 3);
 * :func:`describe_corpus` -- one sentence on the text corpus (chapters 3 and 8).
 """
@@ -28,7 +27,6 @@ __all__ = [
     "share_words",
     "share_of_words",
     "differences_in_words",
-    "grid_trend",
     "training_shortfall",
     "describe_corpus",
 ]
@@ -109,27 +107,6 @@ def differences_in_words(rows: Sequence[tuple]) -> str:
     as "steps 1,500 (the original: 14,000), ..."; no rows: "none: the original's settings"."""
     return ", ".join(f"{k} {ours:,} (the original: {orig:,})" for k, ours, orig in rows) if rows \
         else "none: the original's settings"
-
-
-def grid_trend(points: Mapping[tuple, Estimate], *, along: int, names: Sequence[str] = ("H", "d")) -> str:
-    """A sentence part on how the quantity in ``points`` (as in
-    :func:`~attention_geometry.synthesis.grid_change`) changes along coordinate ``along``,
-    read at the largest value of the other coordinate:
-    ``"with depth it falls (change -0.303 ± 0.011 from H = 2 to H = 8, at d = 64)"``. The
-    word comes from :func:`trend_word` on the change's 95 % interval."""
-    from .synthesis import grid_change
-
-    what = f"with {('depth', 'width')[along] if tuple(names) == ('H', 'd') else names[along]}"
-    changes = grid_change(points, along=along)
-    at, other = names[1 - along], max(changes)
-    lo, hi, change = changes[other]
-    if lo == hi:
-        return f"{what}: one point only (at {at} = {other})"
-    where = f"from {names[along]} = {lo:g} to {names[along]} = {hi:g}, at {at} = {other:g}"
-    if change.se == 0 and change.value == 0:
-        return f"{what} it does not change at all ({where})"
-    word = trend_word(change, above="rises", below="falls", neither="does not change measurably")
-    return f"{what} it {word} (change {change.format()} {where})"
 
 
 def training_shortfall(training: Any, original: Any = None) -> str:

@@ -13,6 +13,12 @@ number must be computed too, because a rerun at other parameters changes the num
 literal word. :func:`fixed_comparisons` finds such sentences. A sentence whose literal words
 hold at every allowed parameter (a theorem's statement, say) is marked with a MyST comment
 ``% holds at any parameters`` on the line above its paragraph.
+
+A backtick fence whose opening line holds a backtick (``````{table} The `x` ...``, a caption
+with inline code or a glue role) is not a fence in CommonMark, whose info string may not
+contain backticks: jupytext then reads the rest of the chapter as one Markdown cell, and
+every code cell after it is lost. :func:`broken_fences` finds such lines; a caption with a
+role needs a tilde fence (``~~~~{table} ...``).
 """
 
 from __future__ import annotations
@@ -176,11 +182,21 @@ def fixed_comparisons(source: str) -> list[str]:
     return found
 
 
+_BACKTICK_OPENING = re.compile(r"^`{3,}([^`\n][^\n]*)$", re.M)
+
+
+def broken_fences(source: str) -> list[str]:
+    """Lines that open a backtick fence with a backtick in their info string (CommonMark's
+    rule: not a fence, so the notebook is cut there), each named by its line number."""
+    return [f"line {source.count(chr(10), 0, m.start()) + 1}: a backtick after a backtick fence: {m.group(0)[:70]}"
+            for m in _BACKTICK_OPENING.finditer(source) if "`" in m.group(1)]
+
+
 def chapter_report(path: Path | str) -> dict[str, list[str]]:
     """The form problems of one chapter's source file (see ``python -m attention_geometry.book.form``)."""
     source = Path(path).read_text()
     return {"cells": form_problems(source), "crowded": crowded_paragraphs(source),
-            "comparisons": fixed_comparisons(source)}
+            "comparisons": fixed_comparisons(source), "fences": broken_fences(source)}
 
 
 def main(argv: list[str] | None = None) -> int:

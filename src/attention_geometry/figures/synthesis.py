@@ -6,7 +6,7 @@ import seaborn as sns
 from .theme import new_figure as _new_figure
 from .theme import set_theme  # noqa: F401  (the shared theme; the chapter calls it once)
 
-__all__ = ["plot_variants", "plot_position_axis", "plot_scale_entropy", "plot_cesaro_collapse", "plot_sweep",
+__all__ = ["plot_variants", "plot_position_axis", "plot_scale_entropy", "plot_cesaro_collapse",
            "plot_one_operator", "plot_design_lines"]
 
 #: The four quantities, one per paper, as the chapter names them.
@@ -97,31 +97,6 @@ def plot_cesaro_collapse(depths, measured: dict, predicted: dict):
     ax.set_xlabel("depth $H$")
     ax.set_ylabel(r"$\mu(N^H X)/\|N^H X\|_F$")
     ax.legend(fontsize=8)
-    return fig
-
-
-def plot_sweep(table, x: str, hue: str, quantities: dict = QUANTITIES, prefix: str = ""):
-    """The stored sweep: one panel per quantity against ``x``, one line per value of ``hue``
-    (``table``: columns ``x``, ``hue``, ``key``, ``value``; the glued keys are ``prefix + quantity``).
-    ``table = None`` (no stored sweep): a figure that says so."""
-    fig = _new_figure(figsize=(12, 3.4), layout="constrained")
-    if table is None:
-        ax = fig.subplots()
-        ax.axis("off")
-        ax.text(0.5, 0.5, "sweep not stored yet (make sweep CHAPTER=synthesis "
-                "GRID=sweeps/synthesis-depth-width.yaml)", ha="center", va="center")
-        return fig
-    axes = fig.subplots(1, len(quantities))
-    for ax, (key, label) in zip(axes, quantities.items()):
-        part = table[table["key"] == prefix + key]
-        for (h, g), colour in zip(part.groupby(hue), sns.color_palette(n_colors=part[hue].nunique())):
-            g = g.sort_values(x)
-            ax.plot(g[x], g["value"], marker="o", color=colour, label=f"{hue} = {h}")
-        ax.set_title(label, fontsize=9)
-        ax.set_xlabel(x)
-        if key == "last_mid":
-            ax.set_yscale("log")
-    axes[0].legend(fontsize=7)
     return fig
 
 

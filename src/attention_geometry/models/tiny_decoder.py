@@ -307,28 +307,47 @@ def train_tiny_decoder(config: TinyDecoderConfig, texts: Sequence[str], training
     """
     check_int("seed", seed, low=0)
     stream = _stream(texts)
-    if len(stream) <= training.seq_len + 1 or training.seq_len + 1 > config.max_len + 1:
-        raise fail("training.seq_len", training.seq_len,
-                   f"at most {min(len(stream) - 2, config.max_len)} (the text and the positions)")
-    key = {"what": "tiny_decoder", **asdict(config), **asdict(training), "seed": seed,
-           "text": hashlib.sha256(stream.numpy().tobytes()).hexdigest()[:16]}
-    for k in ("steps", "checkpoint_every"):
-        key.pop(k)
+    _check_stream(stream, config, training)
+    key = _training_key("tiny_decoder", stream, config, training, seed)
     with torch_threads(1):
         return _train(config, stream, training, seed, store or CheckpointStore(None), key, progress)
 
 
-def _train(config, stream, training, seed, store, key, progress):
+def _check_stream(stream, config, training):
+    if len(stream) <= training.seq_len + 1 or training.seq_len + 1 > config.max_len + 1:
+        raise fail("training.seq_len", training.seq_len,
+                   f"at most {min(len(stream) - 2, config.max_len)} (the text and the positions)")
+
+
+def _training_key(what, stream, config, training, seed, **more):
+    """The checkpoint key of a training run: everything that determines its trajectory
+    except the step cap (a later run with more steps continues from it)."""
+    key = {"what": what, **asdict(config), **asdict(training), **more, "seed": seed,
+           "text": hashlib.sha256(stream.numpy().tobytes()).hexdigest()[:16]}
+    for k in ("steps", "checkpoint_every"):
+        key.pop(k)
+    return key
+
+
+def _start(config, training, seed, store, name, key):
+    """A fresh model and AdamW, resumed from ``store``'s checkpoint ``name``/``key`` when it
+    holds one of at most ``training.steps`` steps. Returns ``(model, opt, saved, store)``;
+    ``saved`` is the checkpoint (None when training starts afresh) and ``store`` is
+    detached when the checkpoint belongs to a longer run (which is left alone)."""
     model = TinyDecoder(config, seed)
     opt = torch.optim.AdamW(model.parameters(), lr=training.lr, weight_decay=0.0)
-    losses, step = [], 0
-    saved = store.load("tiny_decoder", key)
+    saved = store.load(name, key)
     if saved is not None and saved["step"] > training.steps:
-        store = CheckpointStore(None)  # a longer run's checkpoint: leave it alone
-    elif saved is not None:
+        return model, opt, None, CheckpointStore(None)
+    if saved is not None:
         model.load_state_dict(saved["model"])
         opt.load_state_dict(saved["opt"])
-        losses, step = list(saved["losses"]), saved["step"]
+    return model, opt, saved, store
+
+
+def _train(config, stream, training, seed, store, key, progress):
+    model, opt, saved, store = _start(config, training, seed, store, "tiny_decoder", key)
+    losses, step = ([], 0) if saved is None else (list(saved["losses"]), saved["step"])
     bar = progress_bar(progress, training.steps, step, f"train {config.norm}")
     model.train()
     while step < training.steps:
@@ -454,32 +473,22 @@ def train_to_plateau(config: TinyDecoderConfig, texts: Sequence[str], held_windo
     """
     check_int("seed", seed, low=0)
     stream = _stream(texts)
-    if len(stream) <= training.seq_len + 1 or training.seq_len + 1 > config.max_len + 1:
-        raise fail("training.seq_len", training.seq_len,
-                   f"at most {min(len(stream) - 2, config.max_len)} (the text and the positions)")
+    _check_stream(stream, config, training)
     windows = [torch.as_tensor(w) for w in held_windows]
     if not windows:
         raise fail("held_windows", 0, "at least one window")
     digest = hashlib.sha256(b"".join(w.numpy().astype(np.uint8).tobytes() for w in windows)).hexdigest()[:16]
-    key = {"what": "tiny_decoder_plateau", **asdict(config), **asdict(training), **asdict(plateau), "seed": seed,
-           "text": hashlib.sha256(stream.numpy().tobytes()).hexdigest()[:16], "held": digest}
-    for k in ("steps", "checkpoint_every"):
-        key.pop(k)
+    key = {**_training_key("tiny_decoder_plateau", stream, config, training, seed, **asdict(plateau)),
+           "held": digest}
     with torch_threads(1):
         return _train_to_plateau(config, stream, windows, training, plateau, seed,
                                  store or CheckpointStore(None), key, progress)
 
 
 def _train_to_plateau(config, stream, windows, training, plateau, seed, store, key, progress):
-    model = TinyDecoder(config, seed)
-    opt = torch.optim.AdamW(model.parameters(), lr=training.lr, weight_decay=0.0)
+    model, opt, saved, store = _start(config, training, seed, store, "tiny_decoder_plateau", key)
     state = {"step": 0, "losses": [], "held_steps": [], "held": [], "snapshots": {}, "plateau": False}
-    saved = store.load("tiny_decoder_plateau", key)
-    if saved is not None and saved["step"] > training.steps:
-        store = CheckpointStore(None)  # a longer run's checkpoint: leave it alone
-    elif saved is not None:
-        model.load_state_dict(saved["model"])
-        opt.load_state_dict(saved["opt"])
+    if saved is not None:
         state = {k: saved[k] for k in state}
     grid = set(snapshot_grid(training.steps))
 
