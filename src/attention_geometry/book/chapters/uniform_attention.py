@@ -592,9 +592,13 @@ def width_summary(wruns: dict, plan: dict) -> dict:
     for quantity, short, _ in WIDTH_QUANTITIES:
         per = {norm: {d: ag.run_summary(wruns[norm, d])[quantity] for d in dims} for norm, dims in plan.items()}
         con = ag.width_contrasts(per["layernorm"], per["rmsnorm"])
-        shifted = sorted(con["shift"])
         ctrl = per["rmsnorm"]
+        # a width where a run's value is not finite (a diverged run) is left out of the pooled means, and named
+        finite = [d for d in sorted(con["shift"]) if np.isfinite(con["shift"][d]).all()
+                  and np.isfinite(ctrl[d] - ctrl[d - 1]).all()]
+        shifted = finite or sorted(con["shift"])
         out[short] = {**per, **con, "slopes": ag.gap_slopes(con["gap"]),
+                      "left_out": [d for d in sorted(con["shift"]) if d not in finite],
                       "pooled_shift": np.mean([con["shift"][d] for d in shifted], axis=0),
                       "pooled_gain": np.mean([ctrl[d] - ctrl[d - 1] for d in shifted], axis=0)}
     return out
@@ -709,7 +713,8 @@ def width_claims(P, ws: dict, row: dict) -> list:
             statement=f"{reading}: on the {quantity}, LayerNorm at width d lies nearer the fair control at d − 1 "
                       "than at d",
             measured=f"LN(d) − (control(d − 1) + control(d))/2, mean over the widths with d − 1, per seed: "
-                     f"{shift.format()}", settings=settings,
+                     f"{shift.format()}" + (f" (left out: d = {', '.join(map(str, q['left_out']))}, where a run's "
+                                            f"{quantity} is not finite)" if q["left_out"] else ""), settings=settings,
             verdict=ag.draws_verdict(ag.sign_verdict(shift, -better, what="shift"), shift)))
         out.append(ag.Claim(
             f"ua-width-trend-{short}", where="abstract, (a)", source="abstract", claim_kind="reading", **row,
