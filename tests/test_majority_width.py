@@ -58,7 +58,8 @@ def test_value_spectrum_is_the_weighted_covariance():
 
 def test_width_plan_contrasts_and_slopes():
     plan = M.width_plan([5, 3, 4])
-    assert plan == {"layernorm": [3, 4, 5], "rmsnorm": [2, 3, 4, 5]}
+    assert plan == {"layernorm": [3, 4, 5], "rmsnorm": [3, 4, 5]}  # no control at d = 2 (MIN_WIDTH)
+    assert M.width_plan([6, 4]) == {"layernorm": [4, 6], "rmsnorm": [3, 4, 6]}
     with pytest.raises(ValueError):
         M.width_plan([2])
     ctrl = {d: np.array([d, d + 1.0]) for d in (2, 3, 4, 5)}
@@ -74,13 +75,32 @@ def test_width_plan_contrasts_and_slopes():
 
 
 def test_width_sweep_resumes_from_checkpoints(tmp_path):
-    plan = M.width_plan([3])
+    plan = M.width_plan([4])
     first = M.train_width_sweep(plan, [0, 1], SMALL, store=CheckpointStore(tmp_path))
     again = M.train_width_sweep(plan, [0, 1], SMALL, store=CheckpointStore(tmp_path))  # loads the finished state
     fresh = M.train_width_sweep(plan, [0, 1], SMALL)
-    assert set(first) == {("layernorm", 3), ("rmsnorm", 2), ("rmsnorm", 3)}
+    assert set(first) == {("layernorm", 4), ("rmsnorm", 3), ("rmsnorm", 4)}
     for key in first:
         assert first[key].setup.d == key[1]
         assert np.allclose(first[key].final["test_accuracy"], again[key].final["test_accuracy"])
         assert np.allclose(first[key].loss, fresh[key].loss, equal_nan=True)
         assert first[key].value_spectrum.shape == (2, key[1])
+
+
+def test_width_summary_leaves_out_a_width_with_a_diverged_run():
+    """A run whose final training loss is not finite (a diverged seed) leaves its width out of the
+    pooled shift and gain, which stay finite, and the width is named; the finite widths are unchanged."""
+    from dataclasses import replace
+
+    from attention_geometry.book.chapters.uniform_attention import width_summary
+    plan = M.width_plan([4, 5])
+    runs = M.train_width_sweep(plan, [0, 1], SMALL)
+    clean = width_summary(runs, plan)
+    assert clean["loss"]["left_out"] == [] and np.isfinite(clean["loss"]["pooled_shift"]).all()
+    loss = runs["rmsnorm", 5].loss.copy()
+    loss[1, -1] = np.nan  # seed 1 of the control at d = 5 diverged
+    broken = width_summary({**runs, ("rmsnorm", 5): replace(runs["rmsnorm", 5], loss=loss)}, plan)
+    assert broken["loss"]["left_out"] == [5]
+    assert np.isfinite(broken["loss"]["pooled_shift"]).all() and np.isfinite(broken["loss"]["pooled_gain"]).all()
+    assert np.allclose(broken["loss"]["pooled_shift"], clean["loss"]["shift"][4])  # only d = 4 is left
+    assert broken["acc"]["left_out"] == []  # the accuracy is finite: nothing left out there

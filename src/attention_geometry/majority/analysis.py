@@ -183,14 +183,22 @@ def spectrum_rank(spectrum: npt.ArrayLike, rtol: float = 1e-8) -> np.ndarray:
     return (lam > rtol * lam.max(-1, keepdims=True)).sum(-1)
 
 
+#: The narrowest width the width sweep trains. At d = 2 the feed-forward LayerNorm (epsilon 0, as in
+#: the original) maps h to gamma * sign(h_1 - h_2) (1, -1) + beta, a step whose gradient grows as
+#: 1 / |h_1 - h_2|: training there diverges, so no variant is trained below d = 3.
+MIN_WIDTH = 3
+
+
 def width_plan(dims: Sequence[int]) -> dict[str, list[int]]:
     """The widths each variant of the width sweep trains at: LayerNorm at ``dims``, the fair control
-    (``"rmsnorm"``) at ``dims`` and one below the smallest, so that LayerNorm at every width ``d``
-    whose ``d - 1`` is among them meets the control at both ``d - 1`` and ``d``."""
-    dims = sorted({check_int("dims[i]", d, low=3) for d in dims})
+    (``"rmsnorm"``) at ``dims`` and one below the smallest when that is at least :data:`MIN_WIDTH`, so
+    that LayerNorm at every width ``d`` whose ``d - 1`` is among them meets the control at both
+    ``d - 1`` and ``d``."""
+    dims = sorted({check_int("dims[i]", d, low=MIN_WIDTH) for d in dims})
     if not dims:
-        raise fail("dims", dims, "at least one width of 3 or more")
-    return {"layernorm": dims, "rmsnorm": [dims[0] - 1] + dims}
+        raise fail("dims", dims, f"at least one width of {MIN_WIDTH} or more")
+    below = [dims[0] - 1] if dims[0] - 1 >= MIN_WIDTH else []
+    return {"layernorm": dims, "rmsnorm": below + dims}
 
 
 def width_contrasts(ln: dict[int, np.ndarray], control: dict[int, np.ndarray]) -> dict[str, dict[int, np.ndarray]]:

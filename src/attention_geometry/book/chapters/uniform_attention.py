@@ -670,14 +670,17 @@ def width_glue(P, ws: dict) -> dict:
                      f"{ws['dim']['layernorm', d].mean():.2f} / {ws['dim']['rmsnorm', d].mean():.2f}",
                      f"{int(ws['rank']['layernorm', d].max())} / {int(ws['rank']['rmsnorm', d].max())}"))
     d0 = ws["dims"][0] - 1
-    rows.insert(0, (f"{d0}", "—", _interval_text(ag.mean_estimate(acc["rmsnorm"][d0])), "—", "—", "—",
-                 f"— / {ws['dim']['rmsnorm', d0].mean():.2f}", f"— / {int(ws['rank']['rmsnorm', d0].max())}"))
+    if d0 in acc["rmsnorm"]:  # the control one width below the narrowest, when the sweep trains it
+        rows.insert(0, (f"{d0}", "—", _interval_text(ag.mean_estimate(acc["rmsnorm"][d0])), "—", "—", "—",
+                        f"— / {ws['dim']['rmsnorm', d0].mean():.2f}", f"— / {int(ws['rank']['rmsnorm', d0].max())}"))
+    below = (f"and the control also at $d = {d0}$" if d0 in acc["rmsnorm"] else
+             f"and nothing narrower (no variant is trained below $d = {ag.MIN_WIDTH}$, as explained below)")
     table = markdown_table(("width $d$", "LayerNorm accuracy", "fair-control accuracy", "accuracy gap (LN − control)",
                             "training-loss gap (LN − control)", "LN − midpoint of control at $d-1$, $d$ (accuracy)",
                             "effective dimension, LN / control", "largest rank, LN / control"), rows)
     out = {"ua-tab-width": table, "ua-width-seeds": P.width_seeds, "ua-width-steps": P.width_steps,
            "ua-width-batch": P.width_batch, "ua-width-lr": P.width_lr,
-           "ua-width-dims": ", ".join(str(d) for d in ws["dims"]), "ua-width-d0": d0}
+           "ua-width-dims": ", ".join(str(d) for d in ws["dims"]), "ua-width-below-words": below}
     for _, short, better in WIDTH_QUANTITIES:
         q = ws[short]
         shift, gain = ag.mean_estimate(q["pooled_shift"]), ag.mean_estimate(q["pooled_gain"])
