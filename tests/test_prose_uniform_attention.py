@@ -102,3 +102,35 @@ def test_value_rank_words_flip():
     assert "spans at most 2" in ch.value_rank_words([2, 1], [3, 2], 3)
     assert "between 2 and 3" in ch.value_rank_words([2, 1], [3, 2], 3)
     assert "more than $d - 1$" in ch.value_rank_words([3, 2], [3, 3], 3)
+
+
+def test_the_width_sweep_at_the_paper_settings_comes_from_the_stored_run(tmp_path):
+    """The stored run's own words and table, in its settings; a sentence (and this run's figure) where no
+    stored run holds the sweep; and the paper-scale run itself says so."""
+    import json
+    import types
+
+    def glue(name, mime, value):
+        return {"output_type": "display_data", "metadata": {"scrapbook": {"name": name, "mime_prefix": ""}},
+                "data": {mime: value, "text/plain": "<IPython.core.display.Markdown object>"}}
+    words = {f"ua-width-{kind}-{short}-words": f"<{kind} {short}>" for short in ("acc", "loss")
+             for kind in ("one-dim", "trend")}
+    outputs = [glue(k, "text/markdown", v) for k, v in words.items()]
+    outputs.append(glue("ua-tab-width", "text/markdown", "| d |\n|---|\n| 3 |"))
+    (tmp_path / "02_uniform_attention.ipynb").write_text(json.dumps(
+        {"cells": [{"cell_type": "code", "source": "", "outputs": outputs}]}))
+    stored = types.SimpleNamespace(folder=tmp_path, values={"ua-width-seeds": 10, "ua-width-dims": "3, 4",
+                                                            "ua-width-steps": 3000})
+    g = ch.width_paper_glue(stored, "this run's figure")
+    said = g["ua-width-paper-words"].data
+    assert said.startswith("At the paper's settings (the stored run: 10 seeds per variant and width")
+    assert r"$d \in \{3, 4\}$" in said and "3,000 steps" in said
+    assert all(w in said for w in words.values()) and g["ua-tab-width-paper"].data == "| d |\n|---|\n| 3 |"
+    assert g["fig-ua-width-paper"] == "this run's figure"  # the toy notebook holds no PNG
+    none = ch.width_paper_glue(None, "this run's figure")
+    assert none["ua-width-paper-words"].data == "No stored run at the paper's settings holds the width sweep."
+    assert none["fig-ua-width-paper"] == "this run's figure" and "no stored run" in none["ua-width-paper-source"]
+    (tmp_path / "02_uniform_attention.ipynb").write_text(json.dumps({"cells": []}))  # a run from before the sweep
+    assert ch.width_paper_glue(stored, None)["ua-width-paper-words"].data.startswith("No stored run")
+    itself = ch.width_paper_glue(stored, None, this_is_the_run=True)
+    assert itself["ua-width-paper-words"].data.startswith("This run is the paper-scale run")

@@ -693,6 +693,34 @@ def width_glue(P, ws: dict) -> dict:
     return _markdown(out)
 
 
+def width_paper_glue(stored, fallback, *, this_is_the_run: bool = False) -> dict:
+    """The width sweep at the paper's settings, as the stored paper run measured it: its figure
+    (``fig-ua-width-paper``, ``fallback`` where no stored run holds one), its table and the sentence
+    that reads it in the words of this run's (``ua-width-paper-words``), or a sentence saying there is
+    none. The verdicts of the rows ``ua-width-*`` at the paper's settings come from the same run."""
+    from IPython.display import Markdown
+
+    from ..notebooks import glued_text
+    fig, source = stored_figure(stored, "fig-ua-width", fallback, this_is_the_run=this_is_the_run)
+    notebooks = sorted(stored.folder.glob("*.ipynb")) if stored and not this_is_the_run else []
+    text = glued_text(notebooks[0]) if notebooks else {}
+    keys = [f"ua-width-{kind}-{short}-words" for short in ("acc", "loss") for kind in ("one-dim", "trend")]
+    if this_is_the_run:
+        words, table = "This run is the paper-scale run: the sweep above is at the paper's settings.", ""
+    elif not all(k in text for k in keys) or "ua-tab-width" not in text:
+        words, table = "No stored run at the paper's settings holds the width sweep.", ""
+    else:
+        v = stored.values
+        acc_dim, acc_trend, loss_dim, loss_trend = (text[k] for k in keys)
+        words = (f"At the paper's settings (the stored run: {v['ua-width-seeds']} seeds per variant and width, "
+                 f"$d \\in \\{{{v['ua-width-dims']}\\}}$, {v['ua-width-steps']:,} steps), on the final test "
+                 f"accuracy LayerNorm {acc_dim}, and its deficit against the fair control {acc_trend}; on the "
+                 f"final training loss it {loss_dim}, and its deficit {loss_trend}.")
+        table = text["ua-tab-width"]
+    return {"fig-ua-width-paper": fig, "ua-width-paper-source": source, "ua-width-paper-words": Markdown(words),
+            "ua-tab-width-paper": Markdown(table or "| the stored run |\n|---|\n| holds no width sweep |")}
+
+
 def width_claims(P, ws: dict, row: dict) -> list:
     """The book's readings of the width sweep, per quantity: the projection costs the value path one
     dimension (the pooled shift, on the side of the control one dimension narrower), and the cost shrinks
