@@ -134,3 +134,23 @@ def test_the_width_sweep_at_the_paper_settings_comes_from_the_stored_run(tmp_pat
     assert ch.width_paper_glue(stored, None)["ua-width-paper-words"].data.startswith("No stored run")
     itself = ch.width_paper_glue(stored, None, this_is_the_run=True)
     assert itself["ua-width-paper-words"].data.startswith("This run is the paper-scale run")
+
+
+def test_the_step_ratios_at_the_paper_settings_come_from_the_stored_run(tmp_path):
+    import json
+    import types
+
+    def glue(name, mime, value):
+        return {"output_type": "display_data", "metadata": {"scrapbook": {"name": name, "mime_prefix": ""}},
+                "data": {mime: value}}
+    outputs = [glue("ua-speed-original_code-training-loss-words", "text/markdown", "<code words>"),
+               glue("ua-speed-rmsnorm-training-loss-words", "text/markdown", "<fair words>"),
+               glue("ua-level-step", "text/plain", "3500")]
+    (tmp_path / "02_uniform_attention.ipynb").write_text(json.dumps(
+        {"cells": [{"cell_type": "code", "source": "", "outputs": outputs}]}))
+    stored = types.SimpleNamespace(folder=tmp_path, values={})
+    assert ch.speed_paper_words(stored).data == (
+        "At the paper's settings (the stored run), to reach the training loss LayerNorm has at step 3,500, the "
+        "original's variant needs <code words>, and the fair control <fair words>.")
+    assert ch.speed_paper_words(None).data.startswith("No stored run")
+    assert ch.speed_paper_words(stored, this_is_the_run=True).data == ch.THIS_IS_THE_RUN

@@ -693,21 +693,32 @@ def width_glue(P, ws: dict) -> dict:
     return _markdown(out)
 
 
+#: What a paper-scale run's notebook says of its own numbers (for :func:`stored_text`).
+THIS_IS_THE_RUN = "This run is the paper-scale run: the numbers above are at the paper's settings."
+
+
+def stored_text(stored, keys, *, this_is_the_run: bool = False) -> dict | None:
+    """The Markdown (or plain text) the stored paper run glued under each of ``keys``, read from its
+    notebook; ``None`` when there is no stored run, this run is the paper run, or the stored run
+    does not hold every key (a run from before the measurement)."""
+    from ..notebooks import glued_text
+    notebooks = sorted(stored.folder.glob("*.ipynb")) if stored and not this_is_the_run else []
+    text = glued_text(notebooks[0]) if notebooks else {}
+    return {k: text[k] for k in keys} if all(k in text for k in keys) else None
+
+
 def width_paper_glue(stored, fallback, *, this_is_the_run: bool = False) -> dict:
     """The width sweep at the paper's settings, as the stored paper run measured it: its figure
     (``fig-ua-width-paper``, ``fallback`` where no stored run holds one), its table and the sentence
     that reads it in the words of this run's (``ua-width-paper-words``), or a sentence saying there is
     none. The verdicts of the rows ``ua-width-*`` at the paper's settings come from the same run."""
     from IPython.display import Markdown
-
-    from ..notebooks import glued_text
     fig, source = stored_figure(stored, "fig-ua-width", fallback, this_is_the_run=this_is_the_run)
-    notebooks = sorted(stored.folder.glob("*.ipynb")) if stored and not this_is_the_run else []
-    text = glued_text(notebooks[0]) if notebooks else {}
     keys = [f"ua-width-{kind}-{short}-words" for short in ("acc", "loss") for kind in ("one-dim", "trend")]
+    text = stored_text(stored, keys + ["ua-tab-width"], this_is_the_run=this_is_the_run)
     if this_is_the_run:
-        words, table = "This run is the paper-scale run: the sweep above is at the paper's settings.", ""
-    elif not all(k in text for k in keys) or "ua-tab-width" not in text:
+        words, table = THIS_IS_THE_RUN, ""
+    elif text is None:
         words, table = "No stored run at the paper's settings holds the width sweep.", ""
     else:
         v = stored.values
@@ -719,6 +730,21 @@ def width_paper_glue(stored, fallback, *, this_is_the_run: bool = False) -> dict
         table = text["ua-tab-width"]
     return {"fig-ua-width-paper": fig, "ua-width-paper-source": source, "ua-width-paper-words": Markdown(words),
             "ua-tab-width-paper": Markdown(table or "| the stored run |\n|---|\n| holds no width sweep |")}
+
+
+def speed_paper_words(stored, *, this_is_the_run: bool = False) -> str:
+    """The sentence on Fig. 2a's step ratios at the paper's settings, in the stored run's own words (the
+    verdicts of the rows ``ua-fig2a-steps-*`` come from that run), or a sentence saying there is none."""
+    from IPython.display import Markdown
+    keys = [f"ua-speed-{other}-training-loss-words" for other in ("original_code", "rmsnorm")]
+    text = stored_text(stored, keys + ["ua-level-step"], this_is_the_run=this_is_the_run)
+    if this_is_the_run:
+        return Markdown(THIS_IS_THE_RUN)
+    if text is None:
+        return Markdown("No stored run at the paper's settings holds the step ratios.")
+    return Markdown(f"At the paper's settings (the stored run), to reach the training loss LayerNorm has at step "
+                    f"{int(float(text['ua-level-step'])):,}, the original's variant needs {text[keys[0]]}, and the "
+                    f"fair control {text[keys[1]]}.")
 
 
 def width_claims(P, ws: dict, row: dict) -> list:
