@@ -154,3 +154,21 @@ def test_the_step_ratios_at_the_paper_settings_come_from_the_stored_run(tmp_path
         "original's variant needs <code words>, and the fair control <fair words>.")
     assert ch.speed_paper_words(None).data.startswith("No stored run")
     assert ch.speed_paper_words(stored, this_is_the_run=True).data == ch.THIS_IS_THE_RUN
+
+
+def test_the_angles_at_the_paper_settings_come_from_the_stored_run(tmp_path):
+    import json
+    import types
+
+    out = {"output_type": "display_data", "metadata": {"scrapbook": {"name": "ua-query-words", "mime_prefix": ""}},
+           "data": {"text/markdown": "<query words>"}}
+    (tmp_path / "02_uniform_attention.ipynb").write_text(json.dumps({"cells": [{"outputs": [out]}]}))
+    stored = types.SimpleNamespace(folder=tmp_path, values={
+        "ua-steps": 14000, "ua-layernorm-final-angle": 10.43, "ua-original_code-final-angle": 80.68,
+        "ua-rmsnorm-final-angle": 77.29})
+    assert ch.angle_paper_words(stored).data == (
+        "At the paper's settings (the stored run, 14,000 steps) the angle at the end is 10.4° under LayerNorm, "
+        "80.7° under the original's variant and 77.3° under the fair control, and LayerNorm's small angle is "
+        "<query words>.")
+    (tmp_path / "02_uniform_attention.ipynb").write_text(json.dumps({"cells": []}))
+    assert ch.angle_paper_words(stored).data.startswith("No stored run")

@@ -732,6 +732,23 @@ def width_paper_glue(stored, fallback, *, this_is_the_run: bool = False) -> dict
             "ua-tab-width-paper": Markdown(table or "| the stored run |\n|---|\n| holds no width sweep |")}
 
 
+def angle_paper_words(stored, *, this_is_the_run: bool = False) -> str:
+    """The sentence on the final angles and the learned query at the paper's settings, from the stored
+    run that decides the rows ``ua-angle-*`` and ``ua-query-*``: its angles and its query split in this
+    run's words, or a sentence saying there is none."""
+    from IPython.display import Markdown
+    text = stored_text(stored, ["ua-query-words"], this_is_the_run=this_is_the_run)
+    if this_is_the_run:
+        return Markdown(THIS_IS_THE_RUN)
+    if text is None:
+        return Markdown("No stored run at the paper's settings holds the split of the learned query.")
+    v = stored.values
+    return Markdown(f"At the paper's settings (the stored run, {v['ua-steps']:,} steps) the angle at the end is "
+                    f"{v['ua-layernorm-final-angle']:.1f}° under LayerNorm, {v['ua-original_code-final-angle']:.1f}° "
+                    f"under the original's variant and {v['ua-rmsnorm-final-angle']:.1f}° under the fair control, and "
+                    f"LayerNorm's small angle is {text['ua-query-words']}.")
+
+
 def speed_paper_words(stored, *, this_is_the_run: bool = False) -> str:
     """The sentence on Fig. 2a's step ratios at the paper's settings, in the stored run's own words (the
     verdicts of the rows ``ua-fig2a-steps-*`` come from that run), or a sentence saying there is none."""
