@@ -546,6 +546,8 @@ def confound_glue(shares: dict, diffs: dict) -> dict:
 
 def paper_glue(presets_paper: dict, stored) -> dict:
     """What the paper's settings differ in, and the confound share of the stored paper run, if any."""
+    from IPython.display import Markdown
+
     import attention_geometry as ag
     rows = ag.run_differences(ag.majority_setup(presets_paper), presets_paper["n_seeds"]) + ag.geometry_differences(presets_paper)
     if not stored:
@@ -562,10 +564,16 @@ def paper_glue(presets_paper: dict, stored) -> dict:
         else:
             share += " Its share on the training loss awaits the next run at those settings."
     geo = (f"At the paper's settings (the stored run, {stored.values['ua-geo-steps']:,} steps) the mean test "
-           f"accuracies at d = 3 are {stored.values['ua-geo-acc-ln']:.3f} under LayerNorm and "
+           f"accuracies at $d = 3$ are {stored.values['ua-geo-acc-ln']:.3f} under LayerNorm and "
            f"{stored.values['ua-geo-acc-code']:.3f} under the original's variant."
            if stored and "ua-geo-acc-ln" in stored.values else "The paper's settings have no stored run.")
-    return {"ua-paper-differences": ag.differences_in_words(rows), "ua-paper-share": share, "ua-paper-geo": geo,
+    angles = stored_text(stored, ["ua-geo-words"])  # the angles behind the row ua-geometry-3d
+    if angles is not None and "ua-geo-angle-ln" in stored.values:
+        geo += (f" Its queries make on average {stored.values['ua-geo-angle-ln']:.1f}° with the line through "
+                f"$\\mathbf 1$ under LayerNorm and {stored.values['ua-geo-angle-code']:.1f}° under the original's "
+                f"variant; "
+                f"seed by seed, {angles['ua-geo-words']}.")
+    return {"ua-paper-differences": ag.differences_in_words(rows), "ua-paper-share": share, "ua-paper-geo": Markdown(geo),
             "ua-paper-results": paper_results_words(stored.values) if stored else
             "The paper's settings have no stored run."}
 
