@@ -172,3 +172,14 @@ def test_the_angles_at_the_paper_settings_come_from_the_stored_run(tmp_path):
         "<query words>.")
     (tmp_path / "02_uniform_attention.ipynb").write_text(json.dumps({"cells": []}))
     assert ch.angle_paper_words(stored).data.startswith("No stored run")
+
+
+def test_dimensions_lost_words_need_a_resolved_gain_and_read_the_band():
+    gain = (0.05, 0.1)  # the control gains accuracy from its last dimension
+    assert ch.dimensions_lost_words((0.85, 1.1), gain, True).startswith("costs the value path one dimension")
+    assert ch.dimensions_lost_words((0.3, 0.6), gain, True) == "costs the value path less than one dimension"
+    assert ch.dimensions_lost_words((1.4, 1.9), gain, True) == "costs the value path more than one dimension"
+    assert ch.dimensions_lost_words((0.6, 1.1), gain, True).startswith("is not resolved against one dimension")
+    assert ch.dimensions_lost_words((0.85, 1.1), (-0.01, 0.1), True).startswith("cannot be counted")
+    assert ch.dimensions_lost_words((0.85, 1.1), (-0.1, -0.05), False).startswith("costs")  # a loss falls
+    assert ch.dimensions_lost_words((0.85, 1.1), gain, False).startswith("cannot be counted")  # a loss that rises

@@ -608,7 +608,8 @@ def width_summary(wruns: dict, plan: dict) -> dict:
         out[short] = {**per, **con, "slopes": ag.gap_slopes(con["gap"]),
                       "left_out": [d for d in sorted(con["shift"]) if d not in finite],
                       "pooled_shift": np.mean([con["shift"][d] for d in shifted], axis=0),
-                      "pooled_gain": np.mean([ctrl[d] - ctrl[d - 1] for d in shifted], axis=0)}
+                      "pooled_gain": np.mean([ctrl[d] - ctrl[d - 1] for d in shifted], axis=0),
+                      "lost": ag.dimensions_lost({d: per["layernorm"][d] for d in shifted}, ctrl)}
     return out
 
 
@@ -627,6 +628,28 @@ def one_dimension_words(shift: tuple[float, float], gain: tuple[float, float], h
     if lo > 0:
         return "lies nearer the fair control of its own width than the control one dimension narrower"
     return "is not told apart from the midpoint between the fair control at $d - 1$ and at $d$"
+
+
+#: How far from one dimension the measured cost of the projection may lie and still be "one dimension".
+DIMENSION_TOL = 0.25
+
+
+def dimensions_lost_words(lost: tuple[float, float], gain: tuple[float, float], higher_is_better: bool) -> str:
+    """What the interval of ``dimensions_lost`` says, once the control's gain from its last dimension
+    (``gain``, its interval) is resolved in the better direction; otherwise the cost is no number of
+    dimensions."""
+    s = 1 if higher_is_better else -1
+    if min(s * gain[0], s * gain[1]) <= 0:
+        return ("cannot be counted in dimensions: the control's gain from its last dimension is not told "
+                "apart from 0")
+    lo, hi = lost
+    if 1 - DIMENSION_TOL <= lo and hi <= 1 + DIMENSION_TOL:
+        return f"costs the value path one dimension (within ±{DIMENSION_TOL:g})"
+    if hi < 1 - DIMENSION_TOL:
+        return "costs the value path less than one dimension"
+    if lo > 1 + DIMENSION_TOL:
+        return "costs the value path more than one dimension"
+    return f"is not resolved against one dimension (±{DIMENSION_TOL:g}): its interval reaches beyond that band"
 
 
 def trend_words(slope: tuple[float, float], gap: tuple[float, float], higher_is_better: bool) -> str:
@@ -694,6 +717,10 @@ def width_glue(P, ws: dict) -> dict:
         shift, gain = ag.mean_estimate(q["pooled_shift"]), ag.mean_estimate(q["pooled_gain"])
         slope = ag.mean_estimate(q["slopes"])
         gap0 = ag.mean_estimate(q["gap"][ws["dims"][0]])
+        lost = q["lost"]
+        out.update({f"ua-width-lost-{short}": lost.value, f"ua-width-lost-{short}-lo": lost.interval()[0],
+                    f"ua-width-lost-{short}-hi": lost.interval()[1],
+                    f"ua-width-lost-{short}-words": dimensions_lost_words(lost.interval(), gain.interval(), better > 0)})
         out.update({f"ua-width-shift-{short}": shift.value, f"ua-width-slope-{short}": slope.value,
                     f"ua-width-slope-{short}-lo": slope.interval()[0], f"ua-width-slope-{short}-hi": slope.interval()[1],
                     f"ua-width-one-dim-{short}-words": one_dimension_words(shift.interval(), gain.interval(), better > 0),
@@ -735,6 +762,10 @@ def width_paper_glue(stored, fallback, *, this_is_the_run: bool = False) -> dict
                  f"$d \\in \\{{{v['ua-width-dims']}\\}}$, {v['ua-width-steps']:,} steps), on the final test "
                  f"accuracy LayerNorm {acc_dim}, and its deficit against the fair control {acc_trend}; on the "
                  f"final training loss it {loss_dim}, and its deficit {loss_trend}.")
+        lost = stored_text(stored, ["ua-width-lost-acc-words", "ua-width-lost-loss-words"])
+        if lost is not None:  # a run from before the count in dimensions does not have it
+            words += (f" Counted in dimensions, on the accuracy the projection {lost['ua-width-lost-acc-words']}; "
+                      f"on the training loss it {lost['ua-width-lost-loss-words']}.")
         table = text["ua-tab-width"]
     return {"fig-ua-width-paper": fig, "ua-width-paper-source": source, "ua-width-paper-words": Markdown(words),
             "ua-tab-width-paper": Markdown(table or "| the stored run |\n|---|\n| holds no width sweep |")}
@@ -798,6 +829,24 @@ def width_claims(P, ws: dict, row: dict) -> list:
                      f"{shift.format()}" + (f" (left out: d = {', '.join(map(str, q['left_out']))}, where a run's "
                                             f"{quantity} is not finite)" if q["left_out"] else ""), settings=settings,
             verdict=ag.draws_verdict(ag.sign_verdict(shift, -better, what="shift"), shift)))
+        lost, gain = q["lost"], ag.mean_estimate(q["pooled_gain"])
+        if min(better * gain.interval()[0], better * gain.interval()[1]) <= 0:
+            lost_verdict = ag.not_tested("the control's gain from its last dimension is not told apart from 0, so "
+                                         "the cost is no number of dimensions (rule: a ratio's denominator must "
+                                         "exclude 0)")
+        else:
+            band = (1 - DIMENSION_TOL, 1 + DIMENSION_TOL)
+            lost_verdict = ag.draws_verdict(ag.value_verdict(lost, 1.0, atol=DIMENSION_TOL, alternative=0.0), lost,
+                                            reference=band)
+        out.append(ag.Claim(
+            f"ua-width-lost-{short}", where="abstract, (a); Fig. 1a–b (d = 3)", source="abstract",
+            claim_kind="reading", **row,
+            statement=f"{reading}, exactly: on the {quantity}, LayerNorm at width d does as the fair control at "
+                      f"d − 1, so its deficit against the control of its own width is what the control gains from "
+                      f"its last dimension (f = 1 within ±{DIMENSION_TOL:g})",
+            measured=f"f = (control(d) − LN(d)) / (control(d) − control(d − 1)), ratio of sums over the seeds and "
+                     f"the widths with d − 1, jackknife over seeds: {lost.format()}", settings=settings,
+            verdict=lost_verdict))
         out.append(ag.Claim(
             f"ua-width-trend-{short}", where="abstract, (a)", source="abstract", claim_kind="reading", **row,
             statement=f"{reading}, a cost that shrinks as d grows: the {quantity} gap LN − fair control moves "
