@@ -104,3 +104,21 @@ def test_width_summary_leaves_out_a_width_with_a_diverged_run():
     assert np.isfinite(broken["loss"]["pooled_shift"]).all() and np.isfinite(broken["loss"]["pooled_gain"]).all()
     assert np.allclose(broken["loss"]["pooled_shift"], clean["loss"]["shift"][4])  # only d = 4 is left
     assert broken["acc"]["left_out"] == []  # the accuracy is finite: nothing left out there
+
+
+def test_dimensions_lost_reads_one_dimension_none_and_half():
+    """f = 1 when LayerNorm at d does as the control at d - 1, 0 when as the control at d, 1/2 at the
+    midpoint, the same for a quantity where lower is better; the jackknife error is over seeds."""
+    rng = np.random.default_rng(0)
+    ctrl = {d: 1 - 0.5 ** d + rng.normal(0, 0.01, 10) for d in (3, 4, 5, 6)}
+    assert M.dimensions_lost({d: ctrl[d - 1] for d in (4, 5, 6)}, ctrl).value == pytest.approx(1.0)
+    assert M.dimensions_lost({d: ctrl[d] for d in (4, 5, 6)}, ctrl).value == pytest.approx(0.0)
+    half = M.dimensions_lost({d: (ctrl[d] + ctrl[d - 1]) / 2 for d in (4, 5, 6)}, ctrl)
+    assert half.value == pytest.approx(0.5) and half.n_draws == 10
+    loss = {d: -np.log(v) for d, v in ctrl.items()}  # lower is better: the same reading
+    assert M.dimensions_lost({d: loss[d - 1] for d in (4, 5, 6)}, loss).value == pytest.approx(1.0)
+    noisy = M.dimensions_lost({d: ctrl[d - 1] + rng.normal(0, 0.02, 10) for d in (4, 5, 6)}, ctrl)
+    lo, hi = noisy.interval()
+    assert noisy.se > 0 and lo < noisy.value < hi
+    with pytest.raises(ValueError):
+        M.dimensions_lost({8: ctrl[6]}, ctrl)  # no width whose d - 1 the control has

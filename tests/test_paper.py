@@ -180,6 +180,34 @@ def test_a_changed_preset_makes_the_stored_run_stale_and_fails_the_book(stored, 
     assert not changed.executed.exists()  # failed before executing anything
 
 
+def test_a_run_under_way_at_the_changed_preset_keeps_the_stored_run(stored):
+    """A run longer than a session: the preset changes first, its checkpoints are committed part by
+    part, and the last finished run stays stored and shown, its provenance line naming the run under
+    way. Checkpoints at other settings than the preset do not excuse a stale run."""
+    import shutil
+
+    from attention_geometry.book.claims import provenance_line
+    from attention_geometry.book.paper import run_under_way
+
+    project, _ = stored
+    changed = Project(project.root, chapters=toy_spec(scale=3))
+    checkpoints = project.root / "results" / "toy" / "paper" / "checkpoints"
+    assert run_under_way("toy", changed) is None
+    checkpoints.mkdir()
+    try:
+        (checkpoints / "parameters.json").write_text(json.dumps({"n_items": 6, "scale": 3, "device": "cpu"}))
+        assert run_under_way("toy", changed) == {"n_items": 6, "scale": 3, "device": "cpu"}
+        check_paper_run_fresh("toy", changed)  # not stale: the run at the new preset is under way
+        line = provenance_line(load_paper_run("toy", changed))
+        assert "A run at new settings (scale 3) is under way" in line and "stored run of commit" in line
+        with pytest.raises(StalePaperRun, match="scale: stored 2, preset 4"):
+            check_paper_run_fresh("toy", Project(project.root, chapters=toy_spec(scale=4)))
+        assert run_under_way("toy", project) is None  # the preset of the stored run: nothing under way for it
+    finally:
+        shutil.rmtree(checkpoints)
+    assert "under way" not in provenance_line(load_paper_run("toy", project))
+
+
 def test_a_parameter_the_chapter_gained_since_the_run_does_not_make_it_stale(stored):
     """The run's own measurements stand at its settings; the gained parameter's rows wait for a run."""
     project, _ = stored

@@ -102,3 +102,84 @@ def test_value_rank_words_flip():
     assert "spans at most 2" in ch.value_rank_words([2, 1], [3, 2], 3)
     assert "between 2 and 3" in ch.value_rank_words([2, 1], [3, 2], 3)
     assert "more than $d - 1$" in ch.value_rank_words([3, 2], [3, 3], 3)
+
+
+def test_the_width_sweep_at_the_paper_settings_comes_from_the_stored_run(tmp_path):
+    """The stored run's own words and table, in its settings; a sentence (and this run's figure) where no
+    stored run holds the sweep; and the paper-scale run itself says so."""
+    import json
+    import types
+
+    def glue(name, mime, value):
+        return {"output_type": "display_data", "metadata": {"scrapbook": {"name": name, "mime_prefix": ""}},
+                "data": {mime: value, "text/plain": "<IPython.core.display.Markdown object>"}}
+    words = {f"ua-width-{kind}-{short}-words": f"<{kind} {short}>" for short in ("acc", "loss")
+             for kind in ("one-dim", "trend")}
+    outputs = [glue(k, "text/markdown", v) for k, v in words.items()]
+    outputs.append(glue("ua-tab-width", "text/markdown", "| d |\n|---|\n| 3 |"))
+    (tmp_path / "02_uniform_attention.ipynb").write_text(json.dumps(
+        {"cells": [{"cell_type": "code", "source": "", "outputs": outputs}]}))
+    stored = types.SimpleNamespace(folder=tmp_path, values={"ua-width-seeds": 10, "ua-width-dims": "3, 4",
+                                                            "ua-width-steps": 3000})
+    g = ch.width_paper_glue(stored, "this run's figure")
+    said = g["ua-width-paper-words"].data
+    assert said.startswith("At the paper's settings (the stored run: 10 seeds per variant and width")
+    assert r"$d \in \{3, 4\}$" in said and "3,000 steps" in said
+    assert all(w in said for w in words.values()) and g["ua-tab-width-paper"].data == "| d |\n|---|\n| 3 |"
+    assert g["fig-ua-width-paper"] == "this run's figure"  # the toy notebook holds no PNG
+    none = ch.width_paper_glue(None, "this run's figure")
+    assert none["ua-width-paper-words"].data == "No stored run at the paper's settings holds the width sweep."
+    assert none["fig-ua-width-paper"] == "this run's figure" and "no stored run" in none["ua-width-paper-source"]
+    (tmp_path / "02_uniform_attention.ipynb").write_text(json.dumps({"cells": []}))  # a run from before the sweep
+    assert ch.width_paper_glue(stored, None)["ua-width-paper-words"].data.startswith("No stored run")
+    itself = ch.width_paper_glue(stored, None, this_is_the_run=True)
+    assert itself["ua-width-paper-words"].data.startswith("This run is the paper-scale run")
+
+
+def test_the_step_ratios_at_the_paper_settings_come_from_the_stored_run(tmp_path):
+    import json
+    import types
+
+    def glue(name, mime, value):
+        return {"output_type": "display_data", "metadata": {"scrapbook": {"name": name, "mime_prefix": ""}},
+                "data": {mime: value}}
+    outputs = [glue("ua-speed-original_code-training-loss-words", "text/markdown", "<code words>"),
+               glue("ua-speed-rmsnorm-training-loss-words", "text/markdown", "<fair words>"),
+               glue("ua-level-step", "text/plain", "3500")]
+    (tmp_path / "02_uniform_attention.ipynb").write_text(json.dumps(
+        {"cells": [{"cell_type": "code", "source": "", "outputs": outputs}]}))
+    stored = types.SimpleNamespace(folder=tmp_path, values={})
+    assert ch.speed_paper_words(stored).data == (
+        "At the paper's settings (the stored run), to reach the training loss LayerNorm has at step 3,500, the "
+        "original's variant needs <code words>, and the fair control <fair words>.")
+    assert ch.speed_paper_words(None).data.startswith("No stored run")
+    assert ch.speed_paper_words(stored, this_is_the_run=True).data == ch.THIS_IS_THE_RUN
+
+
+def test_the_angles_at_the_paper_settings_come_from_the_stored_run(tmp_path):
+    import json
+    import types
+
+    out = {"output_type": "display_data", "metadata": {"scrapbook": {"name": "ua-query-words", "mime_prefix": ""}},
+           "data": {"text/markdown": "<query words>"}}
+    (tmp_path / "02_uniform_attention.ipynb").write_text(json.dumps({"cells": [{"outputs": [out]}]}))
+    stored = types.SimpleNamespace(folder=tmp_path, values={
+        "ua-steps": 14000, "ua-layernorm-final-angle": 10.43, "ua-original_code-final-angle": 80.68,
+        "ua-rmsnorm-final-angle": 77.29})
+    assert ch.angle_paper_words(stored).data == (
+        "At the paper's settings (the stored run, 14,000 steps) the angle at the end is 10.4° under LayerNorm, "
+        "80.7° under the original's variant and 77.3° under the fair control, and LayerNorm's small angle is "
+        "<query words>.")
+    (tmp_path / "02_uniform_attention.ipynb").write_text(json.dumps({"cells": []}))
+    assert ch.angle_paper_words(stored).data.startswith("No stored run")
+
+
+def test_dimensions_lost_words_need_a_resolved_gain_and_read_the_band():
+    gain = (0.05, 0.1)  # the control gains accuracy from its last dimension
+    assert ch.dimensions_lost_words((0.85, 1.1), gain, True).startswith("costs the value path one dimension")
+    assert ch.dimensions_lost_words((0.3, 0.6), gain, True) == "costs the value path less than one dimension"
+    assert ch.dimensions_lost_words((1.4, 1.9), gain, True) == "costs the value path more than one dimension"
+    assert ch.dimensions_lost_words((0.6, 1.1), gain, True).startswith("is not resolved against one dimension")
+    assert ch.dimensions_lost_words((0.85, 1.1), (-0.01, 0.1), True).startswith("cannot be counted")
+    assert ch.dimensions_lost_words((0.85, 1.1), (-0.1, -0.05), False).startswith("costs")  # a loss falls
+    assert ch.dimensions_lost_words((0.85, 1.1), gain, False).startswith("cannot be counted")  # a loss that rises

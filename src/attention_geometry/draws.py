@@ -116,7 +116,7 @@ def over_draws(per_draw: Sequence[npt.ArrayLike]) -> DrawEstimate:
 
 @dataclass(frozen=True)
 class NestedVariance:
-    """The variance components of :func:`nested_variance`, each of the trailing shape of its
+    r"""The variance components of :func:`nested_variance`, each of the trailing shape of its
     input (one per position, say): ``draws`` (:math:`\sigma_a^2`), ``sequences`` within a draw
     (:math:`\sigma_b^2`), ``probes`` within a sequence (:math:`\sigma_e^2`). Unbiased, so an
     estimate can fall below zero where a component is small."""

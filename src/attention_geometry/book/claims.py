@@ -165,7 +165,26 @@ def provenance_line(run) -> str:
               if len(commits) > 1 else "")
     return (f"*At the paper's settings:* stored run of commit `{str(p.commit or '?')[:10]}`{dirty}, "
             f"on {p.device_name or '?'}, {p.date or '?'}, wall time {wall / 60:.1f} min{across} "
-            f"(`make paper CHAPTER={run.chapter}` regenerates it).{note}")
+            f"(`make paper CHAPTER={run.chapter}` regenerates it).{note}{_under_way(run)}")
+
+
+def _under_way(run) -> str:
+    """A sentence on an unfinished run at other settings whose checkpoints sit beside ``run``, if any."""
+    import json
+
+    path = getattr(run, "folder", None) and run.folder / "checkpoints" / "parameters.json"
+    try:
+        newer = json.loads(path.read_text()) if path and path.is_file() else None
+    except (OSError, ValueError):
+        return ""
+    if not isinstance(newer, dict):
+        return ""
+    changed = [f"{k} {json.dumps(newer[k])}" for k in sorted(newer) if k != "device"
+               and k in run.parameters and newer[k] != run.parameters[k]]
+    if not changed:
+        return ""
+    return (f" A run at new settings ({', '.join(changed)}) is under way from committed checkpoints; "
+            "this stored run is shown until it finishes.")
 
 
 def device_check_line(check: dict | None, *, what: str, command: str) -> str:

@@ -72,7 +72,7 @@ from .registry import Chapter
 
 __all__ = ["PRESET", "DEVICES", "PaperRun", "PaperRunError", "StalePaperRun", "chapters_with_paper_preset",
            "choose_device", "paper_parameters", "run_paper", "load_paper_run", "check_paper_run_fresh",
-           "stale_paper_runs", "regenerate_command", "amend_stored_claims", "attach_evidence", "AMENDABLE",
+           "stale_paper_runs", "run_under_way", "regenerate_command", "amend_stored_claims", "attach_evidence", "AMENDABLE",
            "DEVICE_CHECK", "store_device_check", "load_device_check", "checkpoint_files"]
 
 PRESET = "paper"
@@ -471,11 +471,31 @@ def attach_evidence(project: Project, chapter_name: str, verdicts: dict, why: st
     return {c["id"]: (c["verdict"]["label"], str(recompute(c["verdict"]).label)) for c in claims if c["id"] in verdicts}
 
 
+def run_under_way(chapter: Chapter | str, project: Project | None = None) -> dict | None:
+    """The parameters of an unfinished paper run of ``chapter`` whose values are today's ``paper``
+    preset (``device`` ignored): the run its committed checkpoints resume. ``None`` when there is
+    none, or when its parameters are not the preset's.
+
+    A run longer than a session changes the preset first and finishes over several sessions; until
+    it does, the last finished run stays stored and shown (:func:`check_paper_run_fresh` accepts it,
+    and its provenance line names the run under way)."""
+    project = project or Project.find()
+    chapter = project.chapter(chapter) if isinstance(chapter, str) else chapter
+    path = project.paper_folder(chapter) / "checkpoints" / "parameters.json"
+    if PRESET not in chapter.presets or not path.is_file():
+        return None
+    under_way, _ = read_json_or_recover(path, "the in-progress paper run's parameters")
+    if not isinstance(under_way, dict):
+        return None
+    return under_way if _comparable(under_way) == _comparable(_preset(project, chapter)) else None
+
+
 def check_paper_run_fresh(chapter: Chapter | str, project: Project | None = None) -> None:
     """Raise :class:`StalePaperRun` if ``chapter``'s stored run no longer matches its
     ``paper`` preset (``device`` ignored): a parameter the run has whose preset value changed, or
-    that the chapter lost. A parameter the chapter gained since does not make it stale; nothing
-    to check without a stored run."""
+    that the chapter lost. A parameter the chapter gained since does not make it stale, nor does a
+    changed preset while a run at it is under way (:func:`run_under_way`); nothing to check without
+    a stored run."""
     project = project or Project.find()
     chapter = project.chapter(chapter) if isinstance(chapter, str) else chapter
     run = load_paper_run(chapter.name, project)
@@ -490,7 +510,7 @@ def check_paper_run_fresh(chapter: Chapter | str, project: Project | None = None
     # a parameter the chapter gained since the run is a measurement the run does not have: its rows
     # say "not run at the paper's settings"; the run's own measurements still stand at its settings
     current = {k: v for k, v in current.items() if k in stored}
-    if stored != current:
+    if stored != current and run_under_way(chapter, project) is None:
         diffs = ", ".join(
             f"{k}: stored {json.dumps(stored.get(k))}, preset {json.dumps(current.get(k))}"
             for k in sorted(set(stored) | set(current)) if stored.get(k) != current.get(k)

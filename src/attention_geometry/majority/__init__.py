@@ -75,7 +75,7 @@ and the verdict of chapter 2 live in :mod:`attention_geometry.words`
 :mod:`attention_geometry.verdicts` (``angle_verdict``).
 """
 
-from .analysis import (MIN_WIDTH, confound_share, first_crossing, gap_slopes, initial_queries, participation_ratio,
+from .analysis import (MIN_WIDTH, confound_share, dimensions_lost, first_crossing, gap_slopes, initial_queries, participation_ratio,
                        query_components, random_angle_to_ones, run_summary, spectrum_rank, step_ratio,
                        uniform_query_check, width_contrasts, width_plan)
 from .data import (counts_to_tokens, majority_counts, majority_labels, majority_margin, partition_majority_data,
@@ -134,5 +134,6 @@ __all__ = [
     "width_plan",
     "width_contrasts",
     "gap_slopes",
+    "dimensions_lost",
     "train_width_sweep",
 ]

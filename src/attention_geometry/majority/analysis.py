@@ -214,6 +214,31 @@ def width_contrasts(ln: dict[int, np.ndarray], control: dict[int, np.ndarray]) -
     return {"gap": gap, "shift": shift}
 
 
+def dimensions_lost(ln: dict[int, np.ndarray], control: dict[int, np.ndarray]):
+    r"""How many of the fair control's dimensions LayerNorm's projection costs, from per-seed values of a
+    quantity (``{width: (S,)}`` each, paired by seed): the ratio of means over the seeds and over the
+    widths ``d`` whose ``d - 1`` the control has,
+
+    .. math::
+
+        f = \frac{\sum_{s,d} [c_s(d) - \ell_s(d)]}{\sum_{s,d} [c_s(d) - c_s(d-1)]},
+
+    LayerNorm's deficit against the control of its width over what the control gains from its last
+    dimension: 1 when LayerNorm at ``d`` does exactly as the control at ``d - 1``, 0 when it does as the
+    control at ``d``; the same for a quantity where lower is better. A
+    :class:`~attention_geometry.draws.DrawEstimate` whose replicate is the seed (a weight draw with its
+    data), with the delete-one-seed jackknife error (numerator and denominator move together, so
+    their errors are not added as if independent). Needs two seeds and a width with ``d - 1``."""
+    from ..draws import jackknife_over_draws
+    widths = [d for d in sorted(ln) if d in control and d - 1 in control]
+    if not widths:
+        raise fail("widths", sorted(ln), "a width d whose d - 1 the control has")
+    num = np.sum([np.asarray(control[d], float) - np.asarray(ln[d], float) for d in widths], axis=0)
+    den = np.sum([np.asarray(control[d], float) - np.asarray(control[d - 1], float) for d in widths], axis=0)
+    return jackknife_over_draws(lambda seeds: sum(x[0] for x in seeds) / sum(x[1] for x in seeds),
+                                [np.array([a, b]) for a, b in zip(np.atleast_1d(num), np.atleast_1d(den))])
+
+
 def gap_slopes(gaps: dict[int, np.ndarray]) -> np.ndarray:
     r"""Per seed, the least-squares slope of the gap ``{width: (S,)}`` against :math:`\log_2 d`:
     ``(S,)`` (the change of the gap per doubling of the width); needs two widths or more."""

@@ -546,6 +546,8 @@ def confound_glue(shares: dict, diffs: dict) -> dict:
 
 def paper_glue(presets_paper: dict, stored) -> dict:
     """What the paper's settings differ in, and the confound share of the stored paper run, if any."""
+    from IPython.display import Markdown
+
     import attention_geometry as ag
     rows = ag.run_differences(ag.majority_setup(presets_paper), presets_paper["n_seeds"]) + ag.geometry_differences(presets_paper)
     if not stored:
@@ -562,10 +564,16 @@ def paper_glue(presets_paper: dict, stored) -> dict:
         else:
             share += " Its share on the training loss awaits the next run at those settings."
     geo = (f"At the paper's settings (the stored run, {stored.values['ua-geo-steps']:,} steps) the mean test "
-           f"accuracies at d = 3 are {stored.values['ua-geo-acc-ln']:.3f} under LayerNorm and "
+           f"accuracies at $d = 3$ are {stored.values['ua-geo-acc-ln']:.3f} under LayerNorm and "
            f"{stored.values['ua-geo-acc-code']:.3f} under the original's variant."
            if stored and "ua-geo-acc-ln" in stored.values else "The paper's settings have no stored run.")
-    return {"ua-paper-differences": ag.differences_in_words(rows), "ua-paper-share": share, "ua-paper-geo": geo,
+    angles = stored_text(stored, ["ua-geo-words"])  # the angles behind the row ua-geometry-3d
+    if angles is not None and "ua-geo-angle-ln" in stored.values:
+        geo += (f" Its queries make on average {stored.values['ua-geo-angle-ln']:.1f}° with the line through "
+                f"$\\mathbf 1$ under LayerNorm and {stored.values['ua-geo-angle-code']:.1f}° under the original's "
+                f"variant; "
+                f"seed by seed, {angles['ua-geo-words']}.")
+    return {"ua-paper-differences": ag.differences_in_words(rows), "ua-paper-share": share, "ua-paper-geo": Markdown(geo),
             "ua-paper-results": paper_results_words(stored.values) if stored else
             "The paper's settings have no stored run."}
 
@@ -600,7 +608,8 @@ def width_summary(wruns: dict, plan: dict) -> dict:
         out[short] = {**per, **con, "slopes": ag.gap_slopes(con["gap"]),
                       "left_out": [d for d in sorted(con["shift"]) if d not in finite],
                       "pooled_shift": np.mean([con["shift"][d] for d in shifted], axis=0),
-                      "pooled_gain": np.mean([ctrl[d] - ctrl[d - 1] for d in shifted], axis=0)}
+                      "pooled_gain": np.mean([ctrl[d] - ctrl[d - 1] for d in shifted], axis=0),
+                      "lost": ag.dimensions_lost({d: per["layernorm"][d] for d in shifted}, ctrl)}
     return out
 
 
@@ -619,6 +628,28 @@ def one_dimension_words(shift: tuple[float, float], gain: tuple[float, float], h
     if lo > 0:
         return "lies nearer the fair control of its own width than the control one dimension narrower"
     return "is not told apart from the midpoint between the fair control at $d - 1$ and at $d$"
+
+
+#: How far from one dimension the measured cost of the projection may lie and still be "one dimension".
+DIMENSION_TOL = 0.25
+
+
+def dimensions_lost_words(lost: tuple[float, float], gain: tuple[float, float], higher_is_better: bool) -> str:
+    """What the interval of ``dimensions_lost`` says, once the control's gain from its last dimension
+    (``gain``, its interval) is resolved in the better direction; otherwise the cost is no number of
+    dimensions."""
+    s = 1 if higher_is_better else -1
+    if min(s * gain[0], s * gain[1]) <= 0:
+        return ("cannot be counted in dimensions: the control's gain from its last dimension is not told "
+                "apart from 0")
+    lo, hi = lost
+    if 1 - DIMENSION_TOL <= lo and hi <= 1 + DIMENSION_TOL:
+        return f"costs the value path one dimension (within ±{DIMENSION_TOL:g})"
+    if hi < 1 - DIMENSION_TOL:
+        return "costs the value path less than one dimension"
+    if lo > 1 + DIMENSION_TOL:
+        return "costs the value path more than one dimension"
+    return f"is not resolved against one dimension (±{DIMENSION_TOL:g}): its interval reaches beyond that band"
 
 
 def trend_words(slope: tuple[float, float], gap: tuple[float, float], higher_is_better: bool) -> str:
@@ -686,11 +717,90 @@ def width_glue(P, ws: dict) -> dict:
         shift, gain = ag.mean_estimate(q["pooled_shift"]), ag.mean_estimate(q["pooled_gain"])
         slope = ag.mean_estimate(q["slopes"])
         gap0 = ag.mean_estimate(q["gap"][ws["dims"][0]])
+        lost = q["lost"]
+        out.update({f"ua-width-lost-{short}": lost.value, f"ua-width-lost-{short}-lo": lost.interval()[0],
+                    f"ua-width-lost-{short}-hi": lost.interval()[1],
+                    f"ua-width-lost-{short}-words": dimensions_lost_words(lost.interval(), gain.interval(), better > 0)})
         out.update({f"ua-width-shift-{short}": shift.value, f"ua-width-slope-{short}": slope.value,
                     f"ua-width-slope-{short}-lo": slope.interval()[0], f"ua-width-slope-{short}-hi": slope.interval()[1],
                     f"ua-width-one-dim-{short}-words": one_dimension_words(shift.interval(), gain.interval(), better > 0),
                     f"ua-width-trend-{short}-words": trend_words(slope.interval(), gap0.interval(), better > 0)})
     return _markdown(out)
+
+
+#: What a paper-scale run's notebook says of its own numbers (for :func:`stored_text`).
+THIS_IS_THE_RUN = "This run is the paper-scale run: the numbers above are at the paper's settings."
+
+
+def stored_text(stored, keys, *, this_is_the_run: bool = False) -> dict | None:
+    """The Markdown (or plain text) the stored paper run glued under each of ``keys``, read from its
+    notebook; ``None`` when there is no stored run, this run is the paper run, or the stored run
+    does not hold every key (a run from before the measurement)."""
+    from ..notebooks import glued_text
+    notebooks = sorted(stored.folder.glob("*.ipynb")) if stored and not this_is_the_run else []
+    text = glued_text(notebooks[0]) if notebooks else {}
+    return {k: text[k] for k in keys} if all(k in text for k in keys) else None
+
+
+def width_paper_glue(stored, fallback, *, this_is_the_run: bool = False) -> dict:
+    """The width sweep at the paper's settings, as the stored paper run measured it: its figure
+    (``fig-ua-width-paper``, ``fallback`` where no stored run holds one), its table and the sentence
+    that reads it in the words of this run's (``ua-width-paper-words``), or a sentence saying there is
+    none. The verdicts of the rows ``ua-width-*`` at the paper's settings come from the same run."""
+    from IPython.display import Markdown
+    fig, source = stored_figure(stored, "fig-ua-width", fallback, this_is_the_run=this_is_the_run)
+    keys = [f"ua-width-{kind}-{short}-words" for short in ("acc", "loss") for kind in ("one-dim", "trend")]
+    text = stored_text(stored, keys + ["ua-tab-width"], this_is_the_run=this_is_the_run)
+    if this_is_the_run:
+        words, table = THIS_IS_THE_RUN, ""
+    elif text is None:
+        words, table = "No stored run at the paper's settings holds the width sweep.", ""
+    else:
+        v = stored.values
+        acc_dim, acc_trend, loss_dim, loss_trend = (text[k] for k in keys)
+        words = (f"At the paper's settings (the stored run: {v['ua-width-seeds']} seeds per variant and width, "
+                 f"$d \\in \\{{{v['ua-width-dims']}\\}}$, {v['ua-width-steps']:,} steps), on the final test "
+                 f"accuracy LayerNorm {acc_dim}, and its deficit against the fair control {acc_trend}; on the "
+                 f"final training loss it {loss_dim}, and its deficit {loss_trend}.")
+        lost = stored_text(stored, ["ua-width-lost-acc-words", "ua-width-lost-loss-words"])
+        if lost is not None:  # a run from before the count in dimensions does not have it
+            words += (f" Counted in dimensions, on the accuracy the projection {lost['ua-width-lost-acc-words']}; "
+                      f"on the training loss it {lost['ua-width-lost-loss-words']}.")
+        table = text["ua-tab-width"]
+    return {"fig-ua-width-paper": fig, "ua-width-paper-source": source, "ua-width-paper-words": Markdown(words),
+            "ua-tab-width-paper": Markdown(table or "| the stored run |\n|---|\n| holds no width sweep |")}
+
+
+def angle_paper_words(stored, *, this_is_the_run: bool = False) -> str:
+    """The sentence on the final angles and the learned query at the paper's settings, from the stored
+    run that decides the rows ``ua-angle-*`` and ``ua-query-*``: its angles and its query split in this
+    run's words, or a sentence saying there is none."""
+    from IPython.display import Markdown
+    text = stored_text(stored, ["ua-query-words"], this_is_the_run=this_is_the_run)
+    if this_is_the_run:
+        return Markdown(THIS_IS_THE_RUN)
+    if text is None:
+        return Markdown("No stored run at the paper's settings holds the split of the learned query.")
+    v = stored.values
+    return Markdown(f"At the paper's settings (the stored run, {v['ua-steps']:,} steps) the angle at the end is "
+                    f"{v['ua-layernorm-final-angle']:.1f}° under LayerNorm, {v['ua-original_code-final-angle']:.1f}° "
+                    f"under the original's variant and {v['ua-rmsnorm-final-angle']:.1f}° under the fair control, and "
+                    f"LayerNorm's small angle is {text['ua-query-words']}.")
+
+
+def speed_paper_words(stored, *, this_is_the_run: bool = False) -> str:
+    """The sentence on Fig. 2a's step ratios at the paper's settings, in the stored run's own words (the
+    verdicts of the rows ``ua-fig2a-steps-*`` come from that run), or a sentence saying there is none."""
+    from IPython.display import Markdown
+    keys = [f"ua-speed-{other}-training-loss-words" for other in ("original_code", "rmsnorm")]
+    text = stored_text(stored, keys + ["ua-level-step"], this_is_the_run=this_is_the_run)
+    if this_is_the_run:
+        return Markdown(THIS_IS_THE_RUN)
+    if text is None:
+        return Markdown("No stored run at the paper's settings holds the step ratios.")
+    return Markdown(f"At the paper's settings (the stored run), to reach the training loss LayerNorm has at step "
+                    f"{int(float(text['ua-level-step'])):,}, the original's variant needs {text[keys[0]]}, and the "
+                    f"fair control {text[keys[1]]}.")
 
 
 def width_claims(P, ws: dict, row: dict) -> list:
@@ -719,6 +829,24 @@ def width_claims(P, ws: dict, row: dict) -> list:
                      f"{shift.format()}" + (f" (left out: d = {', '.join(map(str, q['left_out']))}, where a run's "
                                             f"{quantity} is not finite)" if q["left_out"] else ""), settings=settings,
             verdict=ag.draws_verdict(ag.sign_verdict(shift, -better, what="shift"), shift)))
+        lost, gain = q["lost"], ag.mean_estimate(q["pooled_gain"])
+        if min(better * gain.interval()[0], better * gain.interval()[1]) <= 0:
+            lost_verdict = ag.not_tested("the control's gain from its last dimension is not told apart from 0, so "
+                                         "the cost is no number of dimensions (rule: a ratio's denominator must "
+                                         "exclude 0)")
+        else:
+            band = (1 - DIMENSION_TOL, 1 + DIMENSION_TOL)
+            lost_verdict = ag.draws_verdict(ag.value_verdict(lost, 1.0, atol=DIMENSION_TOL, alternative=0.0), lost,
+                                            reference=band)
+        out.append(ag.Claim(
+            f"ua-width-lost-{short}", where="abstract, (a); Fig. 1a–b (d = 3)", source="abstract",
+            claim_kind="reading", **row,
+            statement=f"{reading}, exactly: on the {quantity}, LayerNorm at width d does as the fair control at "
+                      f"d − 1, so its deficit against the control of its own width is what the control gains from "
+                      f"its last dimension (f = 1 within ±{DIMENSION_TOL:g})",
+            measured=f"f = (control(d) − LN(d)) / (control(d) − control(d − 1)), ratio of sums over the seeds and "
+                     f"the widths with d − 1, jackknife over seeds: {lost.format()}", settings=settings,
+            verdict=lost_verdict))
         out.append(ag.Claim(
             f"ua-width-trend-{short}", where="abstract, (a)", source="abstract", claim_kind="reading", **row,
             statement=f"{reading}, a cost that shrinks as d grows: the {quantity} gap LN − fair control moves "
