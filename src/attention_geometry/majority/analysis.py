@@ -184,8 +184,9 @@ def spectrum_rank(spectrum: npt.ArrayLike, rtol: float = 1e-8) -> np.ndarray:
 
 
 #: The narrowest width the width sweep trains. At d = 2 the feed-forward LayerNorm (epsilon 0, as in
-#: the original) maps h to gamma * sign(h_1 - h_2) (1, -1) + beta, a step whose gradient grows as
-#: 1 / |h_1 - h_2|: training there diverges, so no variant is trained below d = 3.
+#: the original) maps h to gamma * sign(h_1 - h_2) (1, -1) + beta, a step whose exact gradient is zero;
+#: computed in floating point it is rounding error over |h_1 - h_2| / 2, unbounded as h_1 - h_2 -> 0,
+#: and training there can end with a non-finite loss. So no variant is trained below d = 3.
 MIN_WIDTH = 3
 
 
