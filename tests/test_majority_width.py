@@ -146,3 +146,12 @@ def test_layernorm_at_width_two_is_a_step_with_zero_gradient_and_unbounded_round
         assert largest_jacobian(x) < 1e-9 / gap ** 2  # float64: zero up to rounding over the gap
         sizes.append(largest_jacobian(x.float()))
     assert sizes[0] < sizes[1] < sizes[2] and sizes[2] > 10  # float32 rounding over a shrinking gap
+
+
+def test_width_dims_must_meet_the_control_one_dimension_narrower():
+    from attention_geometry.book.chapters.uniform_attention import UniformAttentionParams
+
+    assert UniformAttentionParams(width_dims=[3, 4]).width_dims == [3, 4]
+    assert UniformAttentionParams(width_dims=[4, 6]).width_dims == [4, 6]  # the control is also trained at 3
+    with pytest.raises(ValueError, match="no two consecutive widths"):
+        UniformAttentionParams(width_dims=[3, 5])
