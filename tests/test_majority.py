@@ -551,6 +551,30 @@ def test_step_ratio_on_curves_of_known_speed():
     assert ratio == pytest.approx(3.0, rel=0.02)
 
 
+def test_step_ratio_to_a_fixed_level():
+    """A figure's own level (the dashed line of the paper's Fig. 2a): the same ratio as the reference's
+    level where they coincide; a censored seed gets its own lower bound; a reference that never gets
+    there gives no ratio and is not counted as censored; exactly one of ``at`` and ``level``."""
+    from attention_geometry.majority import step_ratio
+    steps = np.arange(0, 101, 10.0)
+    ref = np.exp(-steps / 10.0)[None, :].repeat(3, 0)
+    other = np.exp(-steps / 30.0)[None, :].repeat(3, 0)
+    ref[2] = 0.5  # never falls to the level
+    other[1] = np.exp(-steps / 300.0)  # never gets there within the run
+    ratio, censored, bound = step_ratio(steps, ref, other, level=np.exp(-2.0))
+    assert ratio[0] == pytest.approx(3.0, rel=0.02) and np.isnan(ratio[2])
+    assert censored.tolist() == [False, True, False]
+    assert ratio[1] == pytest.approx(bound) and bound == pytest.approx(100 / 20, rel=0.05)
+    assert step_ratio(steps, ref, other, level=np.exp(-2.0))[0][0] == pytest.approx(
+        step_ratio(steps, ref, other, at=2)[0][0])
+    ratio, _, _ = step_ratio(steps, 1 - ref, 1 - other, level=1 - np.exp(-2.0), rising=True)
+    assert ratio[0] == pytest.approx(3.0, rel=0.02)
+    with pytest.raises(ValueError):
+        step_ratio(steps, ref, other)
+    with pytest.raises(ValueError):
+        step_ratio(steps, ref, other, at=2, level=0.2)
+
+
 def test_query_components_split_along_ones_and_across():
     from attention_geometry.majority import query_components
     d = 4

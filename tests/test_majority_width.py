@@ -122,3 +122,36 @@ def test_dimensions_lost_reads_one_dimension_none_and_half():
     assert noisy.se > 0 and lo < noisy.value < hi
     with pytest.raises(ValueError):
         M.dimensions_lost({8: ctrl[6]}, ctrl)  # no width whose d - 1 the control has
+
+
+def test_layernorm_at_width_two_is_a_step_with_zero_gradient_and_unbounded_rounding():
+    """Why the width sweep starts at d = 3 (MIN_WIDTH): LayerNorm (epsilon 0) at d = 2 is the step
+    sign(h_1 - h_2) (1, -1), whose exact Jacobian is zero; the computed one is rounding error divided
+    by |h_1 - h_2| / 2, which grows as the two coordinates approach each other."""
+    from attention_geometry.layernorm import normalise
+
+    assert M.MIN_WIDTH == 3
+    h = torch.tensor([[0.3, -1.2], [2.0, 5.0]], dtype=torch.float64)
+    assert torch.allclose(normalise(h, "layernorm"), torch.sign(h[:, :1] - h[:, 1:]) * torch.tensor([1.0, -1.0],
+                                                                                                    dtype=torch.float64))
+    a = torch.randn(200, generator=torch.Generator().manual_seed(0), dtype=torch.float64)
+
+    def largest_jacobian(x):  # the largest entry of the computed Jacobian over 200 pairs
+        x = x.clone().requires_grad_(True)
+        y = normalise(x, "layernorm")
+        return max(float(torch.autograd.grad(y[:, k].sum(), x, retain_graph=True)[0].abs().max()) for k in range(2))
+    sizes = []
+    for gap in (1e-2, 1e-3, 1e-4):
+        x = torch.stack([a + gap, a], 1)
+        assert largest_jacobian(x) < 1e-9 / gap ** 2  # float64: zero up to rounding over the gap
+        sizes.append(largest_jacobian(x.float()))
+    assert sizes[0] < sizes[1] < sizes[2] and sizes[2] > 10  # float32 rounding over a shrinking gap
+
+
+def test_width_dims_must_meet_the_control_one_dimension_narrower():
+    from attention_geometry.book.chapters.uniform_attention import UniformAttentionParams
+
+    assert UniformAttentionParams(width_dims=[3, 4]).width_dims == [3, 4]
+    assert UniformAttentionParams(width_dims=[4, 6]).width_dims == [4, 6]  # the control is also trained at 3
+    with pytest.raises(ValueError, match="no two consecutive widths"):
+        UniformAttentionParams(width_dims=[3, 5])

@@ -138,3 +138,19 @@ def test_the_dominance_words_follow_the_paired_change():
     assert ch.dominance_words(Estimate(0.2, 0.01, 4)) == "moves W_QᵀW_K towards the identity"
     assert ch.dominance_words(Estimate(-0.2, 0.01, 4)) == "moves W_QᵀW_K away from the identity"
     assert "does not measurably move" in ch.dominance_words(Estimate(0.01, 0.05, 4))
+
+
+def test_the_gap_series_fit_recovers_its_terms_and_says_what_the_next_one_buys():
+    import numpy as np
+
+    d = np.array([16, 25, 36, 49, 64, 100, 144, 196, 256, 400], dtype=float)
+    v = ch.gap_series_values(d, -(3.3 / d + 40 / d ** 2), np.full(d.size, 1e-3))
+    assert v["rec-factor-next-a"] == pytest.approx(-3.3) and v["rec-factor-next-b"] == pytest.approx(-40)
+    assert v["rec-factor-next-miss"] < 1e-6 and v["rec-factor-next-left"] == pytest.approx(40 / 256)
+    assert abs(3.3 / v["rec-factor-next-within"] + 40 / v["rec-factor-next-within"] ** 2) == pytest.approx(0.01)
+    assert v["rec-factor-next-exact-within"] == pytest.approx(np.sqrt(4000))
+    assert "needs the whole series in 1/d" in v["rec-factor-next-words"]
+    small_b = ch.gap_series_values(d, -(3.3 / d + 0.5 / d ** 2), np.full(d.size, 1e-3))
+    assert small_b["rec-factor-next-words"].endswith("from d = 16 on.")
+    tiny = ch.gap_series_values(d, 0.1 / d, np.full(d.size, 1e-3))
+    assert "from the narrowest width on" in tiny["rec-factor-next-words"]

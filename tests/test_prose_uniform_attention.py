@@ -70,6 +70,8 @@ def test_confound_sentence_gives_a_share_only_when_the_gap_excludes_zero():
 def test_alignment_words_read_both_growths():
     assert ch.alignment_words((0.1, 0.5), (-0.2, 0.2)).startswith("alignment")
     assert ch.alignment_words((-0.1, 0.1), (-0.5, -0.1)).startswith("shrinkage")
+    assert ch.alignment_words((-0.5, -0.1), (-0.9, -0.6)).endswith("shrinks too")
+    assert ch.alignment_words((-0.1, 0.1), (-0.5, -0.1)).endswith("does not grow")
     assert ch.alignment_words((0.1, 0.5), (-0.5, -0.1)).startswith("both")
     assert ch.alignment_words((-0.1, 0.1), (-0.1, 0.1)).startswith("not resolved")
 
@@ -145,13 +147,13 @@ def test_the_step_ratios_at_the_paper_settings_come_from_the_stored_run(tmp_path
                 "data": {mime: value}}
     outputs = [glue("ua-speed-original_code-training-loss-words", "text/markdown", "<code words>"),
                glue("ua-speed-rmsnorm-training-loss-words", "text/markdown", "<fair words>"),
-               glue("ua-level-step", "text/plain", "3500")]
+               glue("ua-loss-level-words", "text/markdown", "<level words>")]
     (tmp_path / "02_uniform_attention.ipynb").write_text(json.dumps(
         {"cells": [{"cell_type": "code", "source": "", "outputs": outputs}]}))
     stored = types.SimpleNamespace(folder=tmp_path, values={})
     assert ch.speed_paper_words(stored).data == (
-        "At the paper's settings (the stored run), to reach the training loss LayerNorm has at step 3,500, the "
-        "original's variant needs <code words>, and the fair control <fair words>.")
+        "At the paper's settings (the stored run) <level words>, and to reach it the original's variant needs "
+        "<code words>, and the fair control <fair words>.")
     assert ch.speed_paper_words(None).data.startswith("No stored run")
     assert ch.speed_paper_words(stored, this_is_the_run=True).data == ch.THIS_IS_THE_RUN
 
@@ -168,7 +170,7 @@ def test_the_angles_at_the_paper_settings_come_from_the_stored_run(tmp_path):
         "ua-rmsnorm-final-angle": 77.29})
     assert ch.angle_paper_words(stored).data == (
         "At the paper's settings (the stored run, 14,000 steps) the angle at the end is 10.4° under LayerNorm, "
-        "80.7° under the original's variant and 77.3° under the fair control, and LayerNorm's small angle is "
+        "80.7° under the original's variant and 77.3° under the fair control, and what moves LayerNorm's angle is "
         "<query words>.")
     (tmp_path / "02_uniform_attention.ipynb").write_text(json.dumps({"cells": []}))
     assert ch.angle_paper_words(stored).data.startswith("No stored run")
@@ -176,9 +178,9 @@ def test_the_angles_at_the_paper_settings_come_from_the_stored_run(tmp_path):
 
 def test_dimensions_lost_words_need_a_resolved_gain_and_read_the_band():
     gain = (0.05, 0.1)  # the control gains accuracy from its last dimension
-    assert ch.dimensions_lost_words((0.85, 1.1), gain, True).startswith("costs the value path one dimension")
-    assert ch.dimensions_lost_words((0.3, 0.6), gain, True) == "costs the value path less than one dimension"
-    assert ch.dimensions_lost_words((1.4, 1.9), gain, True) == "costs the value path more than one dimension"
+    assert ch.dimensions_lost_words((0.85, 1.1), gain, True).startswith("costs the attention one dimension")
+    assert ch.dimensions_lost_words((0.3, 0.6), gain, True) == "costs the attention less than one dimension"
+    assert ch.dimensions_lost_words((1.4, 1.9), gain, True) == "costs the attention more than one dimension"
     assert ch.dimensions_lost_words((0.6, 1.1), gain, True).startswith("is not resolved against one dimension")
     assert ch.dimensions_lost_words((0.85, 1.1), (-0.01, 0.1), True).startswith("cannot be counted")
     assert ch.dimensions_lost_words((0.85, 1.1), (-0.1, -0.05), False).startswith("costs")  # a loss falls

@@ -122,28 +122,43 @@ def first_crossing(steps: npt.ArrayLike, curve: npt.ArrayLike, level: npt.ArrayL
     return out
 
 
-def step_ratio(steps: npt.ArrayLike, reference: npt.ArrayLike, other: npt.ArrayLike, at: int, *,
-               rising: bool = False) -> tuple[np.ndarray, np.ndarray, float]:
-    """How many times as many steps ``other`` needs as ``reference`` to reach the level that
-    ``reference`` has at the record ``at``, seed by seed (the two ``(S, T)`` curves are paired by
-    seed, recorded at ``steps: (T,)``; ``rising``: a curve that should rise, as accuracy does).
+def step_ratio(steps: npt.ArrayLike, reference: npt.ArrayLike, other: npt.ArrayLike, at: int | None = None, *,
+               level: float | None = None, rising: bool = False) -> tuple[np.ndarray, np.ndarray, float]:
+    """How many times as many steps ``other`` needs as ``reference`` to reach a level, seed by seed
+    (the two ``(S, T)`` curves are paired by seed, recorded at ``steps: (T,)``; ``rising``: a curve
+    that should rise, as accuracy does). The level is the one ``reference`` has at the record ``at``,
+    or a fixed ``level`` of the curve (a figure's own line); exactly one of the two is given.
 
     Returns ``(ratio, censored, bound)``, the first two ``(S,)``: where ``other`` never reaches the
-    level within the run, ``censored`` is true and ``ratio`` is set to ``bound = steps[-1] / steps[at]``,
-    the most the run can show, so that the mean ratio is then a lower bound. A seed whose reference
-    is at the level from a record at step 0 has no ratio (``nan``)."""
+    level within the run, ``censored`` is true and ``ratio`` is set to the most the run can show,
+    ``steps[-1]`` over the reference's step, so that the mean ratio is then a lower bound; ``bound``
+    is that most for ``at`` (``steps[-1] / steps[at]``), and for a fixed level the smallest of it over
+    the censored seeds (over all seeds with a ratio when none is censored). A seed whose reference is
+    at the level from a record at step 0, or never reaches a fixed level, has no ratio (``nan``) and
+    is not counted as censored."""
     steps = np.asarray(steps, dtype=float)
     sign = -1.0 if rising else 1.0
     ref, oth = sign * np.asarray(reference, dtype=float), sign * np.asarray(other, dtype=float)
-    check_int("at", at, low=1, high=steps.size - 1)
-    level = ref[:, at]
-    t_ref = first_crossing(steps, ref, level)  # the reference may reach its own level before ``at``
-    t_oth = first_crossing(steps, oth, level)
-    bound = float(steps[-1] / steps[at])
-    censored = ~np.isfinite(t_oth)
+    if (at is None) == (level is None):
+        raise fail("at", at, "exactly one of at and level", f"is given with level = {level!r}")
+    if level is None:
+        check_int("at", at, low=1, high=steps.size - 1)
+        lev = ref[:, at]
+    else:
+        lev = np.full(ref.shape[0], sign * float(level))
+    t_ref = first_crossing(steps, ref, lev)  # the reference may reach its own level before ``at``
+    t_oth = first_crossing(steps, oth, lev)
+    has = np.isfinite(t_ref) & (t_ref > 0)
     with np.errstate(divide="ignore", invalid="ignore"):  # a reference at its level from the first record
-        ratio = np.where(t_ref > 0, np.where(censored, steps[-1], t_oth) / t_ref, np.nan)
-    return np.where(censored & (t_ref > 0), bound, ratio), censored, bound
+        most = steps[-1] / t_ref
+        ratio = np.where(has, np.where(np.isfinite(t_oth), t_oth, steps[-1]) / t_ref, np.nan)
+    if level is None:
+        censored = ~np.isfinite(t_oth)
+        bound = float(steps[-1] / steps[at])
+        return np.where(censored & has, bound, ratio), censored, bound
+    censored = ~np.isfinite(t_oth) & has
+    pool = most[censored] if censored.any() else most[has]
+    return ratio, censored, float(pool.min()) if pool.size else float("nan")
 
 
 def query_components(queries: npt.ArrayLike) -> tuple[np.ndarray, np.ndarray]:
@@ -184,8 +199,9 @@ def spectrum_rank(spectrum: npt.ArrayLike, rtol: float = 1e-8) -> np.ndarray:
 
 
 #: The narrowest width the width sweep trains. At d = 2 the feed-forward LayerNorm (epsilon 0, as in
-#: the original) maps h to gamma * sign(h_1 - h_2) (1, -1) + beta, a step whose gradient grows as
-#: 1 / |h_1 - h_2|: training there diverges, so no variant is trained below d = 3.
+#: the original) maps h to gamma * sign(h_1 - h_2) (1, -1) + beta, a step whose exact gradient is zero;
+#: computed in floating point it is rounding error over |h_1 - h_2| / 2, unbounded as h_1 - h_2 -> 0,
+#: and training there can end with a non-finite loss. So no variant is trained below d = 3.
 MIN_WIDTH = 3
 
 

@@ -10,7 +10,7 @@ from ..cost import CostModel
 from ..params import ChapterParams, CorpusDir, Seed
 
 __all__ = ["RecencyParams", "Simulations", "setting_values", "four_models", "layer1_table", "theorem1_values",
-           "half_words", "factor_study", "factor_curves", "factor_values", "gap_order_values", "gap_order_words", "observability", "observability_words", "noln_values",
+           "half_words", "factor_study", "factor_curves", "factor_values", "gap_order_values", "gap_series_values", "gap_order_words", "observability", "observability_words", "noln_values",
            "grid_study", "closed_forms", "NO_RECENCY_TOL", "ln_excess", "flat_words", "excess_words",
            "residual_ratio", "grid_tables", "grid_summary", "closed_sign_words", "adjusted_words",
            "residual_values", "ratio_words", "rise_values", "rise_trend_words", "key_profile_runs", "figure2_order", "rp_arrays", "rp_tables", "rp_trends", "rp_prediction", "peak_words", "iso_words",
@@ -294,6 +294,8 @@ def factor_values(factor: dict, P) -> dict:
             "rec-factor-gap-first": gap(iso[0]), "rec-factor-gap-last": gap(iso[-1]),
             "rec-factor-trend": "falls" if falls else "does not fall",
             **gap_order_values([r["d"] for r in iso], [gap(r) for r in iso]),
+            **gap_series_values([r["d"] for r in iso], [r["over_adjusted"].value - 1 for r in iso],
+                                [r["over_adjusted"].se for r in iso]),
             "rec-factor-approach": "is approached" if falls else "is not approached"}
 
 
@@ -307,6 +309,48 @@ def gap_order_values(dims: list, gaps: list) -> dict:
     spread = lambda x: x.max() / x.min() if x.min() > 0 else np.inf
     return {"rec-factor-gap-d-min": by_d.min(), "rec-factor-gap-d-max": by_d.max(),
             "rec-factor-gap-order": gap_order_words(spread(by_d), spread(by_root))}
+
+
+#: The accuracy asked of a closed form at practical widths (relative to Monte Carlo).
+FORM_TOL = 0.01
+
+
+def gap_series_values(dims: list, gaps: list, ses: list, tol: float = FORM_TOL) -> dict:
+    """The signed relative gap MC / adjusted - 1 over the widths, fitted as ``a/d + b/d^2`` by weighted
+    least squares (weights: one over each gap's standard error squared): the coefficients, the
+    largest miss of the fit in standard errors, the width from which the fit puts the adjusted form
+    within ``tol``, and what an exact ``a/d`` term would leave: ``|b|/d^2`` at the narrowest width
+    and the width from which that is within ``tol``. An extrapolation of a two-term fit, named as such."""
+    import numpy as np
+    from scipy import optimize
+
+    d, g, se = (np.asarray(x, dtype=float) for x in (dims, gaps, ses))
+    X = np.stack([1 / d, 1 / d ** 2], 1) / se[:, None]
+    (a, b), *_ = np.linalg.lstsq(X, g / se, rcond=None)
+    fit = lambda x: a / x + b / x ** 2
+    miss = float(np.max(np.abs(g - fit(d)) / se))
+    hi = 1e7
+    within = (float(optimize.brentq(lambda x: abs(fit(x)) - tol, d.min(), hi))
+              if abs(fit(d.min())) > tol and abs(fit(hi)) < tol else float(d.min()))
+    left, exact_within = float(abs(b) / d.min() ** 2), float(np.sqrt(abs(b) / tol))
+    return {"rec-factor-next-a": float(a), "rec-factor-next-b": float(b), "rec-factor-next-miss": miss,
+            "rec-factor-next-within": within, "rec-factor-next-left": left, "rec-factor-next-dmin": float(d.min()),
+            "rec-factor-next-exact-within": exact_within,
+            "rec-factor-next-words": gap_series_words(within, left, exact_within, miss, int(d.min()), tol)}
+
+
+def gap_series_words(within: float, left: float, exact_within: float, miss: float, dmin: int, tol: float) -> str:
+    """The sentence on what the next term in 1/d would buy (:func:`gap_series_values`)."""
+    fit = f"A two-term fit in 1/d over these widths (largest miss {miss:.1f} standard errors)"
+    if within <= dmin:
+        return f"{fit} puts the adjusted form within {tol * 100:g} % of Monte Carlo from the narrowest width on."
+    if left <= tol:
+        return (f"{fit} puts the adjusted form within {tol * 100:g} % of Monte Carlo only from d ≈ {within:.0f}; "
+                f"an exact 1/d term would bring it within {tol * 100:g} % from d = {dmin} on.")
+    return (f"{fit} puts the adjusted form within {tol * 100:g} % of Monte Carlo only from d ≈ {within:.0f}. Even an "
+            f"exact 1/d term would leave about {left:.0%} at d = {dmin} and reach {tol * 100:g} % only from "
+            f"d ≈ {exact_within:.0f}: a closed form within {tol * 100:g} % at practical widths needs the whole series "
+            "in 1/d, not its next term.")
 
 
 def gap_order_words(spread_d: float, spread_root: float) -> str:
