@@ -386,10 +386,10 @@ def observability_words(hidden: bool, fig1_d: int) -> str:
     """What the paper's heat map can say about the isotropic contrast: ``hidden`` when the effect
     is below one standard error of the paper's plain mean."""
     if hidden:
-        return ("below one standard error of that heat map: the claim \u201cno clear recency is observed\u201d "
+        return ("below one standard error of that heat map: the claim \u201cno clear recency bias is observed\u201d "
                 "(Section 3) holds of the heat map, not of the model")
     return (f"above one standard error of that heat map: at this width even the heat map shows the recency, so "
-            f"\u201cno clear recency is observed\u201d (Section 3, said of its Figure 1 at d = {fig1_d}) does not carry over")
+            f"\u201cno clear recency bias is observed\u201d (Section 3, said of its Figure 1 at d = {fig1_d}) does not carry over")
 
 
 def noln_values(noln, P, iso=None) -> dict:
