@@ -348,7 +348,7 @@ def gap_series_words(within: float, left: float, exact_within: float, miss: floa
         return (f"{fit} puts the adjusted form within {tol * 100:g} % of Monte Carlo only from d ≈ {within:.0f}; "
                 f"an exact 1/d term would bring it within {tol * 100:g} % from d = {dmin} on.")
     return (f"{fit} puts the adjusted form within {tol * 100:g} % of Monte Carlo only from d ≈ {within:.0f}. Even an "
-            f"exact 1/d term would leave about {left:.0%} at d = {dmin} and reach {tol * 100:g} % only from "
+            f"exact 1/d term would leave about {left * 100:.0f} % at d = {dmin} and reach {tol * 100:g} % only from "
             f"d ≈ {exact_within:.0f}: a closed form within {tol * 100:g} % at practical widths needs the whole series "
             "in 1/d, not its next term.")
 
