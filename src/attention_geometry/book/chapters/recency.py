@@ -1085,7 +1085,8 @@ def paper_claims(P, *, rows: dict, one, obs: dict, factor: dict, grid: dict, gri
     later, survive = ext_rows["later"], ext_rows["survive"]
     abstract = "stacked causal self-attention layers combined with LayerNorm induce recency bias"
     claims += [claim(id=f"abstract-{i}", where="Abstract; Limitations", source="abstract", section="sec-rec-beyond",
-                     statement=f"{abstract} (tested here with: {k})", measured=f"RP over layers 2–L = {fmt(ln)}",
+                     claim_kind="paper" if specs[k] == ext.LayerSpec() else "reading",
+                     statement=f"{abstract} (tested here with: {k})", measured=f"RP over layers 2–H = {fmt(ln)}",
                      settings=f"d = {P.d}, c = {P.alpha_rows:g}, ω = 1, {P.ext_models} weight draws × {P.ext_samples:,}",
                      stand_in="" if specs[k] == ext.LayerSpec() else f"{k}, which the paper's Limitations leave out",
                      verdict=survive[k]) for i, (k, (ln, _)) in enumerate(later.items())]
