@@ -950,10 +950,10 @@ def paper_claims(P, *, rows: dict, one, obs: dict, factor: dict, grid: dict, gri
     fmt = _fmt
     claim = partial(verdicts.Claim, paper="kim2025recency", source="full text")
     fig1_width = "" if P.d == fig1["d"] else f"d = {P.d} (the later version's) in place of the d = {fig1['d']} of the arXiv text's Figure 1"
-    at = lambda **kw: f"d = {kw.get('d', P.d)}, n = {n}, {kw.get('N', P.n_samples):,} sequences" + kw.get("extra", "")
+    at = lambda **kw: f"d = {kw.get('d', P.d)}, L = {n}, {kw.get('N', P.n_samples):,} sequences" + kw.get("extra", "")
     thm1 = factor[(0.0, one.d)] if (0.0, one.d) in factor else th.factor_row(one)
     note = f"the factor tends to e = {math.e:.3f} as d grows (eq-rec-factor-limit)"
-    contrast = "the contrast S⁽²⁾_n,n−1 − S⁽²⁾_n1"
+    contrast = "the contrast S⁽²⁾_L,L−1 − S⁽²⁾_L1"
     # each claim's sign and its closed form's size are rows of their own, judged by the same two rules
     # on the same measurement (a stored run that judged the two at once gives both: verdicts.part_evidence)
     claims = [claim(id="theorem-1", where="Theorem 1", section="sec-rec-factor",
@@ -1010,12 +1010,18 @@ def paper_claims(P, *, rows: dict, one, obs: dict, factor: dict, grid: dict, gri
     res_ratio = residual_ratio(aniso, aniso_res, P)
     claims += [
         claim(id="eq-41-residual", where="Appendix A.3, Eqs. 25–41; Figure 5", section="sec-rec-corrected",
-              statement="h(j) with the residual connection as in Eq. 41", measured=f"level S⁽²⁾_n1 = {fmt(lvl)}",
+              claim_kind="reading", differs_from="Eq. 41 gives only h(j); the level also needs g(i), which the "
+              "appendix gives (Eq. 32) with the weight dγ of its Eq. 26: the book completes it with the weight ω "
+              "throughout, as Eq. 41 has it",
+              statement="h(j) with the residual connection as in Eq. 41, the level completed with g(i) at the same "
+                        "weight", measured=f"level S⁽²⁾_L1 = {fmt(lvl)}",
               settings=at(extra=f", c = {P.alpha_rows:g}, ω = 1"), verdict=verdicts.value_verdict(
                   lvl, th.layer2_scores(P.d, n, P.alpha_rows, 1.0, "normalised")[n - 1, 0], rtol=0.01)),
         claim(id="eq-41-residual-ratio", where="Appendix A.3, Eqs. 25–41; Figure 5", section="sec-rec-corrected",
+              claim_kind="reading", differs_from="the ratio of the contrasts also needs g(i), which the appendix "
+              "gives (Eq. 32) with the weight dγ of its Eq. 26: the book completes Eq. 41 with the weight ω throughout",
               statement="h(j) with the residual connection as in Eq. 41: the contrast with the residual over the "
-                        "contrast without it",
+                        "contrast without it, g(i) at the same weight",
               measured=f"ratio {fmt(res_ratio['measured'])}; Eq. 41: {res_ratio['paper']:.4g}, this book's "
                        f"eq-rec-corrected: {res_ratio['ours']:.4g}",
               settings=at(extra=f", c = {P.alpha_rows:g}, ω = 1 over ω = 0, control variates"),
@@ -1070,7 +1076,7 @@ def paper_claims(P, *, rows: dict, one, obs: dict, factor: dict, grid: dict, gri
                      statement="the recency probability of the second layer follows from the adjusted mean scores and the "
                                "first layer's noise, RP⁽²⁾ ≈ mean of Φ(ΔS̄/σ) (th.layer2_rp), where ρ m₁ < 0.05",
                      measured=f"{len(pred_rows['estimates'])} grid points with c > 0",
-                     settings=f"widths {', '.join(str(x) for x in sorted({k[0] for k in grid}))}, n = {n}",
+                     settings=f"widths {', '.join(str(x) for x in sorted({k[0] for k in grid}))}, L = {n}",
                      verdict=verdicts.values_verdict(pred_rows["estimates"], pred_rows["predicted"], atol=0.01,
                                                      labels=pred_rows["labels"])
                      if pred_rows["estimates"] else verdicts.not_tested(
