@@ -683,7 +683,7 @@ def rp_trends(rp: dict, rp_se: dict, rp_d: dict, se_d: dict, layers, P) -> dict:
 
 def rp_prediction(grid: dict, P, rho_max: float = 0.05) -> tuple[dict, dict]:
     """RP⁽²⁾ predicted from the adjusted mean scores (``th.layer2_rp``) against the grid's Monte Carlo:
-    a table, the largest miss where the first layer is nearly diagonal (ρ m₁ < ``rho_max``, c > 0), and
+    a table, the largest miss where the first layer is nearly diagonal (λ m₁ < ``rho_max``, c > 0), and
     where the prediction peaks over the grid's widths at the largest c. Returns the glued values and
     ``{"estimates", "predicted", "labels"}`` for the claim row."""
     import math
@@ -698,7 +698,7 @@ def rp_prediction(grid: dict, P, rho_max: float = 0.05) -> tuple[dict, dict]:
     pred = {k: th.layer2_rp(k[0], n, k[1], k[2]) for k in grid}
     rho = lambda k: math.exp(-math.sqrt(k[0]) * (1 - k[1])) * th.mean_first_layer_weight(k[0], k[1])
     keys = sorted(k for k in grid if k[1] > 0)
-    table = pd.DataFrame([{"ω": g, "c": a, "d": dd, "ρ m₁": f"{rho((dd, a, g)):.2g}",
+    table = pd.DataFrame([{"ω": g, "c": a, "d": dd, "λ m₁": f"{rho((dd, a, g)):.2g}",
                            "Monte Carlo": f"{grid[(dd, a, g)].rp[1]:.4f} ± {grid[(dd, a, g)].rp_se[1]:.1g}",
                            "predicted": f"{pred[(dd, a, g)]:.4f}"} for dd, a, g in keys]).set_index(["ω", "c", "d"])
     near = [k for k in keys if rho(k) < rho_max]
@@ -1074,13 +1074,13 @@ def paper_claims(P, *, rows: dict, one, obs: dict, factor: dict, grid: dict, gri
     claims += [claim(id="rp-2-predicted", where="Definition 1 and Eqs. 32–41, read as a probability",
                      section="sec-rec-rp", claim_kind="reading",
                      statement="the recency probability of the second layer follows from the adjusted mean scores and the "
-                               "first layer's noise, RP⁽²⁾ ≈ mean of Φ(ΔS̄/σ) (th.layer2_rp), where ρ m₁ < 0.05",
+                               "first layer's noise, RP⁽²⁾ ≈ mean of Φ(ΔS̄/σ) (th.layer2_rp), where λ m₁ < 0.05",
                      measured=f"{len(pred_rows['estimates'])} grid points with c > 0",
                      settings=f"widths {', '.join(str(x) for x in sorted({k[0] for k in grid}))}, L = {n}",
                      verdict=verdicts.values_verdict(pred_rows["estimates"], pred_rows["predicted"], atol=0.01,
                                                      labels=pred_rows["labels"])
                      if pred_rows["estimates"] else verdicts.not_tested(
-                         "no grid point with c > 0 has a nearly diagonal first layer (ρ m₁ < 0.05) at these widths"))]
+                         "no grid point with c > 0 has a nearly diagonal first layer (λ m₁ < 0.05) at these widths"))]
 
     p_text = lambda p: f"= {p:.1e}" if p > 1e-300 else "< 1e-300"
     claims += [claim(id="conclusion-relativity", where="Section 4 (Conclusion)", section="sec-rec-beyond",
