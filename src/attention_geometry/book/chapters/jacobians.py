@@ -30,7 +30,8 @@ class JacobiansParams(ChapterParams):
     seq_len: int = Field(256, ge=8, le=32_768,
         description="sequence length L of the Qwen2-shaped profiles (the paper: 2048)")
     init_stds: list[Annotated[float, Field(gt=0.0, le=1.0)]] = Field([0.02], min_length=1, max_length=4,
-        description="initialisation scales sigma of the Qwen2-shaped decoders (transformers and the paper: 0.02)")
+        description="initialisation scales sigma of the Qwen2-shaped decoders (transformers' default: 0.02; the "
+                    "paper gives no value)")
     width_standin: bool = Field(True,
         description="add the stand-in sigma = 0.02 sqrt(896/d) (768 for GPT-2), which gives a width-d decoder the "
                     "paper's score spread")
