@@ -231,3 +231,66 @@ def test_scalar_model_gradients_equal_those_of_the_model_with_every_logit():
     np.testing.assert_allclose(g["logits_last"], gs[-1, -1].numpy(), rtol=1e-10, atol=1e-15)
     np.testing.assert_allclose(g["logits_first"], gs[0, -1].numpy(), rtol=1e-10, atol=1e-15)
     assert np.abs(gs[0, -1].numpy()).max() > 1e-6  # the first layer's gradient is not trivially zero
+
+
+def test_a_schedule_of_residual_weights_is_a_poisson_binomial_mixture_of_powers():
+    """prop-cesaro-schedule: prod_l N_l = sum_r P(R = r) M^r with R the number of layers that jump;
+    the last row by the log recursion equals the exact rational product, in any order."""
+    import itertools
+
+    from fractions import Fraction
+
+    alphas = [Fraction(1, 3), Fraction(3, 4), Fraction(0), Fraction(1, 2)]
+    L = 6
+    prod = [[Fraction(int(i == j)) for j in range(L)] for i in range(L)]
+    for a in alphas:
+        N = C.residual_cesaro_matrix_exact(L, a)
+        prod = [[sum((prod[i][k] * N[k][j] for k in range(L)), Fraction(0)) for j in range(L)] for i in range(L)]
+    exact = np.array([float(x) for x in prod[-1]])
+    for order in itertools.permutations([float(a) for a in alphas]):
+        assert np.allclose(np.exp(C.log_last_row_schedule(L, order)), exact, rtol=1e-13, atol=0)
+    w = C.jump_distribution([float(a) for a in alphas])
+    brute = np.zeros(len(alphas) + 1)
+    for jumps in itertools.product([0, 1], repeat=len(alphas)):
+        brute[sum(jumps)] += np.prod([float(a) if b else 1 - float(a) for a, b in zip(alphas, jumps)])
+    assert np.allclose(w, brute, rtol=1e-14) and w.sum() == pytest.approx(1.0)
+    mixture = np.exp(C.log_cesaro_rows(L, len(alphas))).T @ w
+    assert np.allclose(mixture, exact, rtol=1e-13)
+    assert np.allclose(C.log_last_row_schedule(64, [0.3] * 5), C.log_last_row(64, 5, 0.3))
+
+
+def test_a_schedule_keeps_primacy_with_two_mixing_layers_and_is_flat_with_one():
+    flat = np.exp(C.log_last_row_schedule(50, [0.0, 0.7, 0.0]))
+    assert np.allclose(flat[:-1], 0.7 / 50) and C.log10_peak_to_trough_schedule(50, [1.0, 0.0, 0.0]) == 0.0
+    two = np.exp(C.log_last_row_schedule(50, [0.0, 0.2, 0.0, 0.05]))
+    assert np.all(np.diff(two[:-1]) < 0)  # strictly decreasing on 1..L-1
+
+
+def test_the_schedule_floor_is_below_the_constant_floor_and_zero_without_a_lower_bound():
+    const, a_const = C.peak_to_trough_floor(256, 6)
+    zero, x = C.schedule_floor(256, 6, 0.0)
+    assert zero == pytest.approx(0.0, abs=1e-12) and x.max() == pytest.approx(1.0)
+    bounded, x = C.schedule_floor(256, 6, a_const / 2)
+    assert bounded <= const + 1e-9 and x.min() >= a_const / 2 - 1e-12
+    assert C.log10_peak_to_trough_schedule(256, x) == pytest.approx(bounded)
+    top, _ = C.schedule_floor(256, 6, 1.0)
+    assert top == pytest.approx(C.log10_peak_to_trough_schedule(256, [1.0] * 6))
+
+
+def test_the_logit_gradient_per_key_equals_autograd_with_every_logit_a_variable():
+    import torch
+
+    L, H, alpha, seed = 9, 3, 0.6, 4
+    got = C.logit_gradient_per_key(L, H, alpha, seed)
+    g = torch.Generator().manual_seed(seed)
+    x0 = torch.randn(L, dtype=torch.float64, generator=g)
+    s = torch.zeros(H, L, L, dtype=torch.float64, requires_grad=True)
+    mask = torch.ones(L, L, dtype=torch.bool).tril()
+    x = x0
+    for layer in range(H):
+        A = torch.softmax(s[layer].masked_fill(~mask, float("-inf")), dim=1)
+        x = (1 - alpha) * x + alpha * A @ x
+    (grad,) = torch.autograd.grad(x[-1], s)
+    expected = grad.pow(2).sum((0, 1)).sqrt().numpy()  # over layers and queries, per key
+    assert np.allclose(got["per_key"], expected, rtol=1e-10, atol=1e-14)
+    assert np.allclose(got["rho"], C.last_row(L, H, alpha))

@@ -593,3 +593,21 @@ def test_initial_queries_are_the_runs_first_weights():
                             lr=1e-10, eval_every=1)  # one step of Adam moves each weight by about lr
     run = M.train_majority("layernorm", [3, 4], setup)
     np.testing.assert_allclose(initial_queries("layernorm", [3, 4], 4, 4), run.queries, rtol=1e-5, atol=1e-6)
+
+
+def test_the_key_matrix_gradient_leaves_w_k_times_ones_alone_under_layernorm():
+    """The component of the effective query along 1 changes no score under LayerNorm, and the loss's
+    gradient of W_K has its rows in H (the keys' span): W_K 1 gets no gradient. Not so without the
+    projection (the fair control), whose keys leave H."""
+    import torch
+
+    from attention_geometry import majority as M
+    setup = M.MajoritySetup(n_classes=6, length=12, d=4, min_margin=2, n_sequences=300)
+    counts, labels = M.majority_dataset(0, setup)[:2]
+    ones = torch.ones(setup.d, dtype=torch.float64)
+    for norm, vanishes in (("layernorm", True), ("rmsnorm", False)):
+        params = {k: v.detach().double().requires_grad_(True) for k, v in M.init_majority_params(6, 4, [0, 1]).items()}
+        M.majority_loss(params, counts[None].expand(2, -1, -1).double(), labels[None].expand(2, -1), norm).sum().backward()
+        along = (params["W_K"].grad @ ones).abs().max().item()
+        scale = params["W_K"].grad.abs().max().item()
+        assert (along < 1e-12 * scale) == vanishes, (norm, along, scale)

@@ -156,3 +156,15 @@ def test_no_glued_word_of_the_rerun_is_a_placeholder(rerun):
     assert len(texts) >= 15
     for key, text in texts.items():
         assert text and "nan" not in text.split() and "None" not in text, (key, text)
+
+
+def test_eta_all_words_read_the_two_ratios():
+    assert words.eta_all_words(0.04, 0.037).startswith("falls like the forward signal")
+    assert words.eta_all_words(0.0077, 8.6e-6) == "falls too, but by less than the forward signal"
+    assert words.eta_all_words(1e-8, 1e-5) == "falls by more than the forward signal"
+    assert words.eta_all_words(0.9, 1e-5) == "does not fall towards the middle"
+
+
+def test_schedule_words_say_where_the_floor_reaches_the_papers_ratio():
+    assert "at least 0.054" in words.schedule_words(0.054, 2.78)
+    assert words.schedule_words(None, 1.5).startswith("with layer-dependent weights the scalar model reaches")

@@ -83,8 +83,13 @@ __all__ = [
     "limit_discrepancy",
     "limit_accurate_from",
     "peak_to_trough_floor",
+    "jump_distribution",
+    "log_last_row_schedule",
+    "log10_peak_to_trough_schedule",
+    "schedule_floor",
     "tail_mass",
     "scalar_model_gradients",
+    "logit_gradient_per_key",
 ]
 
 
@@ -625,6 +630,78 @@ def peak_to_trough_floor(L: int, H: int, n_grid: int = 100) -> tuple[float, floa
     return float(values[i]), float(grid[i])
 
 
+# ------------------------------------------------- layer-dependent residual weights
+
+
+def _check_schedule(alphas) -> np.ndarray:
+    a = np.asarray([float(_check_alpha(x)) for x in np.atleast_1d(np.asarray(alphas, dtype=float))])
+    if a.size == 0:
+        raise fail("alphas", a.tolist(), "a non-empty list of residual weights in [0, 1]")
+    return a
+
+
+def jump_distribution(alphas: Sequence[float]) -> np.ndarray:
+    r""":math:`P(R = r)` for ``r = 0..H``, where :math:`R = \sum_\ell B_\ell` counts the jumps of the walk
+    of ``prop-cesaro-walk`` when layer :math:`\ell` jumps with probability :math:`\alpha_\ell` (independent
+    Bernoulli variables: a Poisson-binomial law). It is the weight of :math:`M^r` in
+    :math:`\prod_\ell N_\ell` (``prop-cesaro-schedule``, ``eq-cesaro-schedule``): ``(H + 1,)`` float64, by
+    convolution."""
+    w = np.array([1.0])
+    for a in _check_schedule(alphas):
+        w = np.concatenate([w * (1.0 - a), [0.0]]) + np.concatenate([[0.0], w * a])
+    return w
+
+
+def log_last_row_schedule(L: int, alphas: Sequence[float]) -> np.ndarray:
+    r""":math:`\ln p_j` for the last row of :math:`\prod_\ell N_\ell`, :math:`N_\ell = (1-\alpha_\ell) I + \alpha_\ell M`,
+    ``(L,)``: the recursion of :func:`log_last_row` with layer :math:`\ell`'s own weight (the factors
+    commute, so their order does not matter). ``-inf`` where an entry is exactly zero."""
+    L = _check_int("L", L)
+    alphas = _check_schedule(alphas)
+    log_inv = -np.log(np.arange(1, L + 1))
+    row = np.full(L, -np.inf)
+    row[-1] = 0.0
+    with np.errstate(divide="ignore"):
+        for a in alphas:
+            tail = np.logaddexp.accumulate((row + log_inv)[::-1])[::-1]
+            row = np.logaddexp(np.log1p(-a) + row, np.log(a) + tail)
+    return row
+
+
+def log10_peak_to_trough_schedule(L: int, alphas: Sequence[float]) -> float:
+    r""":math:`\log_{10}(\max_j p_j / \min_j p_j)` of the profile of a schedule (:func:`log_last_row_schedule`)."""
+    r = log_last_row_schedule(L, alphas)
+    return float((r.max() - r.min()) / math.log(10))
+
+
+def schedule_floor(L: int, H: int, a_min: float, *, polish: bool = True) -> tuple[float, np.ndarray]:
+    r"""The smallest :math:`\log_{10}` peak-to-trough ratio over schedules with every
+    :math:`\alpha_\ell \in [a_{\min}, 1]`, and the schedule that reaches it (sorted; the order does not
+    matter). Two families are searched exactly in one variable, the constant weight and
+    :math:`H - 1` layers at :math:`a_{\min}` with one layer free, and the better is polished by a
+    bounded search over all :math:`H` weights (L-BFGS-B; ``polish=False`` skips it, for speed). A
+    numerical minimum: an upper bound on the floor, attained by the schedule returned."""
+    from scipy.optimize import minimize, minimize_scalar
+
+    L, H = _check_int("L", L), _check_int("H", H)
+    a_min = float(_check_alpha(a_min))
+    f = lambda a: log10_peak_to_trough_schedule(L, np.clip(a, a_min, 1.0))
+    if a_min == 1.0:
+        return f(np.ones(H)), np.ones(H)
+    one = lambda b: np.concatenate([np.full(H - 1, a_min), [b]])
+    families = [lambda b: np.full(H, b), one]
+    starts = [one(1.0), np.full(H, a_min)]  # the ends of the families: bounded searches stop short of them
+    for family in families:
+        res = minimize_scalar(lambda b: f(family(b)), bounds=(a_min, 1.0), method="bounded", options={"xatol": 1e-6})
+        starts.append(family(float(res.x)))
+    x0 = min(starts, key=f)
+    if not polish:
+        return f(x0), np.sort(x0)
+    best = minimize(f, x0, method="L-BFGS-B", bounds=[(a_min, 1.0)] * H)
+    x = np.clip(best.x, a_min, 1.0) if best.fun < f(x0) else x0
+    return f(x), np.sort(x)
+
+
 def tail_mass(p: npt.ArrayLike, fraction: float) -> float:
     r"""The share of a profile ``p: (L,)`` on the positions ``L(1 - fraction) < j < L`` --
     the end of the context *without* the last token. A uniform profile gives about
@@ -664,3 +741,42 @@ def scalar_model_gradients(L: int, H: int, alpha: float, seed: int) -> dict:
     gh, gs = torch.autograd.grad(x[-1], (h, final_query))
     return {"inputs": gh.numpy(), "rho": last_row(L, H, alpha),
             "logits_last": gs[-1].numpy(), "logits_first": gs[0].numpy()}
+
+
+def logit_gradient_per_key(L: int, H: int, alpha: float, seed: int) -> dict:
+    r"""The gradient that teaches the scalar model *where to attend*, per key, over every layer and
+    every query (``eq-cesaro-eta-all``): at uniform attention (all logits zero),
+
+    .. math::
+
+        \frac{\partial y_L}{\partial s^{(\ell)}_{ik}} = (N^{H-\ell})_{L,i}\,\frac{\alpha}{i}
+        \Bigl(x^{(\ell-1)}_k - \frac1i\sum_{m \le i} x^{(\ell-1)}_m\Bigr), \qquad k \le i,
+
+    and ``"per_key"`` is its root sum of squares over :math:`\ell` and :math:`i \ge k`, ``(L,)``, by
+    suffix sums in :math:`O(HL)` (the squares expand into three sums over :math:`i \ge k`); ``"rho"``
+    is :math:`(N^H)_{L,j}`. The inputs :math:`x^{(0)}` are standard normal from ``seed``, as in
+    :func:`scalar_model_gradients`. Tested against autograd with every logit a variable."""
+    import torch
+
+    L, H = _check_int("L", L), _check_int("H", H)
+    alpha = float(_check_alpha(alpha))
+    g = as_torch_generator("seed", seed)
+    x = torch.randn(L, dtype=torch.float64, generator=g).numpy()
+    idx = np.arange(1, L + 1, dtype=np.float64)
+    inputs = []  # x^(l-1) for l = 1..H
+    for _ in range(H):
+        inputs.append(x)
+        x = (1 - alpha) * x + alpha * np.cumsum(x) / idx
+    rows = [np.zeros(L)]  # (N^m)_{L,.} for m = 0..H-1
+    rows[0][-1] = 1.0
+    for _ in range(H - 1):
+        v = rows[-1]
+        rows.append((1 - alpha) * v + alpha * np.cumsum((v / idx)[::-1])[::-1])
+    total = np.zeros(L)
+    for layer in range(1, H + 1):
+        xin, down = inputs[layer - 1], rows[H - layer]
+        c2 = (down * alpha / idx) ** 2
+        mean = np.cumsum(xin) / idx
+        suffix = lambda v: np.cumsum(v[::-1])[::-1]
+        total += xin ** 2 * suffix(c2) - 2 * xin * suffix(c2 * mean) + suffix(c2 * mean ** 2)
+    return {"per_key": np.sqrt(np.maximum(total, 0.0)), "rho": last_row(L, H, alpha)}

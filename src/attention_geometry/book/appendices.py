@@ -227,7 +227,10 @@ def _stored_runs_section(chapters: list[Chapter], project: Project) -> list[str]
         "Paper-scale runs are computed once with `make paper CHAPTER=<name>` (the chapter's",
         f"`{PRESET}` preset, on the best device present) and stored with their provenance in",
         "`results/<chapter>/paper/`; the book reads them and never re-runs them. A stored run",
-        "whose parameters differ from the current preset fails the build.",
+        "whose parameters differ from the current preset fails the build, unless a run at the",
+        "new preset is under way from committed checkpoints: a run longer than a session then",
+        "finishes over several, and the last finished run stays shown until it does, its line",
+        "under the chapter's table saying so.",
         "",
     ]
     runs = [(c, load_paper_run(c.name, project)) for c in chapters]

@@ -2,6 +2,8 @@
 
 import math
 import sys
+
+import numpy as np
 from typing import Annotated, Sequence
 
 from pydantic import Field
@@ -12,7 +14,8 @@ from ..params import ChapterParams, Seed
 __all__ = ["CesaroParams", "agreement_words", "alternating_onset_words", "float64_range_words", "cancellation_words",
            "finite_words", "underflow_words", "limit_share_words", "limit_end_words", "total_variation_words",
            "first_token_words", "tail_words", "alpha_d_words", "spike_at_dead_zone_words", "middle_at_spike_words",
-           "apart_words", "trend_words", "floor_words", "eta_words"]
+           "apart_words", "trend_words", "floor_words", "eta_words", "SCHEDULE_A_MINS", "schedule_values",
+           "schedule_words", "eta_all_words"]
 
 
 class CesaroParams(ChapterParams):
@@ -201,13 +204,70 @@ def floor_words(floor: float, claimed: float = 2.0, atol: float = 0.5) -> str:
     model's floor ``10**floor``."""
     if claimed + atol < floor:
         return ("lies below that floor by more than half a decade: the measured Qwen2 profile is shallower "
-                "than anything the paper's own model can produce at this size")
+                "than anything the paper's own model can produce with one residual weight for every layer at "
+                "this size")
     if claimed - atol >= floor:
         return "lies above that floor: the scalar model can produce it at this size"
     return "lies within half a decade of that floor: the scalar model may or may not reach it"
+
+
+def eta_all_words(ratio_logit: float, ratio_rho: float, tol: float = 0.3) -> str:
+    """Whether the logit gradient summed over layers and queries (middle over start, ``ratio_logit``)
+    falls like the profile (``ratio_rho``): within ``tol`` decades, by less, or not at all."""
+    if abs(math.log10(ratio_logit / ratio_rho)) < tol:
+        return "falls like the forward signal, as §6 says"
+    if ratio_logit < 10 ** -tol:
+        return "falls too, but by less than the forward signal" if ratio_logit > ratio_rho else \
+            "falls by more than the forward signal"
+    return "does not fall towards the middle"
 
 
 def eta_words(attenuated: bool) -> str:
     """Whether the logit gradient of the final query is attenuated like the profile."""
     return ("is attenuated by the positional factor, as §6 says" if attenuated
             else "is not attenuated by the positional factor")
+
+
+#: The lower bounds on every layer's residual weight at which the floor over schedules is computed.
+SCHEDULE_A_MINS = (0.0, 0.02, 0.05, 0.1, 0.2)
+
+
+def schedule_values(L: int, H: int, floor: float, alpha_floor: float, claimed: float = 2.0) -> dict:
+    """The floor of the peak-to-trough ratio over schedules of residual weights, each at least
+    ``a_min`` (:data:`SCHEDULE_A_MINS` and the constant floor's own weight): a table, the smallest
+    lower bound at which the floor over schedules reaches ``10**claimed`` (bisection), and the words."""
+    import pandas as pd
+
+    import attention_geometry as ag
+    from ..tables import dataframe_table
+    rows = []
+    for a in sorted(set(SCHEDULE_A_MINS) | {round(alpha_floor, 4)}):
+        f, x = ag.schedule_floor(L, H, a)
+        rows.append({"every α_ℓ at least": a, "log10 floor over schedules": round(f, 3),
+                     "largest α_ℓ of that schedule": round(float(x.max()), 3),
+                     "the others": f"{x.min():.3f} to {np.sort(x)[-2]:.3f}" if H > 1 else "—",
+                     "log10 floor, one α for all": round(floor, 3) if a <= alpha_floor else "—"})
+    lo, hi = 0.0, alpha_floor
+    reach = None
+    floor_at = lambda a: ag.schedule_floor(L, H, a, polish=False)[0]  # the two families; the table polishes
+    if floor_at(hi) >= claimed:  # the floor over schedules grows with the bound
+        for _ in range(30):
+            mid = (lo + hi) / 2
+            lo, hi = (mid, hi) if floor_at(mid) < claimed else (lo, mid)
+            if hi - lo < 1e-4:
+                break
+        reach = hi
+    return {"cesaro-tab-schedules": dataframe_table(pd.DataFrame(rows), index=False),
+            "cesaro-schedule-reach": reach if reach is not None else float("nan"),
+            "cesaro-schedule-words": schedule_words(reach, floor, claimed)}
+
+
+def schedule_words(reach: float | None, floor: float, claimed: float = 2.0) -> str:
+    """What the floor over schedules says against the constant-weight floor and the paper's ratio."""
+    if reach is None:
+        return (f"with layer-dependent weights the scalar model reaches the paper's 10^{claimed:g} even with every "
+                "weight as large as at the constant floor")
+    return (f"one residual weight for every layer cannot go below 10^{floor:.2f}, but layer-dependent weights can: "
+            f"the floor over schedules is 1 (flat) when a layer may skip attention altogether, and stays below "
+            f"the paper's 10^{claimed:g} until every layer's weight is at least {reach:.3f}; the schedule at the "
+            "floor mixes in one layer and barely in the others")

@@ -30,7 +30,8 @@ class JacobiansParams(ChapterParams):
     seq_len: int = Field(256, ge=8, le=32_768,
         description="sequence length L of the Qwen2-shaped profiles (the paper: 2048)")
     init_stds: list[Annotated[float, Field(gt=0.0, le=1.0)]] = Field([0.02], min_length=1, max_length=4,
-        description="initialisation scales sigma of the Qwen2-shaped decoders (transformers and the paper: 0.02)")
+        description="initialisation scales sigma of the Qwen2-shaped decoders (transformers' default: 0.02; the "
+                    "paper gives no value)")
     width_standin: bool = Field(True,
         description="add the stand-in sigma = 0.02 sqrt(896/d) (768 for GPT-2), which gives a width-d decoder the "
                     "paper's score spread")
@@ -213,7 +214,7 @@ def late_rise_words(rising: list[str]) -> tuple[str, str]:
     if rising:
         return listed, ("Where such a rise is found, it is a real-decoder effect that contradicts, for that "
                         "decoder,")
-    return listed, "No configuration shows such a rise, which would contradict"
+    return listed, "No configuration shows a rise resolved by its interval, which would contradict"
 
 
 def fit_quality_words(misfit: float, noise: float) -> str:
@@ -455,12 +456,12 @@ def first_layer_words(first: float, rest_max: float) -> str:
     """What the predicted attention gains say each layer does at initialisation: ``first`` the first
     layer's gain, ``rest_max`` the largest of the others (means over positions)."""
     if first > 1 and first > 4 * rest_max:
-        return ("the first layer's attention outweighs the residual stream it reads, so almost every path "
-                "jumps there, and its output then dominates the stream, so each later layer adds a small "
-                "correction that shrinks with depth")
+        return ("the first layer's attention outweighs the residual stream it reads, so more paths jump there "
+                "than stay, and its output then dominates the stream, so each later layer adds a correction at "
+                "most a quarter as large")
     if first <= 1 and rest_max <= 1:
-        return ("every layer's branch is smaller than the residual stream it reads, so most paths stay "
-                "in place at every layer, and the gains shrink slowly as the stream grows")
+        return ("every layer's branch is smaller than the residual stream it reads, so more paths stay in "
+                "place than jump at every layer")
     return "several layers' branches are as large as the residual stream they read"
 
 

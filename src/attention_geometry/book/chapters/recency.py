@@ -348,7 +348,7 @@ def gap_series_words(within: float, left: float, exact_within: float, miss: floa
         return (f"{fit} puts the adjusted form within {tol * 100:g} % of Monte Carlo only from d ≈ {within:.0f}; "
                 f"an exact 1/d term would bring it within {tol * 100:g} % from d = {dmin} on.")
     return (f"{fit} puts the adjusted form within {tol * 100:g} % of Monte Carlo only from d ≈ {within:.0f}. Even an "
-            f"exact 1/d term would leave about {left:.0%} at d = {dmin} and reach {tol * 100:g} % only from "
+            f"exact 1/d term would leave about {left * 100:.0f} % at d = {dmin} and reach {tol * 100:g} % only from "
             f"d ≈ {exact_within:.0f}: a closed form within {tol * 100:g} % at practical widths needs the whole series "
             "in 1/d, not its next term.")
 
@@ -386,10 +386,10 @@ def observability_words(hidden: bool, fig1_d: int) -> str:
     """What the paper's heat map can say about the isotropic contrast: ``hidden`` when the effect
     is below one standard error of the paper's plain mean."""
     if hidden:
-        return ("below one standard error of that heat map: the claim \u201cno clear recency is observed\u201d "
+        return ("below one standard error of that heat map: the claim \u201cno clear recency bias is observed\u201d "
                 "(Section 3) holds of the heat map, not of the model")
     return (f"above one standard error of that heat map: at this width even the heat map shows the recency, so "
-            f"\u201cno clear recency is observed\u201d (Section 3, said of its Figure 1 at d = {fig1_d}) does not carry over")
+            f"\u201cno clear recency bias is observed\u201d (Section 3, said of its Figure 1 at d = {fig1_d}) does not carry over")
 
 
 def noln_values(noln, P, iso=None) -> dict:
@@ -670,12 +670,12 @@ def rp_trends(rp: dict, rp_se: dict, rp_d: dict, se_d: dict, layers, P) -> dict:
     return {"rec-rp-alpha-hi": P.alphas[-1],
             "rec-rp-iso-words": iso_words(maxz, len(iso_dev)),
             "rec-rp-d-g0-2": rp[0.0][-1][1], "rec-rp-d-g0-last": rp[0.0][-1][-1],
-            "rec-rp-dmax-g0-last": rp_d[(0.0, layers[-1])][-1, -1],
+            "rec-rp-dmax-g0-2": rp_d[(0.0, 2)][-1, -1],
             "rec-rp-depth-word": wd.trend_word(build[0.0], above="grows", below="falls",
                                                neither="does not change measurably"),
             "rec-rp-res-words": wd.trend_word(stats.difference_estimate(build[1.0], build[0.0]),
                 above="speeds up the build-up, where the paper observes a less pronounced bias",
-                below="slows the build-up, as the paper observes",
+                below="slows the build-up (the paper observes that with the residual the bias is less pronounced)",
                 neither="does not measurably change the build-up, where the paper observes a less pronounced bias"),
             "rec-rp-width-word": wd.trend_word(wider, above="grows", below="falls",
                                                neither="does not change measurably")}
@@ -683,7 +683,7 @@ def rp_trends(rp: dict, rp_se: dict, rp_d: dict, se_d: dict, layers, P) -> dict:
 
 def rp_prediction(grid: dict, P, rho_max: float = 0.05) -> tuple[dict, dict]:
     """RP⁽²⁾ predicted from the adjusted mean scores (``th.layer2_rp``) against the grid's Monte Carlo:
-    a table, the largest miss where the first layer is nearly diagonal (ρ m₁ < ``rho_max``, c > 0), and
+    a table, the largest miss where the first layer is nearly diagonal (λ m₁ < ``rho_max``, c > 0), and
     where the prediction peaks over the grid's widths at the largest c. Returns the glued values and
     ``{"estimates", "predicted", "labels"}`` for the claim row."""
     import math
@@ -698,7 +698,7 @@ def rp_prediction(grid: dict, P, rho_max: float = 0.05) -> tuple[dict, dict]:
     pred = {k: th.layer2_rp(k[0], n, k[1], k[2]) for k in grid}
     rho = lambda k: math.exp(-math.sqrt(k[0]) * (1 - k[1])) * th.mean_first_layer_weight(k[0], k[1])
     keys = sorted(k for k in grid if k[1] > 0)
-    table = pd.DataFrame([{"ω": g, "c": a, "d": dd, "ρ m₁": f"{rho((dd, a, g)):.2g}",
+    table = pd.DataFrame([{"ω": g, "c": a, "d": dd, "λ m₁": f"{rho((dd, a, g)):.2g}",
                            "Monte Carlo": f"{grid[(dd, a, g)].rp[1]:.4f} ± {grid[(dd, a, g)].rp_se[1]:.1g}",
                            "predicted": f"{pred[(dd, a, g)]:.4f}"} for dd, a, g in keys]).set_index(["ω", "c", "d"])
     near = [k for k in keys if rho(k) < rho_max]
@@ -950,10 +950,10 @@ def paper_claims(P, *, rows: dict, one, obs: dict, factor: dict, grid: dict, gri
     fmt = _fmt
     claim = partial(verdicts.Claim, paper="kim2025recency", source="full text")
     fig1_width = "" if P.d == fig1["d"] else f"d = {P.d} (the later version's) in place of the d = {fig1['d']} of the arXiv text's Figure 1"
-    at = lambda **kw: f"d = {kw.get('d', P.d)}, n = {n}, {kw.get('N', P.n_samples):,} sequences" + kw.get("extra", "")
+    at = lambda **kw: f"d = {kw.get('d', P.d)}, L = {n}, {kw.get('N', P.n_samples):,} sequences" + kw.get("extra", "")
     thm1 = factor[(0.0, one.d)] if (0.0, one.d) in factor else th.factor_row(one)
     note = f"the factor tends to e = {math.e:.3f} as d grows (eq-rec-factor-limit)"
-    contrast = "the contrast S⁽²⁾_n,n−1 − S⁽²⁾_n1"
+    contrast = "the contrast S⁽²⁾_L,L−1 − S⁽²⁾_L1"
     # each claim's sign and its closed form's size are rows of their own, judged by the same two rules
     # on the same measurement (a stored run that judged the two at once gives both: verdicts.part_evidence)
     claims = [claim(id="theorem-1", where="Theorem 1", section="sec-rec-factor",
@@ -1010,12 +1010,18 @@ def paper_claims(P, *, rows: dict, one, obs: dict, factor: dict, grid: dict, gri
     res_ratio = residual_ratio(aniso, aniso_res, P)
     claims += [
         claim(id="eq-41-residual", where="Appendix A.3, Eqs. 25–41; Figure 5", section="sec-rec-corrected",
-              statement="h(j) with the residual connection as in Eq. 41", measured=f"level S⁽²⁾_n1 = {fmt(lvl)}",
+              claim_kind="reading", differs_from="Eq. 41 gives only h(j); the level also needs g(i), which the "
+              "appendix gives (Eq. 32) with the weight dγ of its Eq. 26: the book completes it with the weight ω "
+              "throughout, as Eq. 41 has it",
+              statement="h(j) with the residual connection as in Eq. 41, the level completed with g(i) at the same "
+                        "weight", measured=f"level S⁽²⁾_L1 = {fmt(lvl)}",
               settings=at(extra=f", c = {P.alpha_rows:g}, ω = 1"), verdict=verdicts.value_verdict(
                   lvl, th.layer2_scores(P.d, n, P.alpha_rows, 1.0, "normalised")[n - 1, 0], rtol=0.01)),
         claim(id="eq-41-residual-ratio", where="Appendix A.3, Eqs. 25–41; Figure 5", section="sec-rec-corrected",
+              claim_kind="reading", differs_from="the ratio of the contrasts also needs g(i), which the appendix "
+              "gives (Eq. 32) with the weight dγ of its Eq. 26: the book completes Eq. 41 with the weight ω throughout",
               statement="h(j) with the residual connection as in Eq. 41: the contrast with the residual over the "
-                        "contrast without it",
+                        "contrast without it, g(i) at the same weight",
               measured=f"ratio {fmt(res_ratio['measured'])}; Eq. 41: {res_ratio['paper']:.4g}, this book's "
                        f"eq-rec-corrected: {res_ratio['ours']:.4g}",
               settings=at(extra=f", c = {P.alpha_rows:g}, ω = 1 over ω = 0, control variates"),
@@ -1037,9 +1043,15 @@ def paper_claims(P, *, rows: dict, one, obs: dict, factor: dict, grid: dict, gri
     weaker = stats.Estimate(aniso.rp[1] - aniso_res.rp[1], math.hypot(aniso.rp_se[1], aniso_res.rp_se[1]))
     claims += [
         claim(id="fig-1-row-3", stand_in=fig1_width, where="Section 3, Figure 1 row 3", section="sec-rec-beyond",
-              statement="with α = 0.5, from the second layer on the scores strictly increase with j: a clear recency bias",
-              measured=f"RP⁽²⁾ = {fmt(rp_est(aniso, 2))}", settings=at(extra=f", c = {P.alpha_rows:g}"),
-              verdict=verdicts.sign_verdict(stats.Estimate(aniso.rp[1] - 0.5, aniso.rp_se[1]), +1, what="RP - 1/2")),
+              statement="with α = 0.5, “In the second and subsequent layers, the attention scores strictly increase as "
+                        "j increases for a fixed i, indicating a clear recency bias”",
+              measured="RP at every layer from the second: " + ", ".join(
+                  f"layer {l}: {fmt(rp_est(aniso, l))}" for l in range(2, len(aniso.rp) + 1)),
+              settings=at(extra=f", c = {P.alpha_rows:g}; RP (a later key scores higher) read per layer"),
+              verdict=verdicts.all_verdict(
+                  {f"layer {l}": verdicts.sign_verdict(stats.Estimate(aniso.rp[l - 1] - 0.5, aniso.rp_se[l - 1]), +1,
+                                                       what="RP - 1/2") for l in range(2, len(aniso.rp) + 1)},
+                  what="every layer from the second")),
         claim(id="fig-1-row-4", stand_in=fig1_width, where="Section 3, Figure 1 row 4", section="sec-rec-beyond",
               statement="with the residual connection the recency bias is less pronounced than without",
               measured=f"RP⁽²⁾ without minus with residual: {fmt(weaker)}", settings=at(extra=f", c = {P.alpha_rows:g}"),
@@ -1062,13 +1074,13 @@ def paper_claims(P, *, rows: dict, one, obs: dict, factor: dict, grid: dict, gri
     claims += [claim(id="rp-2-predicted", where="Definition 1 and Eqs. 32–41, read as a probability",
                      section="sec-rec-rp", claim_kind="reading",
                      statement="the recency probability of the second layer follows from the adjusted mean scores and the "
-                               "first layer's noise, RP⁽²⁾ ≈ mean of Φ(ΔS̄/σ) (th.layer2_rp), where ρ m₁ < 0.05",
+                               "first layer's noise, RP⁽²⁾ ≈ mean of Φ(ΔS̄/σ) (th.layer2_rp), where λ m₁ < 0.05",
                      measured=f"{len(pred_rows['estimates'])} grid points with c > 0",
-                     settings=f"widths {', '.join(str(x) for x in sorted({k[0] for k in grid}))}, n = {n}",
+                     settings=f"widths {', '.join(str(x) for x in sorted({k[0] for k in grid}))}, L = {n}",
                      verdict=verdicts.values_verdict(pred_rows["estimates"], pred_rows["predicted"], atol=0.01,
                                                      labels=pred_rows["labels"])
                      if pred_rows["estimates"] else verdicts.not_tested(
-                         "no grid point with c > 0 has a nearly diagonal first layer (ρ m₁ < 0.05) at these widths"))]
+                         "no grid point with c > 0 has a nearly diagonal first layer (λ m₁ < 0.05) at these widths"))]
 
     p_text = lambda p: f"= {p:.1e}" if p > 1e-300 else "< 1e-300"
     claims += [claim(id="conclusion-relativity", where="Section 4 (Conclusion)", section="sec-rec-beyond",
@@ -1079,7 +1091,8 @@ def paper_claims(P, *, rows: dict, one, obs: dict, factor: dict, grid: dict, gri
     later, survive = ext_rows["later"], ext_rows["survive"]
     abstract = "stacked causal self-attention layers combined with LayerNorm induce recency bias"
     claims += [claim(id=f"abstract-{i}", where="Abstract; Limitations", source="abstract", section="sec-rec-beyond",
-                     statement=f"{abstract} (tested here with: {k})", measured=f"RP over layers 2–L = {fmt(ln)}",
+                     claim_kind="paper" if specs[k] == ext.LayerSpec() else "reading",
+                     statement=f"{abstract} (tested here with: {k})", measured=f"RP over layers 2–H = {fmt(ln)}",
                      settings=f"d = {P.d}, c = {P.alpha_rows:g}, ω = 1, {P.ext_models} weight draws × {P.ext_samples:,}",
                      stand_in="" if specs[k] == ext.LayerSpec() else f"{k}, which the paper's Limitations leave out",
                      verdict=survive[k]) for i, (k, (ln, _)) in enumerate(later.items())]
