@@ -4,7 +4,7 @@ summaries of a run, how many more steps one variant needs to reach another's lev
 the yardstick angle of a random direction."""
 
 import math
-from typing import Sequence
+from typing import TYPE_CHECKING, Sequence
 
 import numpy as np
 import numpy.typing as npt
@@ -13,6 +13,9 @@ import torch
 from .._checks import as_torch_generator, check_int, fail
 from .model import attention_norm, effective_queries, init_majority_params
 from .training import MajorityRun
+
+if TYPE_CHECKING:
+    from ..draws import DrawEstimate
 
 
 def confound_share(with_ln: npt.ArrayLike, fair: npt.ArrayLike, original: npt.ArrayLike, rng: np.random.Generator | int,
@@ -230,7 +233,7 @@ def width_contrasts(ln: dict[int, np.ndarray], control: dict[int, np.ndarray]) -
     return {"gap": gap, "shift": shift}
 
 
-def dimensions_lost(ln: dict[int, np.ndarray], control: dict[int, np.ndarray]):
+def dimensions_lost(ln: dict[int, np.ndarray], control: dict[int, np.ndarray]) -> "DrawEstimate":
     r"""How many of the fair control's dimensions LayerNorm's projection costs, from per-seed values of a
     quantity (``{width: (S,)}`` each, paired by seed): the ratio of means over the seeds and over the
     widths ``d`` whose ``d - 1`` the control has,

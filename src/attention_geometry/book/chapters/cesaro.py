@@ -232,11 +232,13 @@ def eta_words(attenuated: bool) -> str:
 SCHEDULE_A_MINS = (0.0, 0.02, 0.05, 0.1, 0.2)
 
 
-def schedule_values(L: int, H: int, floor: float, alpha_floor: float, claimed: float = 2.0) -> dict:
+def schedule_values(L: int, H: int, floor: float, alpha_floor: float, claimed: float = 2.0) -> tuple[dict, float]:
     """The floor of the peak-to-trough ratio over schedules of residual weights, each at least
     ``a_min`` (:data:`SCHEDULE_A_MINS` and the constant floor's own weight): a table, the smallest
-    lower bound at which the floor over schedules reaches ``10**claimed`` (bisection), and the words."""
+    lower bound at which the floor over schedules reaches ``10**claimed`` (bisection), and the words:
+    ``(glued values, that bound)`` (NaN when even the constant floor's weight stays below it)."""
     import pandas as pd
+    from IPython.display import Markdown
 
     import attention_geometry as ag
     from ..tables import dataframe_table
@@ -257,9 +259,10 @@ def schedule_values(L: int, H: int, floor: float, alpha_floor: float, claimed: f
             if hi - lo < 1e-4:
                 break
         reach = hi
-    return {"cesaro-tab-schedules": dataframe_table(pd.DataFrame(rows), index=False),
-            "cesaro-schedule-reach": reach if reach is not None else float("nan"),
-            "cesaro-schedule-words": schedule_words(reach, floor, claimed)}
+    reach_value = reach if reach is not None else float("nan")
+    return ({"cesaro-tab-schedules": Markdown(dataframe_table(pd.DataFrame(rows), index=False)),
+             "cesaro-schedule-reach": reach_value, "cesaro-schedule-words": schedule_words(reach, floor, claimed)},
+            reach_value)
 
 
 def schedule_words(reach: float | None, floor: float, claimed: float = 2.0) -> str:
