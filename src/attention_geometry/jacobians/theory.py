@@ -232,18 +232,27 @@ def gelu_mlp_gain(width: int, init_std: float, mlp_width: int, out_std: float | 
 
 
 def predicted_profile_sq(attention_ms: np.ndarray, attention_gain: float, mlp_ms: np.ndarray | None = None,
-                         mlp_gain: float = 0.0) -> np.ndarray:
+                         mlp_gain: float = 0.0, mlp_cross: float = 1.0) -> np.ndarray:
     r"""``(L,)``: :math:`\mathbb E\lVert J_j\rVert_F^2 / d` of a pre-norm decoder with uniform causal
     attention whose branches read position ``k`` of block ``l`` through a norm of mean square
     ``attention_ms[l, k]`` (and ``mlp_ms[l, k]``), ``(H, L)`` each: the theorem
     ``eq-jac-expected`` with the gains :math:`g/r_l(k)^2` (``eq-jac-predicted``; see the
     module). With ``attention_ms`` constant in ``k`` and no MLP it is
-    :func:`expected_jacobian_sq` at the gains ``attention_gain / attention_ms[:, 0]``."""
+    :func:`expected_jacobian_sq` at the gains ``attention_gain / attention_ms[:, 0]``.
+
+    ``mlp_cross``: the MLP's gain between two different positions as a fraction of its gain at
+    one position, :math:`Y \leftarrow Y + g'D'(cY + (1-c)\operatorname{diag}Y)D'`. The MLP's
+    weights are shared by the positions, but a nonlinear MLP's Jacobian at a position depends on
+    that position's input: ``1`` (the default) is exact when the MLP's Jacobian is the same matrix
+    at every position (a linear MLP, or positions with the same input), ``0`` when the positions'
+    Jacobians are independent of each other; a real decoder lies between (tests: both ends against
+    Monte Carlo)."""
     ms = np.asarray(attention_ms, dtype=np.float64)
     if ms.ndim != 2 or ms.shape[1] < 1 or not np.all(np.isfinite(ms)) or np.any(ms <= 0):
         raise fail("attention_ms", f"an array of shape {ms.shape}", "(H, L) finite mean squares > 0")
     attention_gain = check_float("attention_gain", attention_gain, low=0.0)
     mlp_gain = check_float("mlp_gain", mlp_gain, low=0.0)
+    mlp_cross = check_float("mlp_cross", mlp_cross, low=0.0, high=1.0)
     H, L = ms.shape
     if mlp_ms is not None:
         mlp_ms = np.asarray(mlp_ms, dtype=np.float64)
@@ -255,7 +264,7 @@ def predicted_profile_sq(attention_ms: np.ndarray, attention_gain: float, mlp_ms
     for l in range(H - 1, -1, -1):  # from the output down: the MLP comes after the attention in a block
         if mlp_ms is not None and mlp_gain > 0:
             D = 1.0 / np.sqrt(mlp_ms[l])
-            Y = Y + mlp_gain * (D[:, None] * Y * D[None, :])
+            Y = Y + mlp_gain * (D[:, None] * (mlp_cross * Y + (1 - mlp_cross) * np.diag(np.diag(Y))) * D[None, :])
         D = 1.0 / np.sqrt(ms[l])
         Y = Y + attention_gain * (D[:, None] * _cesaro_sandwich(Y, inv_i) * D[None, :])
     return np.diag(Y).copy()
