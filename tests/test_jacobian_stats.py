@@ -249,3 +249,9 @@ def test_halves_by_draw_share_no_weights():
     assert np.array_equal(b.rho2, np.concatenate([rho2[draws[1]], rho2[draws[3]]]))
     one = ag.ProfileSample(rho2).halves(draws[:1])  # one draw: even and odd sequences
     assert np.array_equal(one[0].rho2, rho2[0::2])
+    a, b = ag.draw_halves([rho2[s] for s in draws])
+    assert np.array_equal(a, np.concatenate([rho2[draws[0]], rho2[draws[2]]]))
+    a, b = ag.draw_halves([rho2[draws[0]]])  # one draw left: its even and odd sequences
+    assert np.array_equal(a, rho2[draws[0]][0::2]) and np.array_equal(b, rho2[draws[0]][1::2])
+    with pytest.raises(ValueError, match="parts"):
+        ag.draw_halves([rho2[:1]])

@@ -175,10 +175,14 @@ def _split_half(sample: ProfileSample, draws: Sequence[slice] | None = None) -> 
 def draw_halves(parts: Sequence[npt.ArrayLike]) -> tuple[np.ndarray, np.ndarray]:
     """The rows of the even- and of the odd-numbered ``parts`` (one array per weight draw, as
     :func:`~attention_geometry.draws.jackknife_over_draws` hands them to a statistic; with one
-    draw, one row per sequence): two halves that share no weights."""
-    if len(parts) < 2:
-        raise fail("parts", f"{len(parts)} part(s)", "at least two draws or two sequences")
-    return tuple(np.concatenate([np.asarray(p, dtype=np.float64) for p in parts[i::2]]) for i in (0, 1))
+    draw, one row per sequence): two halves that share no weights. One part (what is left of two
+    draws when the jackknife leaves one out) is halved by its even and odd rows."""
+    arrays = [np.asarray(p, dtype=np.float64) for p in parts]
+    if len(arrays) == 1 and arrays[0].ndim == 2 and arrays[0].shape[0] >= 2:
+        return arrays[0][0::2], arrays[0][1::2]
+    if len(arrays) < 2:
+        raise fail("parts", f"{len(arrays)} part(s) of one row", "at least two draws or two sequences")
+    return tuple(np.concatenate(arrays[i::2]) for i in (0, 1))
 
 
 def _part_halves(parts: Sequence[np.ndarray]) -> tuple[ProfileSample, list[slice]]:
@@ -685,7 +689,7 @@ def draw_profile_statistics(on: ProfileSample, H: int, draws: Sequence[slice], o
     }
     stats = {name: (lambda f: lambda parts: f(ProfileSample(np.concatenate(parts))))(f) for name, f in whole.items()}
     stats |= {
-        "log10_ptt": halves(lambda r, rows: held_out_log10_peak_to_trough(*(h.rho2 for h in r.halves(rows)))),
+        "log10_ptt": lambda parts: held_out_log10_peak_to_trough(*draw_halves(parts)),
         "ceiling": halves(_split_half),
         "rise": halves(lambda r, rows: late_minimum_test(r, rows).rise.value),
     }
