@@ -72,7 +72,8 @@ from .registry import Chapter
 
 __all__ = ["PRESET", "DEVICES", "PaperRun", "PaperRunError", "StalePaperRun", "chapters_with_paper_preset",
            "choose_device", "paper_parameters", "run_paper", "load_paper_run", "check_paper_run_fresh",
-           "stale_paper_runs", "run_under_way", "checkpointed_parameters", "regenerate_command", "amend_stored_claims", "attach_evidence", "AMENDABLE",
+           "stale_paper_runs", "run_under_way", "checkpointed_parameters", "regenerate_command", "amend_stored_claims",
+           "attach_evidence", "AMENDABLE",
            "DEVICE_CHECK", "store_device_check", "load_device_check", "checkpoint_files"]
 
 PRESET = "paper"

@@ -580,8 +580,8 @@ class ProfileStatistics:
     per-layer gains :math:`g/(1+\kappa(l-1))`; ``spearman``, ``wasserstein``: the
     average profile against the Cesàro fit; ``log10_ptt``: its peak-to-trough
     ratio, chosen on the even sequences and measured on the odd ones and the other way
-    round (:func:`held_out_log10_peak_to_trough`); ``ceiling``: the noise ceiling; ``noise_log_rmse``: the rms standard
-    error of :math:`\ln\bar\rho` over positions (what a perfect model's
+    round (:func:`held_out_log10_peak_to_trough`); ``ceiling``: the noise ceiling;
+    ``noise_log_rmse``: the rms standard error of :math:`\ln\bar\rho` over positions (what a perfect model's
     ``log_rmse`` would be); ``late_minimum``: :func:`late_minimum_test`."""
 
     n: int
@@ -627,7 +627,8 @@ def profile_statistics(sample: ProfileSample, H: int, *, n_boot: int, rng: np.ra
         f = fit_cesaro(p, H)
         f1 = fit_derived(r.mean_sq(), H, per_layer=True, start=(math.log(d1.gain.value), math.log(d1.growth.value)))
         return [f.alpha.value, spearman(p, f.theory), normalised_positions_wasserstein(p, f.theory),
-                _held_out_ptt(sample.rho2, idx), fit_derived(r.mean_sq(), H, start=(math.log(d0.gain.value), 0.0)).gain.value,
+                _held_out_ptt(sample.rho2, idx),
+                fit_derived(r.mean_sq(), H, start=(math.log(d0.gain.value), 0.0)).gain.value,
                 f1.gain.value, f1.growth.value]
 
     reps = dict(zip(("alpha", "sp", "w", "ptt", "g0", "g1", "kappa"),

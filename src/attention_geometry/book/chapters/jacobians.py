@@ -9,7 +9,8 @@ from ..cost import CostModel
 from ..params import ChapterParams, CorpusDir, Seed
 
 __all__ = ["JacobiansParams", "PAPER_SHAPE", "estimate_text", "fit_quality_words", "float32_words", "float64_words",
-           "bracket_words", "gain_words", "heads_flat_words", "heads_words", "late_rise_words", "paper_cost_words", "regime_words", "single_probe_words",
+           "bracket_words", "gain_words", "heads_flat_words", "heads_words", "late_rise_words", "paper_cost_words",
+           "regime_words", "single_probe_words",
            "sizes_note", "table", "timing_words", "unbiased_words", "uniform_words",
            "fits_table", "fits_rows", "late_table", "pretrained_table", "estimator_table", "leading_number", "stored_figure", "stored_table_rows",
            "w_source_words", "prediction_words", "paper_shape_table", "shape_cells",
