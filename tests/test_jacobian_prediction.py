@@ -156,3 +156,35 @@ def test_a_stand_in_keeps_the_papers_embeddings_and_so_its_first_layer_gain():
     assert ag.value_gain(d, s) / ms == pytest.approx(0.02**2 * 896**2, rel=0.1)
     with pytest.raises(ValueError, match="embedding_std"):
         ag.build_decoder("qwen2", 2, d, 4, 2, context=32, embedding_std=0.0)
+
+
+@pytest.mark.parametrize("cosine", [0.0, 0.6])
+def test_mlp_cross_fraction_against_monte_carlo(cosine):
+    """The SwiGLU's gain between two positions, tr(J_k^T J_m)/d over weight draws, as a fraction of its
+    gain at one position, for inputs of RMS 1 with the given cosine."""
+    d, dff, n = 64, 128, 400
+    sd = math.sqrt(0.5 / d)  # s^2 = sd^2 d = 0.5
+    gen = torch.Generator().manual_seed(7)
+    e1, e2 = torch.zeros(d, dtype=torch.float64), torch.zeros(d, dtype=torch.float64)
+    e1[0], e2[1] = 1.0, 1.0
+    xk, xm = math.sqrt(d) * e1, math.sqrt(d) * (cosine * e1 + math.sqrt(1 - cosine**2) * e2)
+
+    def jac(Wg, Wu, Wd, x):
+        g, u = Wg @ x, Wu @ x
+        sig = torch.sigmoid(g)
+        slope = sig * (1 + g * (1 - sig))
+        return Wd @ ((slope * u)[:, None] * Wg + (g * sig)[:, None] * Wu)
+
+    cross, diag = [], []
+    for _ in range(n):
+        Wg, Wu = (torch.randn(dff, d, generator=gen, dtype=torch.float64) * sd for _ in range(2))
+        Wd = torch.randn(d, dff, generator=gen, dtype=torch.float64) * sd
+        Jk, Jm = jac(Wg, Wu, Wd, xk), jac(Wg, Wu, Wd, xm)
+        cross.append(float((Jk * Jm).sum()) / d)
+        diag.append(float((Jk * Jk).sum()) / d)
+    cross, diag = np.array(cross), np.array(diag)
+    assert diag.mean() == pytest.approx(ag.mlp_gain(d, sd, dff), rel=0.05)
+    c = ag.mlp_cross_fraction(d, sd, cosine)
+    se = cross.std(ddof=1) / math.sqrt(n) / diag.mean()
+    assert abs(cross.mean() / diag.mean() - c) < 4 * se + 0.01
+    assert ag.mlp_cross_fraction(d, sd, 1.0) == pytest.approx(1.0)

@@ -35,7 +35,7 @@ Functions: :func:`elementary_symmetric`, :func:`layer_gains`,
 :func:`log_expected_jacobian_sq` and :func:`expected_jacobian_sq` (the formula),
 :func:`linear_decoder_blocks` (the exact Jacobian of one draw of the model) and
 :func:`monte_carlo_jacobian_sq` (its Monte Carlo average, for the tests and the
-book). :func:`mlp_gain` and :func:`predicted_profile_sq` carry the theorem over to a
+book). :func:`mlp_gain`, :func:`mlp_cross_fraction` and :func:`predicted_profile_sq` carry the theorem over to a
 pre-norm decoder whose normalisation depends on the position (``eq-jac-predicted``):
 with the branch of block ``l`` reading position ``k`` through a norm of RMS
 :math:`r_l(k)`, the attention path weights become :math:`c_S = (\prod_{l\in S} M D_l)_{L,j}`,
@@ -60,6 +60,7 @@ __all__ = [
     "elementary_symmetric",
     "layer_gains",
     "mlp_gain",
+    "mlp_cross_fraction",
     "gelu_mlp_gain",
     "predicted_profile_sq",
     "log_expected_jacobian_sq",
@@ -208,6 +209,43 @@ def mlp_gain(width: int, init_std: float, mlp_width: int) -> float:
     s2 = init_std**2 * width
     e_act, e_slope = _silu_moments(s2)
     return float(init_std**4 * width * mlp_width * (e_act + s2 * e_slope))
+
+
+def mlp_cross_fraction(width: int, init_std: float, cosine: float = 0.0) -> float:
+    r"""The SwiGLU branch's gain between two positions whose normalised inputs have cosine
+    ``cosine``, as a fraction of its gain at one position (:func:`mlp_gain`): the ``mlp_cross`` of
+    :func:`predicted_profile_sq` for such a pair. To leading order in :math:`1/d`,
+
+    .. math:: c(r) = \frac{\mathbb E[\operatorname{silu}(a)\operatorname{silu}(b)]
+              + r s^2\,\mathbb E[\operatorname{silu}'(a)\operatorname{silu}'(b)]}
+              {\mathbb E\operatorname{silu}(a)^2 + s^2\,\mathbb E\operatorname{silu}'(a)^2},
+
+    :math:`(a, b)` Gaussian with variances :math:`s^2 = \sigma^2 d` and correlation :math:`r`: the
+    gate and up pre-activations of the two positions are correlated as their inputs are, and the
+    weights are shared. ``c(1) = 1``; at ``r = 0`` only the mean of the gate's output is shared,
+    :math:`c(0) = (\mathbb E\operatorname{silu}(a))^2/(\dots)`, small for small :math:`s^2`
+    (Monte Carlo in the tests)."""
+    width = check_int("width", width, low=1)
+    init_std = check_float("init_std", init_std, low=0.0, low_open=True)
+    r = check_float("cosine", cosine, low=-1.0, high=1.0)
+    s2 = init_std**2 * width
+    z, w = np.polynomial.hermite_e.hermegauss(64)
+    w = w / w.sum()
+    s = math.sqrt(s2)
+    a = s * z[:, None] * np.ones((1, z.size))
+    b = s * (r * z[:, None] + math.sqrt(max(1.0 - r * r, 0.0)) * z[None, :])
+    ww = w[:, None] * w[None, :]
+
+    def silu(x):
+        return x / (1.0 + np.exp(-x))
+
+    def slope(x):
+        sig = 1.0 / (1.0 + np.exp(-x))
+        return sig * (1.0 + x * (1.0 - sig))
+
+    e_act, e_slope = _silu_moments(s2)
+    cross = float((ww * silu(a) * silu(b)).sum() + r * s2 * (ww * slope(a) * slope(b)).sum())
+    return cross / (e_act + s2 * e_slope)
 
 
 def gelu_mlp_gain(width: int, init_std: float, mlp_width: int, out_std: float | None = None) -> float:
