@@ -188,3 +188,26 @@ def test_mlp_cross_fraction_against_monte_carlo(cosine):
     se = cross.std(ddof=1) / math.sqrt(n) / diag.mean()
     assert abs(cross.mean() / diag.mean() - c) < 4 * se + 0.01
     assert ag.mlp_cross_fraction(d, sd, 1.0) == pytest.approx(1.0)
+
+
+def test_cross_fractions_per_pair_interpolate_and_reduce_to_the_scalar_step():
+    d, sd = 64, ag.standin_init_std(64)
+    r = np.array([-0.9, -0.3, 0.0, 0.17, 0.55, 0.99])
+    exact = np.array([ag.mlp_cross_fraction(d, sd, x) for x in r])
+    np.testing.assert_allclose(ag.mlp_cross_fractions(d, sd, r), exact, atol=1e-4)
+    L, H = 7, 3
+    rng = np.random.default_rng(2)
+    ms, mlp_ms = rng.uniform(0.5, 2, (H, L)), rng.uniform(0.5, 2, (H, L))
+    for c in (0.0, 0.4, 1.0):
+        np.testing.assert_allclose(ag.predicted_profile_sq(ms, 0.5, mlp_ms, 0.7, mlp_cross=np.full((H, L, L), c)),
+                                   ag.predicted_profile_sq(ms, 0.5, mlp_ms, 0.7, mlp_cross=c), rtol=1e-12)
+    with pytest.raises(ValueError, match="mlp_cross"):
+        ag.predicted_profile_sq(ms, 0.5, mlp_ms, 0.7, mlp_cross=np.ones((H, L, L - 1)))
+
+
+def test_mlp_input_cosines_are_one_on_the_diagonal():
+    m = ag.build_decoder("qwen2", 2, 16, 2, 1, context=8, seed=0)
+    cos = ag.mlp_input_cosines(m, ag.random_embeddings(m, 8, 1, n=3))
+    assert cos.shape == (2, 8, 8) and cos.dtype == np.float32
+    np.testing.assert_allclose(np.diagonal(cos, axis1=1, axis2=2), 1.0, atol=1e-6)
+    np.testing.assert_allclose(cos, np.swapaxes(cos, 1, 2), atol=1e-6)

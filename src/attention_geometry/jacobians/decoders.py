@@ -15,7 +15,8 @@ book does to them: remove positions, freeze the attention weights, measure the s
   and :func:`standin_embedding_std` (``eq-jac-standin``), :func:`measured_score_std`; :func:`first_token_attention`
   (attention sinks).
 * :func:`residual_mean_square`: the residual stream's mean square where each block's two
-  norms read it (the per-position gains of ``eq-jac-predicted``).
+  norms read it (the per-position gains of ``eq-jac-predicted``); :func:`mlp_input_cosines`:
+  how alike two positions' MLP inputs are (the MLP's gain shared between them).
 * Inputs: :func:`random_embeddings` (random token ids through the model's own
   table), :func:`concatenate_chunks` and :func:`chunk_boundaries` (the paper's
   chunked condition).
@@ -45,6 +46,7 @@ __all__ = [
     "attention_score_std",
     "standin_init_std",
     "standin_embedding_std",
+    "mlp_input_cosines",
     "measured_score_std",
     "residual_mean_square",
     "positions_off",
@@ -360,6 +362,29 @@ def residual_mean_square(model: torch.nn.Module, inputs: torch.Tensor) -> tuple[
         for h in hooks:
             h.remove()
     return torch.stack(attention).cpu().numpy(), torch.stack(mlp).cpu().numpy()
+
+
+def mlp_input_cosines(model: torch.nn.Module, inputs: torch.Tensor) -> np.ndarray:
+    r"""``(H, L, L)`` float32: the cosine between the residual stream at two positions where block
+    ``l``'s MLP norm reads it, averaged over the ``n`` sequences of ``inputs: (n, L, d)`` (one
+    forward pass). A SwiGLU shares the fraction :math:`c(r)` of its gain between two positions
+    whose inputs have cosine :math:`r` (:func:`~.theory.mlp_cross_fraction`)."""
+    n, L, d = _check_inputs(model, inputs)
+    cosines, hooks = [], []
+
+    def keep(module, args, output):
+        x = torch.nn.functional.normalize(args[0].double(), dim=-1)
+        cosines.append((x @ x.transpose(-1, -2)).mean(0).float())
+
+    for _, mlp_norm in _block_norms(model):
+        hooks.append(mlp_norm.register_forward_hook(keep))
+    try:
+        with torch.no_grad():
+            model(inputs_embeds=inputs, use_cache=False)
+    finally:
+        for h in hooks:
+            h.remove()
+    return torch.stack(cosines).cpu().numpy()
 
 
 @contextlib.contextmanager

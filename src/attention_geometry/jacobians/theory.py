@@ -50,6 +50,7 @@ final norm's factor. Shapes: ``L`` positions, ``d`` width, ``H`` layers, ``n`` d
 import math
 
 import numpy as np
+import numpy.typing as npt
 import torch
 from scipy.special import logsumexp
 
@@ -61,6 +62,7 @@ __all__ = [
     "layer_gains",
     "mlp_gain",
     "mlp_cross_fraction",
+    "mlp_cross_fractions",
     "gelu_mlp_gain",
     "predicted_profile_sq",
     "log_expected_jacobian_sq",
@@ -248,6 +250,15 @@ def mlp_cross_fraction(width: int, init_std: float, cosine: float = 0.0) -> floa
     return cross / (e_act + s2 * e_slope)
 
 
+def mlp_cross_fractions(width: int, init_std: float, cosines: npt.ArrayLike) -> np.ndarray:
+    """:func:`mlp_cross_fraction` at every entry of ``cosines`` (any shape, clipped to [-1, 1]),
+    interpolated from 401 exact values on [-1, 1] (the function is smooth; the largest
+    interpolation error is below 1e-4, a test)."""
+    grid = np.linspace(-1.0, 1.0, 401)
+    table = np.array([mlp_cross_fraction(width, init_std, float(r)) for r in grid])
+    return np.interp(np.clip(np.asarray(cosines, dtype=np.float64), -1.0, 1.0), grid, table)
+
+
 def gelu_mlp_gain(width: int, init_std: float, mlp_width: int, out_std: float | None = None) -> float:
     r"""The gain :math:`\mathbb E\lVert J u\rVert^2/\lVert u\rVert^2` of a GELU branch
     :math:`x \mapsto W_{\mathrm{out}}\operatorname{gelu}(W_{\mathrm{in}}x)` (GPT-2's MLP, biases zero
@@ -270,7 +281,7 @@ def gelu_mlp_gain(width: int, init_std: float, mlp_width: int, out_std: float | 
 
 
 def predicted_profile_sq(attention_ms: np.ndarray, attention_gain: float, mlp_ms: np.ndarray | None = None,
-                         mlp_gain: float = 0.0, mlp_cross: float = 1.0) -> np.ndarray:
+                         mlp_gain: float = 0.0, mlp_cross: float | np.ndarray = 1.0) -> np.ndarray:
     r"""``(L,)``: :math:`\mathbb E\lVert J_j\rVert_F^2 / d` of a pre-norm decoder with uniform causal
     attention whose branches read position ``k`` of block ``l`` through a norm of mean square
     ``attention_ms[l, k]`` (and ``mlp_ms[l, k]``), ``(H, L)`` each: the theorem
@@ -284,13 +295,20 @@ def predicted_profile_sq(attention_ms: np.ndarray, attention_gain: float, mlp_ms
     that position's input: ``1`` (the default) is exact when the MLP's Jacobian is the same matrix
     at every position (a linear MLP, or positions with the same input), ``0`` when the positions'
     Jacobians are independent of each other; a real decoder lies between (tests: both ends against
-    Monte Carlo)."""
+    Monte Carlo). An array ``(H, L, L)`` gives the fraction of each block for each pair of positions
+    (:func:`mlp_cross_fractions` of :func:`~.decoders.mlp_input_cosines`); its diagonal is 1."""
     ms = np.asarray(attention_ms, dtype=np.float64)
     if ms.ndim != 2 or ms.shape[1] < 1 or not np.all(np.isfinite(ms)) or np.any(ms <= 0):
         raise fail("attention_ms", f"an array of shape {ms.shape}", "(H, L) finite mean squares > 0")
     attention_gain = check_float("attention_gain", attention_gain, low=0.0)
     mlp_gain = check_float("mlp_gain", mlp_gain, low=0.0)
-    mlp_cross = check_float("mlp_cross", mlp_cross, low=0.0, high=1.0)
+    if np.ndim(mlp_cross) == 0:
+        mlp_cross = check_float("mlp_cross", mlp_cross, low=0.0, high=1.0)
+    else:
+        mlp_cross = np.asarray(mlp_cross, dtype=np.float64)
+        if mlp_cross.shape != (ms.shape[0], ms.shape[1], ms.shape[1]) or not np.all(np.isfinite(mlp_cross)):
+            raise fail("mlp_cross", f"an array of shape {mlp_cross.shape}",
+                       f"a number in [0, 1] or finite fractions of shape (H, L, L) = {(ms.shape[0],) + ms.shape[1:] * 2}")
     H, L = ms.shape
     if mlp_ms is not None:
         mlp_ms = np.asarray(mlp_ms, dtype=np.float64)
@@ -302,7 +320,12 @@ def predicted_profile_sq(attention_ms: np.ndarray, attention_gain: float, mlp_ms
     for l in range(H - 1, -1, -1):  # from the output down: the MLP comes after the attention in a block
         if mlp_ms is not None and mlp_gain > 0:
             D = 1.0 / np.sqrt(mlp_ms[l])
-            Y = Y + mlp_gain * (D[:, None] * (mlp_cross * Y + (1 - mlp_cross) * np.diag(np.diag(Y))) * D[None, :])
+            if np.ndim(mlp_cross) == 0:
+                shared = mlp_cross * Y + (1 - mlp_cross) * np.diag(np.diag(Y))
+            else:  # per pair of positions, 1 on the diagonal
+                shared = mlp_cross[l] * Y
+                np.fill_diagonal(shared, np.diag(Y))
+            Y = Y + mlp_gain * (D[:, None] * shared * D[None, :])
         D = 1.0 / np.sqrt(ms[l])
         Y = Y + attention_gain * (D[:, None] * _cesaro_sandwich(Y, inv_i) * D[None, :])
     return np.diag(Y).copy()
