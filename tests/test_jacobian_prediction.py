@@ -211,3 +211,27 @@ def test_mlp_input_cosines_are_one_on_the_diagonal():
     assert cos.shape == (2, 8, 8) and cos.dtype == np.float32
     np.testing.assert_allclose(np.diagonal(cos, axis1=1, axis2=2), 1.0, atol=1e-6)
     np.testing.assert_allclose(cos, np.swapaxes(cos, 1, 2), atol=1e-6)
+
+
+def test_gelu_cross_fraction_against_monte_carlo():
+    """GPT-2's MLP shares much of its gain between positions whose inputs are at right angles."""
+    d, dff, n, cosine = 64, 128, 400, 0.0
+    sd = math.sqrt(0.5 / d)
+    gen = torch.Generator().manual_seed(8)
+    xk = torch.zeros(d, dtype=torch.float64)
+    xm = torch.zeros(d, dtype=torch.float64)
+    xk[0], xm[1] = math.sqrt(d), math.sqrt(d)
+    cross, diag = [], []
+    for _ in range(n):
+        Win = torch.randn(dff, d, generator=gen, dtype=torch.float64) * sd
+        Wout = torch.randn(d, dff, generator=gen, dtype=torch.float64) * sd
+        slope = [torch.func.jacrev(torch.nn.functional.gelu)(Win @ x).diagonal() for x in (xk, xm)]
+        Jk, Jm = (Wout @ (s[:, None] * Win) for s in slope)
+        cross.append(float((Jk * Jm).sum()) / d)
+        diag.append(float((Jk * Jk).sum()) / d)
+    cross, diag = np.array(cross), np.array(diag)
+    c = ag.mlp_cross_fraction(d, sd, cosine, activation="gelu")
+    assert c > 0.5 > 5 * ag.mlp_cross_fraction(d, sd, cosine)  # far above the SwiGLU's
+    assert abs(cross.mean() / diag.mean() - c) < 4 * cross.std(ddof=1) / math.sqrt(n) / diag.mean() + 0.01
+    with pytest.raises(ValueError, match="activation"):
+        ag.mlp_cross_fraction(d, sd, 0.0, activation="relu")

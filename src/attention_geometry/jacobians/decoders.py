@@ -365,15 +365,15 @@ def residual_mean_square(model: torch.nn.Module, inputs: torch.Tensor) -> tuple[
 
 
 def mlp_input_cosines(model: torch.nn.Module, inputs: torch.Tensor) -> np.ndarray:
-    r"""``(H, L, L)`` float32: the cosine between the residual stream at two positions where block
-    ``l``'s MLP norm reads it, averaged over the ``n`` sequences of ``inputs: (n, L, d)`` (one
+    r"""``(H, L, L)`` float32: the cosine between two positions' inputs of block ``l``'s MLP (the
+    output of its norm: for GPT-2's LayerNorm the centred residual stream), averaged over the ``n`` sequences of ``inputs: (n, L, d)`` (one
     forward pass). A SwiGLU shares the fraction :math:`c(r)` of its gain between two positions
     whose inputs have cosine :math:`r` (:func:`~.theory.mlp_cross_fraction`)."""
     n, L, d = _check_inputs(model, inputs)
     cosines, hooks = [], []
 
-    def keep(module, args, output):
-        x = torch.nn.functional.normalize(args[0].double(), dim=-1)
+    def keep(module, args, output):  # the norm's output: LayerNorm's is centred, RMSNorm's is its input scaled
+        x = torch.nn.functional.normalize(output.double(), dim=-1)
         cosines.append((x @ x.transpose(-1, -2)).mean(0).float())
 
     for _, mlp_norm in _block_norms(model):

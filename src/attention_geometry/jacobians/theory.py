@@ -54,7 +54,7 @@ import numpy.typing as npt
 import torch
 from scipy.special import logsumexp
 
-from .._checks import check_float, check_int, fail
+from .._checks import check_choice, check_float, check_int, fail
 from ..cesaro import cesaro_matrix, log_cesaro_rows
 
 __all__ = [
@@ -213,7 +213,7 @@ def mlp_gain(width: int, init_std: float, mlp_width: int) -> float:
     return float(init_std**4 * width * mlp_width * (e_act + s2 * e_slope))
 
 
-def mlp_cross_fraction(width: int, init_std: float, cosine: float = 0.0) -> float:
+def mlp_cross_fraction(width: int, init_std: float, cosine: float = 0.0, activation: str = "swiglu") -> float:
     r"""The SwiGLU branch's gain between two positions whose normalised inputs have cosine
     ``cosine``, as a fraction of its gain at one position (:func:`mlp_gain`): the ``mlp_cross`` of
     :func:`predicted_profile_sq` for such a pair. To leading order in :math:`1/d`,
@@ -225,11 +225,15 @@ def mlp_cross_fraction(width: int, init_std: float, cosine: float = 0.0) -> floa
     :math:`(a, b)` Gaussian with variances :math:`s^2 = \sigma^2 d` and correlation :math:`r`: the
     gate and up pre-activations of the two positions are correlated as their inputs are, and the
     weights are shared. ``c(1) = 1``; at ``r = 0`` only the mean of the gate's output is shared,
-    :math:`c(0) = (\mathbb E\operatorname{silu}(a))^2/(\dots)`, small for small :math:`s^2`
-    (Monte Carlo in the tests)."""
+    :math:`c(0) = (\mathbb E\operatorname{silu}(a))^2/(\dots)`, small for small :math:`s^2`.
+    ``activation="gelu"``: GPT-2's MLP :math:`W_{\mathrm{out}}\operatorname{gelu}(W_{\mathrm{in}}x)`,
+    :math:`c(r) = \mathbb E[\operatorname{gelu}'(a)\operatorname{gelu}'(b)]/\mathbb E\operatorname{gelu}'(a)^2`,
+    :math:`(\tfrac12)^2/\mathbb E\operatorname{gelu}'(a)^2` at ``r = 0`` (:math:`\operatorname{gelu}'` has mean
+    :math:`\tfrac12`), far above the SwiGLU's (Monte Carlo in the tests for both)."""
     width = check_int("width", width, low=1)
     init_std = check_float("init_std", init_std, low=0.0, low_open=True)
     r = check_float("cosine", cosine, low=-1.0, high=1.0)
+    check_choice("activation", activation, ("swiglu", "gelu"))
     s2 = init_std**2 * width
     z, w = np.polynomial.hermite_e.hermegauss(64)
     w = w / w.sum()
@@ -245,17 +249,21 @@ def mlp_cross_fraction(width: int, init_std: float, cosine: float = 0.0) -> floa
         sig = 1.0 / (1.0 + np.exp(-x))
         return sig * (1.0 + x * (1.0 - sig))
 
+    if activation == "gelu":
+        def gelu_slope(x):
+            return 0.5 * (1.0 + np.vectorize(math.erf)(x / math.sqrt(2.0))) + x * np.exp(-0.5 * x**2) / math.sqrt(2 * math.pi)
+        return float((ww * gelu_slope(a) * gelu_slope(b)).sum() / (w @ gelu_slope(s * z) ** 2))
     e_act, e_slope = _silu_moments(s2)
     cross = float((ww * silu(a) * silu(b)).sum() + r * s2 * (ww * slope(a) * slope(b)).sum())
     return cross / (e_act + s2 * e_slope)
 
 
-def mlp_cross_fractions(width: int, init_std: float, cosines: npt.ArrayLike) -> np.ndarray:
+def mlp_cross_fractions(width: int, init_std: float, cosines: npt.ArrayLike, activation: str = "swiglu") -> np.ndarray:
     """:func:`mlp_cross_fraction` at every entry of ``cosines`` (any shape, clipped to [-1, 1]),
     interpolated from 401 exact values on [-1, 1] (the function is smooth; the largest
     interpolation error is below 1e-4, a test)."""
     grid = np.linspace(-1.0, 1.0, 401)
-    table = np.array([mlp_cross_fraction(width, init_std, float(r)) for r in grid])
+    table = np.array([mlp_cross_fraction(width, init_std, float(r), activation) for r in grid])
     return np.interp(np.clip(np.asarray(cosines, dtype=np.float64), -1.0, 1.0), grid, table)
 
 
