@@ -243,6 +243,10 @@ def test_a_stored_run_on_one_draw_is_checked_only_by_draws_that_agree_with_each_
     assert ag.settle(agree, stored, **ag.draws_assumption(1, unstable)).label == "not decided"
     assert ag.settle(agree, ag.Verdict("not decided", "straddles"), **ag.draws_assumption(1, unstable)).label \
         == "not decided"
+    # draws that agree with each other on the opposite verdict do not check a stored verdict
+    opposite = ag.settle(agree, ag.Verdict("refuted", "the effect = -2.9 ± 0.1"), **fields)
+    assert opposite.label == "not decided" and "points the other way, reproduced" in opposite.reason
+    assert ag.settle(agree, ag.Verdict("reproduced in a stand-in", "r"), **fields).label == "reproduced in a stand-in"
 
 
 def test_nested_variance_recovers_known_components():

@@ -203,6 +203,11 @@ def test_a_run_under_way_at_the_changed_preset_keeps_the_stored_run(stored):
         with pytest.raises(StalePaperRun, match="scale: stored 2, preset 4"):
             check_paper_run_fresh("toy", Project(project.root, chapters=toy_spec(scale=4)))
         assert run_under_way("toy", project) is None  # the preset of the stored run: nothing under way for it
+        from attention_geometry.book.paper import checkpointed_parameters
+        assert checkpointed_parameters(checkpoints.parent) == {"n_items": 6, "scale": 3, "device": "cpu"}
+        (checkpoints / "parameters.json").write_text("[1, 2")  # cut off: moved aside, read as none
+        assert checkpointed_parameters(checkpoints.parent) is None and run_under_way("toy", changed) is None
+        assert "under way" not in provenance_line(load_paper_run("toy", changed))
     finally:
         shutil.rmtree(checkpoints)
     assert "under way" not in provenance_line(load_paper_run("toy", project))

@@ -50,6 +50,8 @@ def test_heads_words_follow_the_verdict():
     assert ch.heads_words("reproduced") == "falls like"
     assert ch.heads_words("differs") == "does not fall like"
     assert ch.heads_words("not decided") == "is not resolved against"
+    assert ch.heads_flat_words("reproduced").startswith("flat")
+    assert "against" in ch.heads_flat_words("differs") and "not resolved" in ch.heads_flat_words("not decided")
 
 
 def test_unbiased_words_flip_below_the_share_an_unbiased_estimator_gives():
@@ -188,3 +190,10 @@ def test_the_paper_preset_is_the_paired_200_sequence_design_and_its_arrays_fit()
     assert p["probes"] in (1, 2) and p["batch_size"] == 1 and p["seq_len"] == 2048 and p["width"] == 896
     size = 2 * 4 * (p["n_sequences"] * p["probes"] * p["seq_len"] + p["gpt2_sequences"] * p["gpt2_probes"] * p["gpt2_seq_len"])
     assert size < 20 * 2**20
+
+
+def test_bracket_words_place_the_measurement_between_the_mlp_ends():
+    import attention_geometry as ag
+    assert "independent" in ch.bracket_words(ag.Estimate(1.2, 0.05), 1.18, 1.5)
+    assert "same matrix" in ch.bracket_words(ag.Estimate(1.45, 0.05), 1.18, 1.5)
+    assert "outside" in ch.bracket_words(ag.Estimate(2.0, 0.05), 1.18, 1.5)

@@ -893,7 +893,11 @@ def settle(at_defaults: Verdict, at_paper: Verdict | None, *, defaults_are_paper
     settings". ``assumption``: an assumption of the measurement that is not the
     paper's (``"an assumed sigma"``); a decisive verdict then becomes ``not
     decided`` unless ``assumption_checked`` gives the evidence that it does not
-    matter (which the reason then quotes).
+    matter (which the reason then quotes). Evidence gathered at the default sizes
+    (``at_defaults`` decisive) checks the assumption of a stored verdict only when
+    the two point the same way -- both agree with the claim, or both disagree:
+    draws that agree with each other on the opposite verdict show that the stored
+    one may rest on its draw, so it is then ``not decided``.
     """
     if at_paper is not None:
         where = f"in the paper-scale run, with {stand_in}" if stand_in else "at the paper's settings"
@@ -911,6 +915,11 @@ def settle(at_defaults: Verdict, at_paper: Verdict | None, *, defaults_are_paper
         if not assumption_checked:
             return Verdict(Label.NOT_DECIDED, f"{settled.label} as measured, but it rests on {assumption}, "
                                               f"not the paper's ({settled.reason})")
+        if (at_paper is not None and at_defaults.label in _DECISIVE
+                and (at_defaults.label in _AGREES) != (settled.label in _AGREES)):
+            return Verdict(Label.NOT_DECIDED, f"{settled.label} as measured, but it rests on {assumption}, and "
+                                              f"at the default sizes the evidence points the other way, "
+                                              f"{at_defaults.label} ({settled.reason})")
         return Verdict(settled.label, f"{settled.reason}; it rests on {assumption}, which does not matter: "
                                       f"{assumption_checked}")
     return settled

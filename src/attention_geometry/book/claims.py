@@ -172,12 +172,10 @@ def _under_way(run) -> str:
     """A sentence on an unfinished run at other settings whose checkpoints sit beside ``run``, if any."""
     import json
 
-    path = getattr(run, "folder", None) and run.folder / "checkpoints" / "parameters.json"
-    try:
-        newer = json.loads(path.read_text()) if path and path.is_file() else None
-    except (OSError, ValueError):
-        return ""
-    if not isinstance(newer, dict):
+    from .paper import checkpointed_parameters
+
+    newer = checkpointed_parameters(run.folder) if getattr(run, "folder", None) else None
+    if newer is None:
         return ""
     changed = [f"{k} {json.dumps(newer[k])}" for k in sorted(newer) if k != "device"
                and k in run.parameters and newer[k] != run.parameters[k]]

@@ -72,7 +72,8 @@ from .registry import Chapter
 
 __all__ = ["PRESET", "DEVICES", "PaperRun", "PaperRunError", "StalePaperRun", "chapters_with_paper_preset",
            "choose_device", "paper_parameters", "run_paper", "load_paper_run", "check_paper_run_fresh",
-           "stale_paper_runs", "run_under_way", "regenerate_command", "amend_stored_claims", "attach_evidence", "AMENDABLE",
+           "stale_paper_runs", "run_under_way", "checkpointed_parameters", "regenerate_command", "amend_stored_claims",
+           "attach_evidence", "AMENDABLE",
            "DEVICE_CHECK", "store_device_check", "load_device_check", "checkpoint_files"]
 
 PRESET = "paper"
@@ -471,6 +472,18 @@ def attach_evidence(project: Project, chapter_name: str, verdicts: dict, why: st
     return {c["id"]: (c["verdict"]["label"], str(recompute(c["verdict"]).label)) for c in claims if c["id"] in verdicts}
 
 
+def checkpointed_parameters(folder: str | os.PathLike) -> dict | None:
+    """The parameters a paper run wrote into ``folder/checkpoints/parameters.json`` as it started
+    (``folder``: a chapter's paper-run folder), while its checkpoints are kept: the run that a
+    command resumes, finished or not. ``None`` when there is none (a file that is not a JSON
+    object is moved aside, :func:`~.files.read_json_or_recover`)."""
+    path = Path(folder) / "checkpoints" / "parameters.json"
+    if not path.is_file():
+        return None
+    data, _ = read_json_or_recover(path, "the in-progress paper run's parameters")
+    return data or None
+
+
 def run_under_way(chapter: Chapter | str, project: Project | None = None) -> dict | None:
     """The parameters of an unfinished paper run of ``chapter`` whose values are today's ``paper``
     preset (``device`` ignored): the run its committed checkpoints resume. ``None`` when there is
@@ -481,11 +494,8 @@ def run_under_way(chapter: Chapter | str, project: Project | None = None) -> dic
     and its provenance line names the run under way)."""
     project = project or Project.find()
     chapter = project.chapter(chapter) if isinstance(chapter, str) else chapter
-    path = project.paper_folder(chapter) / "checkpoints" / "parameters.json"
-    if PRESET not in chapter.presets or not path.is_file():
-        return None
-    under_way, _ = read_json_or_recover(path, "the in-progress paper run's parameters")
-    if not isinstance(under_way, dict):
+    under_way = checkpointed_parameters(project.paper_folder(chapter))
+    if PRESET not in chapter.presets or under_way is None:
         return None
     return under_way if _comparable(under_way) == _comparable(_preset(project, chapter)) else None
 

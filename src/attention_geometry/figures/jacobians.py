@@ -55,7 +55,7 @@ def plot_estimator_variance(exact_rho2, cases: dict):
 def plot_expected_vs_monte_carlo(mc_mean, mc_se, derived, paper_fit, truths: dict, fits: dict):
     """Left: the derived expectation against Monte Carlo (±2 SE) and the best paper-form
     fit, small size, all ``(L,)``. Right: at the paper's size, the derived profile
-    ``truths[g]: (L,)`` (solid) against the best ``g N^H`` fit ``fits[g]`` (dashed)."""
+    ``truths[g]: (L,)`` (solid) against the best ``g^H N^H`` fit ``fits[g]`` (dashed)."""
     fig = new_figure(figsize=(11.5, 4.3), layout="constrained")
     left, right = fig.subplots(1, 2)
     j = np.arange(1, len(mc_mean) + 1)
@@ -71,7 +71,7 @@ def plot_expected_vs_monte_carlo(mc_mean, mc_se, derived, paper_fit, truths: dic
         right.plot(x, truth / truth[-1], color=c, lw=1.4, label=f"derived, g = {g:.3g}")
         right.plot(x, fits[g] / fits[g][-1], color=c, lw=1.1, ls="--")
     right.set(yscale="log", xlabel="position $x = j/L$", ylabel=r"$\rho(j)/\rho(L)$",
-              title="Paper's size: derived (solid) vs best $g N^H$ (dashed)")
+              title="Paper's size: derived (solid) vs best $g^H N^H$ (dashed)")
     right.legend(fontsize="x-small")
     return fig
 
@@ -119,14 +119,17 @@ def plot_pathways(widths, fractions: dict, scores: dict):
     return fig
 
 
-def plot_heads(heads, spread, se):
-    """Relative spread across initialisations against the number of heads at fixed width,
-    with the paper's ``1/sqrt(heads)`` drawn through the first point."""
+def plot_heads(heads, series: dict):
+    """Relative spread across initialisations against the number of heads at fixed width, one
+    line per initialiser scale, ``series[label] = (spread, se)``, each with the paper's
+    ``1/sqrt(heads)`` drawn through its first point."""
     fig = new_figure(figsize=(6.0, 4.2), layout="constrained")
     ax = fig.subplots()
     heads = np.asarray(heads, dtype=float)
-    ax.errorbar(heads, spread, yerr=2 * np.asarray(se), marker="o", capsize=3, label="measured (±2 SE)")
-    ax.plot(heads, spread[0] * np.sqrt(heads[0] / heads), ls="--", color="grey", label=r"$\propto 1/\sqrt{h}$")
+    for (label, (spread, se)), c in zip(series.items(), sns.color_palette(n_colors=len(series))):
+        ax.errorbar(heads, spread, yerr=2 * np.asarray(se), marker="o", capsize=3, color=c, label=f"{label} (±2 SE)")
+        ax.plot(heads, spread[0] * np.sqrt(heads[0] / heads), ls="--", color=c, alpha=0.6, lw=1)
+    ax.plot([], [], ls="--", color="grey", label=r"$\propto 1/\sqrt{h}$ through the first point")
     ax.set(xscale="log", yscale="log", xlabel="heads $h$ (fixed width)",
            ylabel=r"relative SD of $\rho(j)^2$ across initialisations", title="Concentration against heads")
     ax.legend(fontsize="small")

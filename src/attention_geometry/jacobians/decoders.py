@@ -12,10 +12,11 @@ book does to them: remove positions, freeze the attention weights, measure the s
 * :func:`value_only_attention`: attention weights are constants for autograd
   (the value pathway of the paper's App. E.2, ``eq-jac-pathways``).
 * :func:`attention_score_std` (:math:`\sigma^2 d`), :func:`standin_init_std`
-  (``eq-jac-standin``), :func:`measured_score_std`; :func:`first_token_attention`
+  and :func:`standin_embedding_std` (``eq-jac-standin``), :func:`measured_score_std`; :func:`first_token_attention`
   (attention sinks).
 * :func:`residual_mean_square`: the residual stream's mean square where each block's two
-  norms read it (the per-position gains of ``eq-jac-predicted``).
+  norms read it (the per-position gains of ``eq-jac-predicted``); :func:`mlp_input_cosines`:
+  how alike two positions' MLP inputs are (the MLP's gain shared between them).
 * Inputs: :func:`random_embeddings` (random token ids through the model's own
   table), :func:`concatenate_chunks` and :func:`chunk_boundaries` (the paper's
   chunked condition).
@@ -44,6 +45,8 @@ __all__ = [
     "random_embeddings",
     "attention_score_std",
     "standin_init_std",
+    "standin_embedding_std",
+    "mlp_input_cosines",
     "measured_score_std",
     "residual_mean_square",
     "positions_off",
@@ -140,7 +143,7 @@ def _finish(model, device, dtype):
 def build_decoder(arch: str, n_layers: int, width: int, n_heads: int, n_kv_heads: int | None = None,
                   context: int = 2048, init_std: float = 0.02, rope: bool = True, seed: int = 0,
                   device: str = "cpu", dtype: torch.dtype = torch.float32,
-                  attn_implementation: str = "sdpa") -> torch.nn.Module:
+                  attn_implementation: str = "sdpa", embedding_std: float | None = None) -> torch.nn.Module:
     """A random-init decoder (``Qwen2Model`` or ``GPT2Model``, no LM head), eval mode, frozen.
 
     ``arch="qwen2"``: pre-RMSNorm, SwiGLU MLP of width ``round(width * 4864/896)``,
@@ -149,7 +152,10 @@ def build_decoder(arch: str, n_layers: int, width: int, n_heads: int, n_kv_heads
     absolute positions (zeroed when ``rope=False``; ``n_kv_heads`` must be
     ``None`` or ``n_heads``). Weights ~ N(0, init_std^2) as ``transformers``
     draws them (GPT-2 scales its output projections by ``1/sqrt(2 n_layers)``),
-    seeded by ``seed`` without touching the global RNG.
+    seeded by ``seed`` without touching the global RNG. ``embedding_std``: the standard
+    deviation of the embedding tables (tokens, and GPT-2's positions) in place of
+    ``init_std``, the tables drawn at ``init_std`` rescaled (a stand-in keeps the paper's
+    embeddings, :func:`standin_embedding_std`); ``None``: ``init_std``.
     """
     check_choice("arch", arch, ARCHITECTURES)
     n_layers, width = _check_int("n_layers", n_layers), _check_int("width", width, low=2)
@@ -164,6 +170,8 @@ def build_decoder(arch: str, n_layers: int, width: int, n_heads: int, n_kv_heads
     if n_heads % n_kv:
         raise fail("n_heads", n_heads, f"a multiple of n_kv_heads = {n_kv}", "is not allowed")
     check_float("init_std", init_std, low=0.0, low_open=True)
+    if embedding_std is not None:
+        check_float("embedding_std", embedding_std, low=0.0, low_open=True)
     check_bool("rope", rope)
     dev = _check_device(device)
     if arch == "qwen2":
@@ -189,6 +197,11 @@ def build_decoder(arch: str, n_layers: int, width: int, n_heads: int, n_kv_heads
         if not rope:
             with torch.no_grad():
                 model.wpe.weight.zero_()
+    if embedding_std is not None:
+        tables = [model.get_input_embeddings()] + ([model.wpe] if arch == "gpt2" else [])
+        with torch.no_grad():
+            for table in tables:
+                table.weight.mul_(float(embedding_std) / float(init_std))
     return _finish(model, dev, dtype)
 
 
@@ -257,6 +270,17 @@ def standin_init_std(width: int, reference_width: int = PAPER_WIDTH) -> float:
     width = check_int("width", width, low=1)
     reference_width = check_int("reference_width", reference_width, low=1)
     return PAPER_INIT_STD * math.sqrt(reference_width / width)
+
+
+def standin_embedding_std(init_std: float) -> float | None:
+    r"""The embeddings' scale of a decoder initialised at ``init_std``, for
+    :func:`build_decoder`'s ``embedding_std``: a stand-in (``init_std`` other than the paper's
+    :math:`\sigma_0 = 0.02`) keeps the paper's embeddings, of RMS :math:`\sigma_0`, so that its
+    first layer has the paper's gain :math:`(\sigma_s^2 d)^2/\sigma_0^2 = \sigma_0^2 d_{\mathrm{ref}}^2`
+    and not :math:`\sigma_s^2 d^2` (``eq-jac-standin``); ``None`` (the embeddings as drawn) at
+    :math:`\sigma_0` itself."""
+    init_std = check_float("init_std", init_std, low=0.0, low_open=True)
+    return None if math.isclose(init_std, PAPER_INIT_STD) else PAPER_INIT_STD
 
 
 def _attention_modules(model):
@@ -338,6 +362,29 @@ def residual_mean_square(model: torch.nn.Module, inputs: torch.Tensor) -> tuple[
         for h in hooks:
             h.remove()
     return torch.stack(attention).cpu().numpy(), torch.stack(mlp).cpu().numpy()
+
+
+def mlp_input_cosines(model: torch.nn.Module, inputs: torch.Tensor) -> np.ndarray:
+    r"""``(H, L, L)`` float32: the cosine between two positions' inputs of block ``l``'s MLP (the
+    output of its norm: for GPT-2's LayerNorm the centred residual stream), averaged over the ``n`` sequences of ``inputs: (n, L, d)`` (one
+    forward pass). A SwiGLU shares the fraction :math:`c(r)` of its gain between two positions
+    whose inputs have cosine :math:`r` (:func:`~.theory.mlp_cross_fraction`)."""
+    n, L, d = _check_inputs(model, inputs)
+    cosines, hooks = [], []
+
+    def keep(module, args, output):  # the norm's output: LayerNorm's is centred, RMSNorm's is its input scaled
+        x = torch.nn.functional.normalize(output.double(), dim=-1)
+        cosines.append((x @ x.transpose(-1, -2)).mean(0).float())
+
+    for _, mlp_norm in _block_norms(model):
+        hooks.append(mlp_norm.register_forward_hook(keep))
+    try:
+        with torch.no_grad():
+            model(inputs_embeds=inputs, use_cache=False)
+    finally:
+        for h in hooks:
+            h.remove()
+    return torch.stack(cosines).cpu().numpy()
 
 
 @contextlib.contextmanager

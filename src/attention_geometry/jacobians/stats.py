@@ -66,6 +66,8 @@ __all__ = [
     "normalised_positions_wasserstein",
     "profile_relative_error",
     "log10_peak_to_trough",
+    "held_out_log10_peak_to_trough",
+    "draw_halves",
     "ProfileSummary",
     "summarise_profile",
     "ends_over_middle",
@@ -135,9 +137,13 @@ class ProfileSample:
         (the paper's bands: 16 and 84)."""
         return tuple(np.percentile(np.sqrt(self.rho2), [lower, upper], axis=0))
 
-    def halves(self) -> tuple["ProfileSample", "ProfileSample"]:
-        """The even- and odd-numbered sequences: two independent samples."""
-        return ProfileSample(self.rho2[0::2]), ProfileSample(self.rho2[1::2])
+    def halves(self, draws: Sequence[slice] | None = None) -> tuple["ProfileSample", "ProfileSample"]:
+        """Two independent samples: the even- and odd-numbered sequences, or with ``draws`` (the
+        rows of each weight draw of a random-init decoder, two draws or more) the sequences of
+        the even- and odd-numbered draws, so that the halves share no weights."""
+        if draws is None or len(draws) < 2:
+            return ProfileSample(self.rho2[0::2]), ProfileSample(self.rho2[1::2])
+        return tuple(ProfileSample(np.concatenate([self.rho2[s] for s in draws[i::2]])) for i in (0, 1))
 
     def resample(self, rng: np.random.Generator) -> "ProfileSample":
         """Sequences drawn with replacement (one bootstrap replicate)."""
@@ -161,9 +167,29 @@ def spearman_brown(r: float, factor: float = 2.0) -> float:
     return factor * r / den if den > 0 else float("nan")
 
 
-def _split_half(sample: ProfileSample) -> float:
-    a, b = sample.halves()
+def _split_half(sample: ProfileSample, draws: Sequence[slice] | None = None) -> float:
+    a, b = sample.halves(draws)
     return spearman_brown(spearman(a.profile(), b.profile()))
+
+
+def draw_halves(parts: Sequence[npt.ArrayLike]) -> tuple[np.ndarray, np.ndarray]:
+    """The rows of the even- and of the odd-numbered ``parts`` (one array per weight draw, as
+    :func:`~attention_geometry.draws.jackknife_over_draws` hands them to a statistic; with one
+    draw, one row per sequence): two halves that share no weights. One part (what is left of two
+    draws when the jackknife leaves one out) is halved by its even and odd rows."""
+    arrays = [np.asarray(p, dtype=np.float64) for p in parts]
+    if len(arrays) == 1 and arrays[0].ndim == 2 and arrays[0].shape[0] >= 2:
+        return arrays[0][0::2], arrays[0][1::2]
+    if len(arrays) < 2:
+        raise fail("parts", f"{len(arrays)} part(s) of one row", "at least two draws or two sequences")
+    return tuple(np.concatenate(arrays[i::2]) for i in (0, 1))
+
+
+def _part_halves(parts: Sequence[np.ndarray]) -> tuple[ProfileSample, list[slice]]:
+    """The whole sample of ``parts`` (one array per weight draw, or one row per sequence of a
+    single draw) and the rows of each part, for halves that split by draw."""
+    ends = np.cumsum([0] + [len(p) for p in parts])
+    return ProfileSample(np.concatenate(parts)), [slice(int(a), int(b)) for a, b in zip(ends[:-1], ends[1:])]
 
 
 def noise_ceiling_estimate(sample: ProfileSample, *, n_boot: int, rng: np.random.Generator) -> Estimate:
@@ -361,6 +387,25 @@ def log10_peak_to_trough(rho: np.ndarray) -> float:
     return float(np.log10(rho.max() / rho.min()))
 
 
+def held_out_log10_peak_to_trough(first: npt.ArrayLike, second: npt.ArrayLike) -> float:
+    r""":math:`\log_{10}` peak/trough of an average profile without selection bias: the positions of
+    the peak and the trough are chosen on the average of one half of the replicates (``first:
+    (n_1, L)`` estimates of :math:`\rho^2`) and the ratio is measured on the other half's
+    average (``second: (n_2, L)``), then the other way round; the value is the mean of the two
+    (:mod:`~attention_geometry.selection`). The plug-in :func:`log10_peak_to_trough` of the
+    average profile picks the positions whose noise was largest, and so grows with the noise;
+    this one does not: under a flat profile its expectation is 0 at any noise."""
+    a, b = (np.asarray(x, dtype=np.float64) for x in (first, second))
+    if a.ndim != 2 or b.ndim != 2 or a.shape[1] != b.shape[1] or min(a.shape[0], b.shape[0]) < 1:
+        raise fail("first, second", f"arrays of shapes {a.shape} and {b.shape}",
+                   "two halves (n_1, L) and (n_2, L) of at least one row each")
+    ma, mb = a.mean(0), b.mean(0)
+    if np.any(ma <= 0) or np.any(mb <= 0):
+        raise fail("first, second", "a half whose average has a non-positive entry", "positive squared norms")
+    ratios = [mc[int(np.argmax(m))] / mc[int(np.argmin(m))] for m, mc in ((ma, mb), (mb, ma))]
+    return float(np.mean(np.log10(ratios)) / 2)  # rho = sqrt(rho^2): half the log ratio of rho^2
+
+
 @dataclass(frozen=True)
 class ProfileSummary:
     """A measured profile against its Cesàro fit (see :func:`summarise_profile`)."""
@@ -412,15 +457,17 @@ class LateMinimum:
     rise: Estimate
 
 
-def late_minimum_test(sample: ProfileSample) -> LateMinimum:
-    """Choose the minimum on the even sequences, test the rise after it on the odd ones.
+def late_minimum_test(sample: ProfileSample, draws: Sequence[slice] | None = None) -> LateMinimum:
+    """Choose the minimum on the even sequences, test the rise after it on the odd ones (with
+    ``draws``: on the sequences of the even- and of the odd-numbered weight draws,
+    :meth:`ProfileSample.halves`).
 
     Choosing and testing on the same data would find a "rise" in pure noise (the
     minimum of a noisy curve is biased low); on independent halves the rise is an
     unbiased estimate. ``rise.value = 0`` with ``se = 0`` when the minimum is at ``L-1``."""
     if sample.n < 4:
         raise fail("sample", f"{sample.n} sequences", "at least 4 sequences (two halves of two)")
-    choose, test = sample.halves()
+    choose, test = sample.halves(draws)
     body = choose.mean_sq()[:-1]
     j = int(np.argmin(body))  # 0-based, over 1..L-1
     L = sample.L
@@ -532,8 +579,9 @@ class ProfileStatistics:
     ``derived``/``derived_layers``: the derived expectation with one gain, and with
     per-layer gains :math:`g/(1+\kappa(l-1))`; ``spearman``, ``wasserstein``: the
     average profile against the Cesàro fit; ``log10_ptt``: its peak-to-trough
-    ratio; ``ceiling``: the noise ceiling; ``noise_log_rmse``: the rms standard
-    error of :math:`\ln\bar\rho` over positions (what a perfect model's
+    ratio, chosen on the even sequences and measured on the odd ones and the other way
+    round (:func:`held_out_log10_peak_to_trough`); ``ceiling``: the noise ceiling;
+    ``noise_log_rmse``: the rms standard error of :math:`\ln\bar\rho` over positions (what a perfect model's
     ``log_rmse`` would be); ``late_minimum``: :func:`late_minimum_test`."""
 
     n: int
@@ -555,6 +603,16 @@ def _interval(values, level=0.95):
     return tuple(np.nanquantile(v, [0.5 - level / 2, 0.5 + level / 2]))
 
 
+def _held_out_ptt(rho2: np.ndarray, idx: np.ndarray) -> float:
+    """:func:`held_out_log10_peak_to_trough` of the rows ``idx`` of ``rho2`` (a bootstrap resample),
+    halved by the parity of each row's original index, so that no sequence is in both halves."""
+    idx = np.asarray(idx)
+    even, odd = idx[idx % 2 == 0], idx[idx % 2 == 1]
+    if not (even.size and odd.size):
+        return float("nan")
+    return held_out_log10_peak_to_trough(rho2[even], rho2[odd])
+
+
 def profile_statistics(sample: ProfileSample, H: int, *, n_boot: int, rng: np.random.Generator) -> ProfileStatistics:
     """Fits, distances, ceiling and late-minimum test of ``sample`` (see :class:`ProfileStatistics`)."""
     H = check_int("H", H)
@@ -569,14 +627,15 @@ def profile_statistics(sample: ProfileSample, H: int, *, n_boot: int, rng: np.ra
         f = fit_cesaro(p, H)
         f1 = fit_derived(r.mean_sq(), H, per_layer=True, start=(math.log(d1.gain.value), math.log(d1.growth.value)))
         return [f.alpha.value, spearman(p, f.theory), normalised_positions_wasserstein(p, f.theory),
-                log10_peak_to_trough(p), fit_derived(r.mean_sq(), H, start=(math.log(d0.gain.value), 0.0)).gain.value,
+                _held_out_ptt(sample.rho2, idx),
+                fit_derived(r.mean_sq(), H, start=(math.log(d0.gain.value), 0.0)).gain.value,
                 f1.gain.value, f1.growth.value]
 
     reps = dict(zip(("alpha", "sp", "w", "ptt", "g0", "g1", "kappa"),
                     bootstrap_replicates(replicate, sample.n, n_boot=n_boot, rng=rng)))
 
     def est(value, key):
-        return Estimate(float(value), float(np.std(reps[key], ddof=1)))
+        return Estimate(float(value), float(np.nanstd(reps[key], ddof=1)))
 
     ces = fit_cesaro(rho, H, alpha_interval=_interval(reps["alpha"]))
     d0 = fit_derived(sample.mean_sq(), H, intervals={"gain": _interval(reps["g0"])})
@@ -587,7 +646,7 @@ def profile_statistics(sample: ProfileSample, H: int, *, n_boot: int, rng: np.ra
         n=sample.n, L=sample.L, cesaro=ces, derived=d0, derived_layers=d1,
         spearman=est(spearman(rho, ces.theory), "sp"),
         wasserstein=est(normalised_positions_wasserstein(rho, ces.theory), "w"),
-        log10_ptt=est(log10_peak_to_trough(rho), "ptt"),
+        log10_ptt=est(_held_out_ptt(sample.rho2, np.arange(sample.n)), "ptt"),
         ceiling=noise_ceiling_estimate(sample, n_boot=n_boot, rng=rng),
         noise_log_rmse=float(np.sqrt(np.mean(se_log**2))),
         late_minimum=late_minimum_test(sample), shape=classify_profile(rho, rtol=0.05))
@@ -605,8 +664,11 @@ def draw_profile_statistics(on: ProfileSample, H: int, draws: Sequence[slice], o
     the whole sample (one draw: its sequences are left out one at a time, and ``n_draws`` is 1).
 
     ``spearman`` and ``wasserstein``: the average profile against the paper's form fitted to it
-    (refitted without each draw); ``log10_ptt``; ``ceiling``: the noise ceiling (split halves,
-    stepped up); ``rise``: the late minimum's relative rise (:func:`late_minimum_test`);
+    (refitted without each draw); ``log10_ptt``: the peak-to-trough ratio with its positions
+    chosen on one half and measured on the other (:func:`held_out_log10_peak_to_trough`);
+    ``ceiling``: the noise ceiling (split halves, stepped up); ``rise``: the late minimum's
+    relative rise (:func:`late_minimum_test`). The halves of these three are the even- and the
+    odd-numbered draws (one draw: its even and odd sequences), so that they share no weights;
     ``ends``: :math:`\log_{10}` of the smaller of first/middle and last/middle; with ``off``
     (the same sequences without positional information, row for row): ``rope``, the Spearman
     between the two average profiles, and ``rope_ceiling``, the noise ceiling of ``off``. A
@@ -618,32 +680,38 @@ def draw_profile_statistics(on: ProfileSample, H: int, draws: Sequence[slice], o
         p = r.profile()
         return p, fit_cesaro(p, H).theory
 
-    stats = {
+    def halves(statistic):  # a statistic of two halves that share no weight draw
+        return lambda parts: statistic(*_part_halves(parts))
+
+    whole = {
         "spearman": lambda r: spearman(*fitted(r)),
         "wasserstein": lambda r: normalised_positions_wasserstein(*fitted(r)),
-        "log10_ptt": lambda r: log10_peak_to_trough(r.profile()),
-        "ceiling": _split_half,
-        "rise": lambda r: late_minimum_test(r).rise.value,
         "ends": _log10_ends,
     }
+    stats = {name: (lambda f: lambda parts: f(ProfileSample(np.concatenate(parts))))(f) for name, f in whole.items()}
+    stats |= {
+        "log10_ptt": lambda parts: held_out_log10_peak_to_trough(*draw_halves(parts)),
+        "ceiling": halves(_split_half),
+        "rise": halves(lambda r, rows: late_minimum_test(r, rows).rise.value),
+    }
+    order = ("spearman", "wasserstein", "log10_ptt", "ceiling", "rise", "ends")
 
     def over(statistic, rho2):
-        return jackknife_over_draws(lambda parts: statistic(ProfileSample(np.concatenate(parts))),
-                                    [rho2[s] for s in draws])
+        return jackknife_over_draws(statistic, [rho2[s] for s in draws])
 
-    names = tuple(stats) + (("rope", "rope_ceiling") if off is not None else ())
+    names = order + (("rope", "rope_ceiling") if off is not None else ())
     which = names if which is None else tuple(which)
     for name in which:
         check_choice("which", name, names)
-    out = {name: over(f, on.rho2) for name, f in stats.items() if name in which}
+    out = {name: over(stats[name], on.rho2) for name in order if name in which}
     if off is not None and {"rope", "rope_ceiling"} & set(which):
         if off.rho2.shape != on.rho2.shape:
             raise fail("off", f"a sample of shape {off.rho2.shape}", f"the shape of on, {on.rho2.shape} (paired)")
         L = on.L
         if "rope" in which:
-            out["rope"] = over(lambda r: spearman(r.profile()[:L], r.profile()[L:]),
-                               np.concatenate([on.rho2, off.rho2], axis=1))
+            out["rope"] = over(lambda parts: (lambda p: spearman(p[:L], p[L:]))(
+                ProfileSample(np.concatenate(parts)).profile()), np.concatenate([on.rho2, off.rho2], axis=1))
         if "rope_ceiling" in which:
-            out["rope_ceiling"] = over(_split_half, off.rho2)
+            out["rope_ceiling"] = over(stats["ceiling"], off.rho2)
     return out
 

@@ -35,7 +35,7 @@ Functions: :func:`elementary_symmetric`, :func:`layer_gains`,
 :func:`log_expected_jacobian_sq` and :func:`expected_jacobian_sq` (the formula),
 :func:`linear_decoder_blocks` (the exact Jacobian of one draw of the model) and
 :func:`monte_carlo_jacobian_sq` (its Monte Carlo average, for the tests and the
-book). :func:`mlp_gain` and :func:`predicted_profile_sq` carry the theorem over to a
+book). :func:`mlp_gain`, :func:`mlp_cross_fraction` and :func:`predicted_profile_sq` carry the theorem over to a
 pre-norm decoder whose normalisation depends on the position (``eq-jac-predicted``):
 with the branch of block ``l`` reading position ``k`` through a norm of RMS
 :math:`r_l(k)`, the attention path weights become :math:`c_S = (\prod_{l\in S} M D_l)_{L,j}`,
@@ -50,16 +50,19 @@ final norm's factor. Shapes: ``L`` positions, ``d`` width, ``H`` layers, ``n`` d
 import math
 
 import numpy as np
+import numpy.typing as npt
 import torch
 from scipy.special import logsumexp
 
-from .._checks import check_float, check_int, fail
+from .._checks import check_choice, check_float, check_int, fail
 from ..cesaro import cesaro_matrix, log_cesaro_rows
 
 __all__ = [
     "elementary_symmetric",
     "layer_gains",
     "mlp_gain",
+    "mlp_cross_fraction",
+    "mlp_cross_fractions",
     "gelu_mlp_gain",
     "predicted_profile_sq",
     "log_expected_jacobian_sq",
@@ -210,6 +213,60 @@ def mlp_gain(width: int, init_std: float, mlp_width: int) -> float:
     return float(init_std**4 * width * mlp_width * (e_act + s2 * e_slope))
 
 
+def mlp_cross_fraction(width: int, init_std: float, cosine: float = 0.0, activation: str = "swiglu") -> float:
+    r"""The SwiGLU branch's gain between two positions whose normalised inputs have cosine
+    ``cosine``, as a fraction of its gain at one position (:func:`mlp_gain`): the ``mlp_cross`` of
+    :func:`predicted_profile_sq` for such a pair. To leading order in :math:`1/d`,
+
+    .. math:: c(r) = \frac{\mathbb E[\operatorname{silu}(a)\operatorname{silu}(b)]
+              + r s^2\,\mathbb E[\operatorname{silu}'(a)\operatorname{silu}'(b)]}
+              {\mathbb E\operatorname{silu}(a)^2 + s^2\,\mathbb E\operatorname{silu}'(a)^2},
+
+    :math:`(a, b)` Gaussian with variances :math:`s^2 = \sigma^2 d` and correlation :math:`r`: the
+    gate and up pre-activations of the two positions are correlated as their inputs are, and the
+    weights are shared. ``c(1) = 1``; at ``r = 0`` only the mean of the gate's output is shared,
+    :math:`c(0) = (\mathbb E\operatorname{silu}(a))^2/(\dots)`, small for small :math:`s^2`.
+    ``activation="gelu"``: GPT-2's MLP :math:`W_{\mathrm{out}}\operatorname{gelu}(W_{\mathrm{in}}x)`,
+    :math:`c(r) = \mathbb E[\operatorname{gelu}'(a)\operatorname{gelu}'(b)]/\mathbb E\operatorname{gelu}'(a)^2`,
+    :math:`(\tfrac12)^2/\mathbb E\operatorname{gelu}'(a)^2` at ``r = 0`` (:math:`\operatorname{gelu}'` has mean
+    :math:`\tfrac12`), far above the SwiGLU's (Monte Carlo in the tests for both)."""
+    width = check_int("width", width, low=1)
+    init_std = check_float("init_std", init_std, low=0.0, low_open=True)
+    r = check_float("cosine", cosine, low=-1.0, high=1.0)
+    check_choice("activation", activation, ("swiglu", "gelu"))
+    s2 = init_std**2 * width
+    z, w = np.polynomial.hermite_e.hermegauss(64)
+    w = w / w.sum()
+    s = math.sqrt(s2)
+    a = s * z[:, None] * np.ones((1, z.size))
+    b = s * (r * z[:, None] + math.sqrt(max(1.0 - r * r, 0.0)) * z[None, :])
+    ww = w[:, None] * w[None, :]
+
+    def silu(x):
+        return x / (1.0 + np.exp(-x))
+
+    def slope(x):
+        sig = 1.0 / (1.0 + np.exp(-x))
+        return sig * (1.0 + x * (1.0 - sig))
+
+    if activation == "gelu":
+        def gelu_slope(x):
+            return 0.5 * (1.0 + np.vectorize(math.erf)(x / math.sqrt(2.0))) + x * np.exp(-0.5 * x**2) / math.sqrt(2 * math.pi)
+        return float((ww * gelu_slope(a) * gelu_slope(b)).sum() / (w @ gelu_slope(s * z) ** 2))
+    e_act, e_slope = _silu_moments(s2)
+    cross = float((ww * silu(a) * silu(b)).sum() + r * s2 * (ww * slope(a) * slope(b)).sum())
+    return cross / (e_act + s2 * e_slope)
+
+
+def mlp_cross_fractions(width: int, init_std: float, cosines: npt.ArrayLike, activation: str = "swiglu") -> np.ndarray:
+    """:func:`mlp_cross_fraction` at every entry of ``cosines`` (any shape, clipped to [-1, 1]),
+    interpolated from 401 exact values on [-1, 1] (the function is smooth; the largest
+    interpolation error is below 1e-4, a test)."""
+    grid = np.linspace(-1.0, 1.0, 401)
+    table = np.array([mlp_cross_fraction(width, init_std, float(r), activation) for r in grid])
+    return np.interp(np.clip(np.asarray(cosines, dtype=np.float64), -1.0, 1.0), grid, table)
+
+
 def gelu_mlp_gain(width: int, init_std: float, mlp_width: int, out_std: float | None = None) -> float:
     r"""The gain :math:`\mathbb E\lVert J u\rVert^2/\lVert u\rVert^2` of a GELU branch
     :math:`x \mapsto W_{\mathrm{out}}\operatorname{gelu}(W_{\mathrm{in}}x)` (GPT-2's MLP, biases zero
@@ -232,18 +289,34 @@ def gelu_mlp_gain(width: int, init_std: float, mlp_width: int, out_std: float | 
 
 
 def predicted_profile_sq(attention_ms: np.ndarray, attention_gain: float, mlp_ms: np.ndarray | None = None,
-                         mlp_gain: float = 0.0) -> np.ndarray:
+                         mlp_gain: float = 0.0, mlp_cross: float | np.ndarray = 1.0) -> np.ndarray:
     r"""``(L,)``: :math:`\mathbb E\lVert J_j\rVert_F^2 / d` of a pre-norm decoder with uniform causal
     attention whose branches read position ``k`` of block ``l`` through a norm of mean square
     ``attention_ms[l, k]`` (and ``mlp_ms[l, k]``), ``(H, L)`` each: the theorem
     ``eq-jac-expected`` with the gains :math:`g/r_l(k)^2` (``eq-jac-predicted``; see the
     module). With ``attention_ms`` constant in ``k`` and no MLP it is
-    :func:`expected_jacobian_sq` at the gains ``attention_gain / attention_ms[:, 0]``."""
+    :func:`expected_jacobian_sq` at the gains ``attention_gain / attention_ms[:, 0]``.
+
+    ``mlp_cross``: the MLP's gain between two different positions as a fraction of its gain at
+    one position, :math:`Y \leftarrow Y + g'D'(cY + (1-c)\operatorname{diag}Y)D'`. The MLP's
+    weights are shared by the positions, but a nonlinear MLP's Jacobian at a position depends on
+    that position's input: ``1`` (the default) is exact when the MLP's Jacobian is the same matrix
+    at every position (a linear MLP, or positions with the same input), ``0`` when the positions'
+    Jacobians are independent of each other; a real decoder lies between (tests: both ends against
+    Monte Carlo). An array ``(H, L, L)`` gives the fraction of each block for each pair of positions
+    (:func:`mlp_cross_fractions` of :func:`~.decoders.mlp_input_cosines`); its diagonal is 1."""
     ms = np.asarray(attention_ms, dtype=np.float64)
     if ms.ndim != 2 or ms.shape[1] < 1 or not np.all(np.isfinite(ms)) or np.any(ms <= 0):
         raise fail("attention_ms", f"an array of shape {ms.shape}", "(H, L) finite mean squares > 0")
     attention_gain = check_float("attention_gain", attention_gain, low=0.0)
     mlp_gain = check_float("mlp_gain", mlp_gain, low=0.0)
+    if np.ndim(mlp_cross) == 0:
+        mlp_cross = check_float("mlp_cross", mlp_cross, low=0.0, high=1.0)
+    else:
+        mlp_cross = np.asarray(mlp_cross, dtype=np.float64)
+        if mlp_cross.shape != (ms.shape[0], ms.shape[1], ms.shape[1]) or not np.all(np.isfinite(mlp_cross)):
+            raise fail("mlp_cross", f"an array of shape {mlp_cross.shape}",
+                       f"a number in [0, 1] or finite fractions of shape (H, L, L) = {(ms.shape[0],) + ms.shape[1:] * 2}")
     H, L = ms.shape
     if mlp_ms is not None:
         mlp_ms = np.asarray(mlp_ms, dtype=np.float64)
@@ -255,7 +328,12 @@ def predicted_profile_sq(attention_ms: np.ndarray, attention_gain: float, mlp_ms
     for l in range(H - 1, -1, -1):  # from the output down: the MLP comes after the attention in a block
         if mlp_ms is not None and mlp_gain > 0:
             D = 1.0 / np.sqrt(mlp_ms[l])
-            Y = Y + mlp_gain * (D[:, None] * Y * D[None, :])
+            if np.ndim(mlp_cross) == 0:
+                shared = mlp_cross * Y + (1 - mlp_cross) * np.diag(np.diag(Y))
+            else:  # per pair of positions, 1 on the diagonal
+                shared = mlp_cross[l] * Y
+                np.fill_diagonal(shared, np.diag(Y))
+            Y = Y + mlp_gain * (D[:, None] * shared * D[None, :])
         D = 1.0 / np.sqrt(ms[l])
         Y = Y + attention_gain * (D[:, None] * _cesaro_sandwich(Y, inv_i) * D[None, :])
     return np.diag(Y).copy()

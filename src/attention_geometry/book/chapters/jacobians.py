@@ -9,7 +9,8 @@ from ..cost import CostModel
 from ..params import ChapterParams, CorpusDir, Seed
 
 __all__ = ["JacobiansParams", "PAPER_SHAPE", "estimate_text", "fit_quality_words", "float32_words", "float64_words",
-           "gain_words", "heads_words", "late_rise_words", "paper_cost_words", "regime_words", "single_probe_words",
+           "bracket_words", "gain_words", "heads_flat_words", "heads_words", "late_rise_words", "paper_cost_words",
+           "regime_words", "single_probe_words",
            "sizes_note", "table", "timing_words", "unbiased_words", "uniform_words",
            "fits_table", "fits_rows", "late_table", "pretrained_table", "estimator_table", "leading_number", "stored_figure", "stored_table_rows",
            "w_source_words", "prediction_words", "paper_shape_table", "shape_cells",
@@ -229,6 +230,14 @@ def heads_words(label: str) -> str:
     return {"reproduced": "falls like", "differs": "does not fall like"}.get(label, "is not resolved against")
 
 
+def heads_flat_words(label: str) -> str:
+    """Whether the spread stays flat in the number of heads where attention is uniform, from the
+    verdict of the slope against 0."""
+    return {"reproduced": "flat, as the algebra predicts",
+            "differs": "not flat, against the algebra's prediction for exactly uniform attention"}.get(
+        label, "not resolved against the algebra's flat prediction")
+
+
 def unbiased_words(share_within_2se: float) -> str:
     """The share of positions whose estimate lies within 2 SE of the exact value, against the 95 % of an
     unbiased estimator."""
@@ -305,9 +314,9 @@ def fits_rows(stats: dict, over: dict, name: dict, score_sd: dict, widths: dict)
     return ([
         {"model": name[c], "score SD (measured)": round(float(score_sd[c].mean()), 3),
          "score SD $\\sigma_0^2 d$": round(attention_score_std(widths[c], c[1]), 3),
-         "$r_S$ with $g\\,N^H$": estimate_text(over[c]["spearman"]), "noise ceiling": estimate_text(over[c]["ceiling"]),
-         "$W_1$": estimate_text(over[c]["wasserstein"], 4), "α of $g\\,N^H$": str(st.cesaro.alpha),
-         "rms ln-misfit $g\\,N^H$": round(st.cesaro.log_rmse, 3),
+         "$r_S$ with $g^H N^H$": estimate_text(over[c]["spearman"]), "noise ceiling": estimate_text(over[c]["ceiling"]),
+         "$W_1$": estimate_text(over[c]["wasserstein"], 4), "α of $g^H N^H$": str(st.cesaro.alpha),
+         "rms ln-misfit $g^H N^H$": round(st.cesaro.log_rmse, 3),
          "rms ln-misfit derived ($g$)": round(st.derived.log_rmse, 3),
          "rms ln-misfit derived ($g$, κ)": round(st.derived_layers.log_rmse, 3),
          "gain $g$; growth κ": f"{st.derived_layers.gain}; {st.derived_layers.growth}",
@@ -325,9 +334,9 @@ def late_table(stats: dict, over: dict, name: dict):
 def pretrained_table(pst: dict, pends: dict):
     """SmolLM2 and its twin against the paper's form (``jac-tab-pretrained``)."""
     return table([
-        {"model": k, "α of $g\\,N^H$": str(s.cesaro.alpha), "$r_S$ with fit": estimate_text(s.spearman),
+        {"model": k, "α of $g^H N^H$": str(s.cesaro.alpha), "$r_S$ with fit": estimate_text(s.spearman),
          "ceiling": estimate_text(s.ceiling), "log10 peak/trough": estimate_text(s.log10_ptt, 2),
-         "log10 min(ends)/middle": estimate_text(pends[k], 2), "rms ln-misfit $g\\,N^H$": round(s.cesaro.log_rmse, 3),
+         "log10 min(ends)/middle": estimate_text(pends[k], 2), "rms ln-misfit $g^H N^H$": round(s.cesaro.log_rmse, 3),
          "noise level": round(s.noise_log_rmse, 3)} for k, s in pst.items()])
 
 
@@ -395,6 +404,19 @@ def prediction_words(misfit: float, noise: float) -> str:
     return "more than twice the noise level: something the prediction leaves out shapes the profile too"
 
 
+def bracket_words(measured, independent: float, shared: float) -> str:
+    """Where a measured log10 peak-to-trough (an estimate) lies against the two ends of the MLP step of
+    the prediction: its Jacobians independent across positions, and one matrix at every position."""
+    lo, hi = measured.interval()
+    low, high = sorted((independent, shared))
+    if hi < low or lo > high:
+        return "the measurement lies outside the two ends, so the MLP's cross-position term does not explain the gap"
+    near = min((abs(measured.value - independent), "independent"), (abs(measured.value - shared), "shared"))[1]
+    if near == "independent":
+        return "the measurement sits nearer the end where the MLP's Jacobians are independent across positions"
+    return "the measurement sits nearer the end where the MLP's Jacobian is the same matrix at every position"
+
+
 def _column(row: dict, *words: str):
     """The cell of ``row`` whose column name holds all ``words`` (the stored run's names or today's)."""
     for key, value in row.items():
@@ -427,8 +449,8 @@ def paper_shape_table(cells: list[dict], rope: list):
     :func:`shape_cells`, ``rope`` the text of each one's RoPE on/off Spearman."""
     if not cells:
         return table([{"model": "not run at the paper's settings (no stored run)"}])
-    return table([{"model": c["model"], "$r_S$ with $g\\,N^H$": c["sp"], "noise ceiling": c["ceiling"],
-                   "$W_1$": c["w"], "α of $g\\,N^H$": c["alpha"], "rms ln-misfit $g\\,N^H$": c["misfit_paper"],
+    return table([{"model": c["model"], "$r_S$ with $g^H N^H$": c["sp"], "noise ceiling": c["ceiling"],
+                   "$W_1$": c["w"], "α of $g^H N^H$": c["alpha"], "rms ln-misfit $g^H N^H$": c["misfit_paper"],
                    "rms ln-misfit derived ($g$, κ)": c["misfit_derived"], "noise level": c["noise"],
                    "log10 peak/trough": c["ptt"], "$r_S$ positions on/off": r} for c, r in zip(cells, rope)])
 

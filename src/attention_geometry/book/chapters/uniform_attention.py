@@ -1,5 +1,6 @@
 """Chapter 2, *Projection lets a query attend uniformly* (``book/02_uniform_attention.md``): its parameters."""
 
+import functools
 from typing import Annotated
 
 from pydantic import Field, model_validator
@@ -318,16 +319,18 @@ def speed_glue(runs: dict, sp: dict) -> dict:
     return _markdown(out)
 
 
-def speed_verdict(ratio, censored, bound: float, *, claimed: float | None, what: str, level: str = "LayerNorm's level"):
+def speed_verdict(ratio, censored, bound: float, *, claimed: float | None, what: str, level: str = "LayerNorm's level",
+                  no_ratio: str = _NO_RATIO):
     """``claimed``: a size (Fig. 2a's 3) by ``ratio_verdict``; ``None``: only the direction (Fig. 3's
     "faster"), by ``sign_verdict`` on the log ratio. Censored seeds are set to the run's bound, which
     understates the ratio: a lower bound decides a size only when it already lies above the band, and it
-    never turns a sign against the claim."""
+    never turns a sign against the claim. ``no_ratio``: the reason when fewer than two seeds give a
+    ratio (it names the level the quantity's ratio is counted at)."""
     import numpy as np
 
     import attention_geometry as ag
     if _ratio_estimate(ratio) is None:
-        return ag.not_tested(_NO_LOSS_RATIO if what == "training loss" else _NO_RATIO)
+        return ag.not_tested(no_ratio)
     ratio = ratio[np.isfinite(ratio)]
     if claimed is None:
         return ag.sign_verdict(ag.mean_estimate(np.log(ratio)), +1, what=f"log step ratio, {what}")
@@ -347,7 +350,8 @@ def speed_claims(P, runs: dict, sp: dict, row: dict, settings: str) -> list:
     for other in ("original_code", "rmsnorm"):
         kind = "paper" if other == "original_code" else "reading"
         against = "the original's variant" if other == "original_code" else "the fair control (not in the paper)"
-        for fig, q, claimed in (("2a", "training loss", STEP_RATIO_CLAIM), ("3", "test accuracy", None)):
+        for fig, q, claimed, no_ratio in (("2a", "training loss", STEP_RATIO_CLAIM, _NO_LOSS_RATIO),
+                                          ("3", "test accuracy", None, _NO_RATIO)):
             ratio, censored, bound = sp[other, q]
             est = _ratio_estimate(ratio)
             level = level_words(q, level_step)
@@ -357,7 +361,8 @@ def speed_claims(P, runs: dict, sp: dict, row: dict, settings: str) -> list:
                 statement=f"“{CAPTIONS[fig]}” (caption of Fig. {fig}); tested against {against}",
                 measured=f"steps to reach {level}, ÷ LayerNorm's, per seed: "
                          f"{est.format() if est else 'none'} ({int(censored.sum())} of {censored.size} seeds never get there)",
-                settings=settings, verdict=speed_verdict(ratio, censored, bound, claimed=claimed, what=q, level=level)))
+                settings=settings, verdict=speed_verdict(ratio, censored, bound, claimed=claimed, what=q, level=level,
+                                                   no_ratio=no_ratio)))
     return out
 
 
@@ -770,13 +775,20 @@ def width_glue(P, ws: dict) -> dict:
 THIS_IS_THE_RUN = "This run is the paper-scale run: the numbers above are at the paper's settings."
 
 
+@functools.lru_cache(maxsize=4)
+def _glued_text_of(path: str, mtime_ns: int) -> dict:
+    """Every glued text of the notebook at ``path``, read once per version of the file (``mtime_ns``)."""
+    from ..notebooks import glued_text
+    return glued_text(path)
+
+
 def stored_text(stored, keys, *, this_is_the_run: bool = False) -> dict | None:
     """The Markdown (or plain text) the stored paper run glued under each of ``keys``, read from its
-    notebook; ``None`` when there is no stored run, this run is the paper run, or the stored run
-    does not hold every key (a run from before the measurement)."""
-    from ..notebooks import glued_text
+    notebook (once per build, however many keys are asked for); ``None`` when there is no stored run,
+    this run is the paper run, or the stored run does not hold every key (a run from before the
+    measurement)."""
     notebooks = sorted(stored.folder.glob("*.ipynb")) if stored and not this_is_the_run else []
-    text = glued_text(notebooks[0]) if notebooks else {}
+    text = _glued_text_of(str(notebooks[0]), notebooks[0].stat().st_mtime_ns) if notebooks else {}
     return {k: text[k] for k in keys} if all(k in text for k in keys) else None
 
 
