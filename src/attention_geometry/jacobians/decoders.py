@@ -283,6 +283,17 @@ def standin_embedding_std(init_std: float) -> float | None:
     return None if math.isclose(init_std, PAPER_INIT_STD) else PAPER_INIT_STD
 
 
+def _forward_with_hooks(model: torch.nn.Module, inputs: torch.Tensor, hooks: list) -> None:
+    """One forward pass of ``inputs`` (as ``inputs_embeds``, no gradients, no cache) while the forward
+    ``hooks`` already registered read what they need; they are removed afterwards, whatever happens."""
+    try:
+        with torch.no_grad():
+            model(inputs_embeds=inputs, use_cache=False)
+    finally:
+        for h in hooks:
+            h.remove()
+
+
 def _attention_modules(model):
     return [m for m in model.modules() if type(m).__name__.endswith("Attention")]
 
@@ -312,12 +323,7 @@ def measured_score_std(model: torch.nn.Module, h0: torch.Tensor) -> np.ndarray:
 
             hooks.append(att.c_attn.register_forward_hook(split))
         captured.append(store)
-    try:
-        with torch.no_grad():
-            model(inputs_embeds=h0, use_cache=False)
-    finally:
-        for h in hooks:
-            h.remove()
+    _forward_with_hooks(model, h0, hooks)
     L = h0.shape[1]
     causal = mask_tensor("causal", L)
     out = []
@@ -355,12 +361,7 @@ def residual_mean_square(model: torch.nn.Module, inputs: torch.Tensor) -> tuple[
     for attn_norm, mlp_norm in _block_norms(model):
         hooks.append(attn_norm.register_forward_hook(lambda m, i, o: attention.append(i[0].double().pow(2).mean(-1))))
         hooks.append(mlp_norm.register_forward_hook(lambda m, i, o: mlp.append(i[0].double().pow(2).mean(-1))))
-    try:
-        with torch.no_grad():
-            model(inputs_embeds=inputs, use_cache=False)
-    finally:
-        for h in hooks:
-            h.remove()
+    _forward_with_hooks(model, inputs, hooks)
     return torch.stack(attention).cpu().numpy(), torch.stack(mlp).cpu().numpy()
 
 
@@ -378,12 +379,7 @@ def mlp_input_cosines(model: torch.nn.Module, inputs: torch.Tensor) -> np.ndarra
 
     for _, mlp_norm in _block_norms(model):
         hooks.append(mlp_norm.register_forward_hook(keep))
-    try:
-        with torch.no_grad():
-            model(inputs_embeds=inputs, use_cache=False)
-    finally:
-        for h in hooks:
-            h.remove()
+    _forward_with_hooks(model, inputs, hooks)
     return torch.stack(cosines).cpu().numpy()
 
 
