@@ -10,6 +10,8 @@ removes it: the held-out half's noise is independent of the choice.
 * :func:`split_half_extreme` -- the profile's maximum, minimum, or log max/min
   ratio, each position chosen on one half of the replicates and the value
   measured on the other, both ways, averaged (an :class:`~.stats.Estimate`);
+* :func:`held_out_value` -- the value alone, for halves the caller chose (by weight draw,
+  say), where a half may be a single replicate;
 * :func:`naive_extreme` -- the same statistic chosen and measured on all the
   replicates, with the plug-in standard error at the chosen positions: the
   biased estimate the first one replaces (kept to show the bias in tests).
@@ -26,7 +28,7 @@ import numpy.typing as npt
 from ._checks import check_choice, check_int, fail
 from .stats import Estimate
 
-__all__ = ["EXTREMES", "split_half_extreme", "naive_extreme"]
+__all__ = ["EXTREMES", "split_half_extreme", "naive_extreme", "held_out_value"]
 
 #: What :func:`split_half_extreme` picks: the maximum, the minimum, or ``log(max / min)``.
 EXTREMES = ("max", "min", "log max/min")
@@ -39,6 +41,23 @@ def _samples(samples) -> np.ndarray:
     check_int("n (replicates)", x.shape[0], low=4)
     check_int("L (positions)", x.shape[1], low=2)
     return x
+
+
+def held_out_value(choose: npt.ArrayLike, measure: npt.ArrayLike, extreme: str = "log max/min") -> float:
+    """The ``extreme`` (one of :data:`EXTREMES`) at the position(s) chosen on the mean profile of
+    ``choose: (n_1, L)``, read on the mean profile of ``measure: (n_2, L)``: the value alone, so that
+    a half may be a single replicate (:func:`split_half_extreme` adds the standard error)."""
+    check_choice("extreme", extreme, EXTREMES)
+    pick, held = np.asarray(choose, dtype=np.float64).mean(0), np.asarray(measure, dtype=np.float64).mean(0)
+    if extreme == "max":
+        return float(held[int(np.argmax(pick))])
+    if extreme == "min":
+        return float(held[int(np.argmin(pick))])
+    hi, lo = int(np.argmax(pick)), int(np.argmin(pick))
+    if held[hi] <= 0 or held[lo] <= 0:
+        raise fail("samples", "a profile with a non-positive mean at a chosen position",
+                   "positive profiles for a log max/min ratio")
+    return float(math.log(held[hi] / held[lo]))
 
 
 def _measure(choose: np.ndarray, measure: np.ndarray, extreme: str) -> tuple[float, float]:

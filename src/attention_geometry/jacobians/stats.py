@@ -402,8 +402,10 @@ def held_out_log10_peak_to_trough(first: npt.ArrayLike, second: npt.ArrayLike) -
     ma, mb = a.mean(0), b.mean(0)
     if np.any(ma <= 0) or np.any(mb <= 0):
         raise fail("first, second", "a half whose average has a non-positive entry", "positive squared norms")
-    ratios = [mc[int(np.argmax(m))] / mc[int(np.argmin(m))] for m, mc in ((ma, mb), (mb, ma))]
-    return float(np.mean(np.log10(ratios)) / 2)  # rho = sqrt(rho^2): half the log ratio of rho^2
+    from ..selection import held_out_value
+
+    ln_ratios = [held_out_value(x, y, "log max/min") for x, y in ((a, b), (b, a))]
+    return float(np.mean(ln_ratios) / (2 * math.log(10)))  # rho = sqrt(rho^2): half the log ratio of rho^2
 
 
 @dataclass(frozen=True)
