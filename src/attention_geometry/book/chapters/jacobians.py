@@ -388,22 +388,7 @@ def leading_number(text) -> float | None:
 def stored_figure(run, name: str) -> bytes | None:
     """The PNG of the figure glued as ``name`` in a stored paper run's notebook (``run``: a
     :class:`~attention_geometry.book.paper.PaperRun`), or ``None`` if it has none."""
-    import base64
-    import json
-
-    if run is None:
-        return None
-    notebooks = sorted(run.folder.glob("*.ipynb"))
-    if not notebooks:
-        return None
-    nb = json.loads(notebooks[0].read_text())
-    for cell in nb.get("cells", []):
-        for output in cell.get("outputs", []):
-            scrapbook = output.get("metadata", {}).get("scrapbook", {})
-            png = output.get("data", {}).get(f"{scrapbook.get('mime_prefix', '')}image/png")
-            if scrapbook.get("name") == name and png:
-                return base64.b64decode("".join(png) if isinstance(png, list) else png)
-    return None
+    return run.figure(name) if run is not None else None
 
 
 def w_source_words(w_all: float, w_without_last: float) -> str:
