@@ -144,9 +144,8 @@ class ProfileSample:
         """Two independent samples: the even- and odd-numbered sequences, or with ``draws`` (the
         rows of each weight draw of a random-init decoder, two draws or more) the sequences of
         the even- and odd-numbered draws, so that the halves share no weights."""
-        if draws is None or len(draws) < 2:
-            return ProfileSample(self.rho2[0::2]), ProfileSample(self.rho2[1::2])
-        return tuple(ProfileSample(np.concatenate([self.rho2[s] for s in draws[i::2]])) for i in (0, 1))
+        parts = [self.rho2[s] for s in draws] if draws is not None and len(draws) >= 2 else [self.rho2]
+        return tuple(ProfileSample(half) for half in draw_halves(parts))
 
     def resample(self, rng: np.random.Generator) -> "ProfileSample":
         """Sequences drawn with replacement (one bootstrap replicate)."""
