@@ -192,10 +192,12 @@ def test_draw_profile_statistics_take_their_errors_over_the_weight_draws():
     draws = ag.draw_slices(k * m, k)
     sample = ag.ProfileSample(rho2)
     out = ag.draw_profile_statistics(sample, H, draws, off=ag.ProfileSample(rho2[:, ::-1].copy()))
-    assert set(out) == {"spearman", "wasserstein", "log10_ptt", "ceiling", "rise", "ends", "rope", "rope_ceiling"}
+    assert set(out) == {"spearman", "wasserstein", "noise_wasserstein", "log10_ptt", "ceiling", "rise", "ends", "rope",
+                        "rope_ceiling"}
     assert all(e.n_draws == k and e.df == k - 1 and len(e.draw_means) == k for e in out.values())
     even, odd = (np.concatenate([rho2[s] for s in draws[i::2]]) for i in (0, 1))  # halves by draw
     assert out["log10_ptt"].value == pytest.approx(ag.held_out_log10_peak_to_trough(even, odd))
+    assert out["spearman"].value == pytest.approx(ag.held_out_fit(even, odd, H).spearman)
     assert out["rope"].value == pytest.approx(ag.spearman(sample.profile(), sample.profile()[::-1]))
     by_sequence = ag.bootstrap_estimate(lambda s: ag.log10_peak_to_trough(s.profile()), sample, n_boot=200,
                                         rng=np.random.default_rng(0))
@@ -255,3 +257,67 @@ def test_halves_by_draw_share_no_weights():
     assert np.array_equal(a, rho2[draws[0]][0::2]) and np.array_equal(b, rho2[draws[0]][1::2])
     with pytest.raises(ValueError, match="parts"):
         ag.draw_halves([rho2[:1]])
+
+
+def test_the_held_out_fit_is_not_flattered_by_noise_and_reaches_a_perfect_models_spearman():
+    """The paper's form fitted on one half and scored on the other: on pure noise (a flat
+    profile) its Spearman is 0 on average; on the paper's own form it is, once projected to
+    the whole sample, what the true profile itself reaches against the whole average; on a
+    profile of another shape it falls far below that. W between the two halves is what noise
+    alone puts into the held-out W."""
+    rng = np.random.default_rng(1)
+    L, H, n, reps = 64, 6, 16, 200
+
+    def runs(truth, rel):
+        x = truth * rng.gamma(1 / rel**2, rel**2, size=(reps, n, L))
+        held = [ag.held_out_fit(s[0::2], s[1::2], H) for s in x]
+        perfect = [ag.spearman(np.sqrt(truth), np.sqrt(s.mean(0))) for s in x] if np.ptp(truth) > 0 else []
+        return np.array([h.spearman for h in held]), np.array(perfect), held
+
+    sp, _, held = runs(np.ones(L), 1.0)  # pure noise
+    assert abs(sp.mean()) < 3 * sp.std(ddof=1) / math.sqrt(reps)
+    assert all(0 < h.noise_wasserstein for h in held)
+    sp, perfect, held = runs(ag.last_row(L, H, 0.3) ** 2, 1.5)  # the paper's form, noisy halves
+    assert sp.mean() == pytest.approx(perfect.mean(), abs=0.01)
+    assert np.mean([h.wasserstein for h in held]) < 1.5 * np.mean([h.noise_wasserstein for h in held])
+    sp, perfect, _ = runs((1 + 0.5 * np.sin(np.linspace(0, 3 * np.pi, L))) ** 2, 0.1)  # another shape
+    assert sp.mean() < perfect.mean() - 0.5
+    with pytest.raises(ValueError, match="two halves"):
+        ag.held_out_fit(np.ones((2, L)), np.ones((2, L - 1)), H)
+
+
+def _excess_over_draws(truth, prediction, rel, tilt, k, m, rng):
+    """:func:`prediction_excess` over ``k`` draws of ``m`` sequences, each sequence's profile
+    noisy and tilted at random (noise correlated between positions), jackknifed over draws."""
+    x = np.linspace(-1, 1, truth.size)
+    rho2 = truth * np.exp(tilt * rng.standard_normal((k * m, 1)) * x) * rng.gamma(1 / rel**2, rel**2,
+                                                                                 size=(k * m, truth.size))
+    parts = [rho2[s] for s in ag.draw_slices(k * m, k)]
+    return ag.jackknife_over_draws(lambda p: ag.prediction_excess(*ag.draw_halves(p), prediction), parts)
+
+
+def test_the_prediction_excess_is_zero_for_a_right_prediction_and_finds_a_wrong_one():
+    """The excess b^2 of a no-fit prediction over the noise: unbiased at 0 for the true profile
+    (whatever the noise and its correlation between positions), the centred mean square of the
+    error for a wrong one; and the bound rule on it, at a tolerance equal to the true error,
+    says "reproduced" no more often than its level allows."""
+    rng = np.random.default_rng(5)
+    L, H, reps = 48, 6, 200
+    truth = ag.last_row(L, H, 0.3) ** 2
+    right = [_excess_over_draws(truth, np.sqrt(truth) * 7.0, 0.5, 0.3, 8, 2, rng).value for _ in range(reps)]
+    assert abs(np.mean(right)) < 3 * np.std(right, ddof=1) / math.sqrt(reps)
+    error = 0.2 * np.sin(np.linspace(0, 2 * np.pi, L))
+    wrong = np.sqrt(truth) * np.exp(error)
+    got = [_excess_over_draws(truth, wrong, 0.5, 0.3, 8, 2, rng).value for _ in range(reps)]
+    want = np.mean((error - error.mean()) ** 2)
+    assert np.mean(got) == pytest.approx(want, abs=3 * np.std(got, ddof=1) / math.sqrt(reps))
+    at_bound = [ag.bound_verdict(_excess_over_draws(truth, wrong, 0.5, 0.3, 8, 2, rng), want, at_most=True).label
+                for _ in range(reps)]
+    assert np.mean([lab == ag.Label.REPRODUCED for lab in at_bound]) <= 0.05 + 2 * math.sqrt(0.05 * 0.95 / reps)
+    clear = ag.bound_verdict(_excess_over_draws(truth, np.sqrt(truth), 0.1, 0.05, 8, 4, rng), 0.01, at_most=True)
+    assert clear.label == ag.Label.REPRODUCED
+    far = ag.bound_verdict(_excess_over_draws(truth, np.sqrt(truth) * np.exp(5 * error), 0.1, 0.05, 8, 4, rng), 0.01,
+                           at_most=True)
+    assert far.label == ag.Label.REFUTED
+    with pytest.raises(ValueError, match="prediction"):
+        ag.prediction_excess(truth[None], truth[None], truth[:-1])

@@ -98,3 +98,30 @@ def test_plateau_shortfall_and_stand_in_follow_the_schedule_and_the_stop():
     assert "128 of the original's 1,024" in ch.plateau_shortfall(short, {"layernorm": stopped})
     assert "a plateau" in ch.stopped_words({"layernorm": SimpleNamespace(plateau=True, steps=300)})
     assert "the step cap" in ch.stopped_words({"layernorm": SimpleNamespace(plateau=False, steps=450)})
+
+
+def test_the_trace_along_training_at_the_paper_settings_comes_from_the_stored_run(tmp_path):
+    """The stored run's words and table with its stopping points; this run's figure and table, with a
+    sentence saying so, where no stored run holds the trace or this run is the paper run."""
+    import json
+
+    from attention_geometry.book.chapters import selectability as chapter
+    from attention_geometry.book.paper import PaperRun
+
+    def glue(name, value):
+        return {"output_type": "display_data", "metadata": {"scrapbook": {"name": name, "mime_prefix": ""}},
+                "data": {"text/markdown": value, "text/plain": "<IPython.core.display.Markdown object>"}}
+    (tmp_path / "03_selectability.ipynb").write_text(json.dumps({"cells": [{"cell_type": "code", "source": "",
+        "outputs": [glue("sel-along-words", "training raises it"), glue("sel-tab-along", "| step |")]}]}))
+    stored = PaperRun(chapter="selectability", folder=tmp_path, parameters={}, claims=None, provenance=None,
+                      values={"sel-along-sets": 24, "sel-along-stopped": "both at step 1,700",
+                              "sel-along-held-0": 5.54, "sel-along-held-ln": 2.57})
+    g = chapter.along_paper_glue(stored, "this run's figure", "| this |")
+    assert g["sel-along-paper-words"].data == (
+        "At the paper's settings (the stored run: 24 key sets; training stopped for both at step 1,700; held-out "
+        "loss from 5.54 to 2.57 nats per byte with LayerNorm), training raises it.")
+    assert g["sel-tab-along-paper"].data == "| step |" and g["fig-sel-along-paper"] == "this run's figure"
+    none = chapter.along_paper_glue(None, "this run's figure", "| this |")
+    assert none["sel-along-paper-words"].data.startswith("No stored run") and none["sel-tab-along-paper"].data == "| this |"
+    own = chapter.along_paper_glue(stored, "this run's figure", "| this |", this_is_the_run=True)
+    assert own["sel-along-paper-words"].data.startswith("This run is the paper-scale run")

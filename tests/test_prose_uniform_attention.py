@@ -110,7 +110,8 @@ def test_the_width_sweep_at_the_paper_settings_comes_from_the_stored_run(tmp_pat
     """The stored run's own words and table, in its settings; a sentence (and this run's figure) where no
     stored run holds the sweep; and the paper-scale run itself says so."""
     import json
-    import types
+
+    from attention_geometry.book.paper import PaperRun
 
     def glue(name, mime, value):
         return {"output_type": "display_data", "metadata": {"scrapbook": {"name": name, "mime_prefix": ""}},
@@ -121,8 +122,8 @@ def test_the_width_sweep_at_the_paper_settings_comes_from_the_stored_run(tmp_pat
     outputs.append(glue("ua-tab-width", "text/markdown", "| d |\n|---|\n| 3 |"))
     (tmp_path / "02_uniform_attention.ipynb").write_text(json.dumps(
         {"cells": [{"cell_type": "code", "source": "", "outputs": outputs}]}))
-    stored = types.SimpleNamespace(folder=tmp_path, values={"ua-width-seeds": 10, "ua-width-dims": "3, 4",
-                                                            "ua-width-steps": 3000})
+    stored = PaperRun(chapter="uniform_attention", folder=tmp_path, parameters={}, claims=None, provenance=None,
+                      values={"ua-width-seeds": 10, "ua-width-dims": "3, 4", "ua-width-steps": 3000})
     g = ch.width_paper_glue(stored, "this run's figure")
     said = g["ua-width-paper-words"].data
     assert said.startswith("At the paper's settings (the stored run: 10 seeds per variant and width")
@@ -140,7 +141,8 @@ def test_the_width_sweep_at_the_paper_settings_comes_from_the_stored_run(tmp_pat
 
 def test_the_step_ratios_at_the_paper_settings_come_from_the_stored_run(tmp_path):
     import json
-    import types
+
+    from attention_geometry.book.paper import PaperRun
 
     def glue(name, mime, value):
         return {"output_type": "display_data", "metadata": {"scrapbook": {"name": name, "mime_prefix": ""}},
@@ -150,7 +152,8 @@ def test_the_step_ratios_at_the_paper_settings_come_from_the_stored_run(tmp_path
                glue("ua-loss-level-words", "text/markdown", "<level words>")]
     (tmp_path / "02_uniform_attention.ipynb").write_text(json.dumps(
         {"cells": [{"cell_type": "code", "source": "", "outputs": outputs}]}))
-    stored = types.SimpleNamespace(folder=tmp_path, values={})
+    stored = PaperRun(chapter="uniform_attention", folder=tmp_path, parameters={}, claims=None, provenance=None,
+                      values={})
     assert ch.speed_paper_words(stored).data == (
         "At the paper's settings (the stored run) <level words>, and to reach it the original's variant needs "
         "<code words>, and the fair control <fair words>.")
@@ -160,12 +163,13 @@ def test_the_step_ratios_at_the_paper_settings_come_from_the_stored_run(tmp_path
 
 def test_the_angles_at_the_paper_settings_come_from_the_stored_run(tmp_path):
     import json
-    import types
+
+    from attention_geometry.book.paper import PaperRun
 
     out = {"output_type": "display_data", "metadata": {"scrapbook": {"name": "ua-query-words", "mime_prefix": ""}},
            "data": {"text/markdown": "<query words>"}}
     (tmp_path / "02_uniform_attention.ipynb").write_text(json.dumps({"cells": [{"outputs": [out]}]}))
-    stored = types.SimpleNamespace(folder=tmp_path, values={
+    stored = PaperRun(chapter="uniform_attention", folder=tmp_path, parameters={}, claims=None, provenance=None, values={
         "ua-steps": 14000, "ua-layernorm-final-angle": 10.43, "ua-original_code-final-angle": 80.68,
         "ua-rmsnorm-final-angle": 77.29})
     assert ch.angle_paper_words(stored).data == (

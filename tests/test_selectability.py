@@ -273,7 +273,7 @@ def test_tiny_decoder_shapes_and_norms(norm):
     assert rec[0]["residual"].shape == rec[0]["normed"].shape == (3, 10, 8)
     assert rec[0]["keys"].shape == (3, 4, 10, 2)
     normed = rec[1]["normed"]
-    np.testing.assert_allclose(normed.sum(-1), 0, atol=1e-5)  # both norms centre
+    np.testing.assert_allclose(normed.sum(-1), 0, atol=1e-12)  # both norms centre, in float64: on H
     centred = rec[1]["residual"] - rec[1]["residual"].mean(-1, keepdims=True)
     if norm == "layernorm":  # sqrt(d) P x / sqrt(|P x|^2 + d eps): the sphere only where |P x|^2 >> d eps
         r = np.linalg.norm(centred, axis=-1)
@@ -415,3 +415,18 @@ def test_train_to_plateau_is_train_tiny_decoder_and_resumes(tmp_path):
     assert stopped.plateau and stopped.steps == 4 and 4 in stopped.snapshots
     along = td.snapshot_selectability(stopped, held[:2], ("normed", "keys"))
     assert sorted(along) == [0, 4] and along[4]["keys"].shape == (2, 4)
+
+
+def test_centring_in_float32_lifts_keys_off_the_hyperplane_and_makes_them_selectable():
+    """Points centred in float32 are about 1e-7 off H: at the test's tolerance that is one more
+    dimension, so fewer keys are unselectable than when the same points are centred exactly, whose
+    fraction is that of Gaussian sets in d - 1 dimensions; without the rounding nothing changes."""
+    out = sel.centring_rounding_percent([300] * 6, 8, np.random.default_rng(0))
+    assert out.shape == (6, 2) and np.all(out[:, 0] >= out[:, 1]) and (out[:, 0] - out[:, 1]).mean() > 3
+    in_h = sel.gaussian_percent([300] * 6, 7, np.random.default_rng(1))  # the exact column's reference
+    assert abs(out[:, 0].mean() - in_h.mean()) < 4 * np.hypot(out[:, 0].std(ddof=1), in_h.std(ddof=1)) / np.sqrt(6)
+    x = np.random.default_rng(2).standard_normal((300, 8))
+    centred = x - x.mean(1, keepdims=True)
+    from attention_geometry import hyperplane_basis
+    basis = hyperplane_basis(8)
+    assert sel.percent_unselectable(centred)[0] == sel.percent_unselectable(centred @ basis)[0]  # exact: d - 1 dims

@@ -123,7 +123,7 @@ __all__ = [
     "selectability_grid",
     "multihead_example",
     "percent_unselectable",
-    "gaussian_percent",
+    "gaussian_percent", "centring_rounding_percent",
     "half_contour",
     "max_attention_weight",
     "gaussian_like",
@@ -514,6 +514,26 @@ def gaussian_percent(lengths: Sequence[int], d: int, rng: np.random.Generator | 
     done = resumable_map(one, chunks, store=store, name="gaussian-percent",
                          key={**(key or {}), "lengths": lengths, "d": d, "seeds": [int(s) for s in seeds]})
     return np.asarray([v for chunk in done for v in chunk], dtype=float)
+
+
+def centring_rounding_percent(lengths: Sequence[int], d: int, rng: np.random.Generator | int) -> np.ndarray:
+    """The % of unselectable keys in Gaussian sets centred exactly and centred in float32, on the same
+    points: ``(len(lengths), 2)``, columns exact and float32. Set ``i`` has ``lengths[i]`` i.i.d.
+    N(0, 1) points in ``d`` dimensions, centred (:math:`Px`, onto :math:`H = \mathbf 1^\perp`) in
+    float64 -- as good as exact against the test's tolerance -- and in float32, as a float32
+    model's projection computes it. The float32 states lie about :math:`10^{-7}` of their norm off
+    :math:`H`, at random: to a test at tolerance :math:`10^{-10}` that is a ``d``-th dimension, so
+    fewer keys are unselectable than in the ``d - 1`` dimensions of :math:`H`."""
+    lengths = [check_int("length", int(n), low=1) for n in lengths]
+    check_int("d", d, low=2)
+    g = as_generator("rng", rng)
+    out = []
+    for n in lengths:
+        x = g.standard_normal((n, d))
+        x32 = x.astype(np.float32)
+        centred32 = (x32 - x32.mean(1, keepdims=True)).astype(np.float64)
+        out.append((percent_unselectable(x - x.mean(1, keepdims=True))[0], percent_unselectable(centred32)[0]))
+    return np.asarray(out, dtype=float)
 
 
 def max_attention_weight(key_sets: npt.ArrayLike, radius: float | npt.ArrayLike,

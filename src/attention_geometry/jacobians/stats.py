@@ -67,6 +67,9 @@ __all__ = [
     "profile_relative_error",
     "log10_peak_to_trough",
     "held_out_log10_peak_to_trough",
+    "HeldOutFit",
+    "held_out_fit",
+    "prediction_excess",
     "draw_halves",
     "ProfileSummary",
     "summarise_profile",
@@ -141,9 +144,8 @@ class ProfileSample:
         """Two independent samples: the even- and odd-numbered sequences, or with ``draws`` (the
         rows of each weight draw of a random-init decoder, two draws or more) the sequences of
         the even- and odd-numbered draws, so that the halves share no weights."""
-        if draws is None or len(draws) < 2:
-            return ProfileSample(self.rho2[0::2]), ProfileSample(self.rho2[1::2])
-        return tuple(ProfileSample(np.concatenate([self.rho2[s] for s in draws[i::2]])) for i in (0, 1))
+        parts = [self.rho2[s] for s in draws] if draws is not None and len(draws) >= 2 else [self.rho2]
+        return tuple(ProfileSample(half) for half in draw_halves(parts))
 
     def resample(self, rng: np.random.Generator) -> "ProfileSample":
         """Sequences drawn with replacement (one bootstrap replicate)."""
@@ -409,6 +411,83 @@ def held_out_log10_peak_to_trough(first: npt.ArrayLike, second: npt.ArrayLike) -
 
 
 @dataclass(frozen=True)
+class HeldOutFit:
+    r"""The paper's form fitted on one half of the replicates and scored on the other
+    (:func:`held_out_fit`): ``spearman``, its Spearman with the other half's average profile,
+    projected to the whole sample (:math:`r_S\sqrt{2/(1+r_{1/2})}`, at most 1); ``wasserstein``,
+    :math:`W_1` between it and the other half's average; ``half_reliability``, :math:`r_{1/2}`,
+    the Spearman between the two halves' averages; ``noise_wasserstein``, :math:`W_1` between
+    the two halves' averages (what two noisy averages of this size differ by with no model at
+    all); ``wasserstein_rest``, ``wasserstein`` with the last position left out of both profiles.
+    Each is the mean of the two directions."""
+
+    spearman: float
+    wasserstein: float
+    half_reliability: float
+    noise_wasserstein: float
+    wasserstein_rest: float
+
+
+def held_out_fit(first: npt.ArrayLike, second: npt.ArrayLike, H: int) -> HeldOutFit:
+    r"""The paper's form :math:`g\,(N^H)_{L,j}` (:func:`fit_cesaro`) chosen on the average of one
+    half of the replicates and measured against the other half's average, then the other way
+    round (``first: (n_1, L)``, ``second: (n_2, L)``: estimates of :math:`\rho^2`). A best fit
+    scored on the data it was fitted to looks better than it is; scored on independent data it
+    does not.
+
+    A noiseless model correlates with an average of reliability :math:`r` at about
+    :math:`c\sqrt r`, so a Spearman against a half average (reliability :math:`r_{1/2}`) is
+    projected to the whole sample, whose reliability is the Spearman--Brown
+    :math:`2r_{1/2}/(1+r_{1/2})`, by the factor :math:`\sqrt{2/(1+r_{1/2})}`: the held-out
+    value is then read against the same noise ceiling as the whole sample's
+    (:func:`noise_ceiling_estimate`)."""
+    H = check_int("H", H, low=1)
+    a, b = (np.asarray(x, dtype=np.float64) for x in (first, second))
+    if a.ndim != 2 or b.ndim != 2 or a.shape[1] != b.shape[1] or min(a.shape[0], b.shape[0]) < 1:
+        raise fail("first, second", f"arrays of shapes {a.shape} and {b.shape}",
+                   "two halves (n_1, L) and (n_2, L) of at least one row each")
+    pa, pb = (np.sqrt(_check_rho(x.mean(0), "first, second")) for x in (a, b))
+    sp, w, w_rest = [], [], []
+    for fit_on, score_on in ((pa, pb), (pb, pa)):
+        theory = fit_cesaro(fit_on, H).theory
+        sp.append(spearman(theory, score_on))
+        w.append(normalised_positions_wasserstein(score_on, theory))
+        w_rest.append(normalised_positions_wasserstein(score_on[:-1], theory[:-1]))
+    r_half = spearman(pa, pb)
+    step = math.sqrt(2.0 / (1.0 + r_half)) if r_half > 0 else 1.0
+    return HeldOutFit(spearman=float(min(np.mean(sp) * step, 1.0)), wasserstein=float(np.mean(w)),
+                      half_reliability=float(r_half), noise_wasserstein=normalised_positions_wasserstein(pa, pb),
+                      wasserstein_rest=float(np.mean(w_rest)))
+
+
+def _centred_ms(x: np.ndarray) -> float:
+    return float(np.mean((x - x.mean()) ** 2))
+
+
+def prediction_excess(first: npt.ArrayLike, second: npt.ArrayLike, prediction: npt.ArrayLike) -> float:
+    r"""How far a profile predicted with no fit (``prediction: (L,)``, known up to its scale) lies
+    from the true one, net of the noise: an unbiased estimate of :math:`b^2`, the mean square over
+    positions of :math:`\ln(\rho/\text{prediction})` about its mean, from two independent halves
+    of the replicates (``first, second: (n, L)`` estimates of :math:`\rho^2`).
+
+    With :math:`m_A^2, m_B^2` the centred mean squares of :math:`\ln\bar\rho_A - \ln p` and
+    :math:`\ln\bar\rho_B - \ln p`, and :math:`d^2` that of :math:`\ln\bar\rho_A -
+    \ln\bar\rho_B`: :math:`E\,m_A^2 = b^2 + v_A`, :math:`E\,m_B^2 = b^2 + v_B` and
+    :math:`E\,d^2 = v_A + v_B` (the halves' noise is independent), so :math:`(m_A^2 + m_B^2 -
+    d^2)/2` estimates :math:`b^2` whatever the noise and its correlation between positions. It
+    may come out negative when :math:`b` is small against the noise."""
+    a, b = (np.asarray(x, dtype=np.float64) for x in (first, second))
+    if a.ndim != 2 or b.ndim != 2 or a.shape[1] != b.shape[1] or min(a.shape[0], b.shape[0]) < 1:
+        raise fail("first, second", f"arrays of shapes {a.shape} and {b.shape}",
+                   "two halves (n_1, L) and (n_2, L) of at least one row each")
+    la, lb = (0.5 * np.log(_check_rho(x.mean(0), "first, second")) for x in (a, b))
+    lp = np.log(_check_rho(prediction, "prediction"))
+    if lp.size != la.size:
+        raise fail("prediction", f"a profile of length {lp.size}", f"the halves' length, {la.size}")
+    return 0.5 * (_centred_ms(la - lp) + _centred_ms(lb - lp) - _centred_ms(la - lb))
+
+
+@dataclass(frozen=True)
 class ProfileSummary:
     """A measured profile against its Cesàro fit (see :func:`summarise_profile`)."""
 
@@ -580,7 +659,8 @@ class ProfileStatistics:
     ``cesaro``: the paper's fit (its ``alpha`` carries the bootstrap interval);
     ``derived``/``derived_layers``: the derived expectation with one gain, and with
     per-layer gains :math:`g/(1+\kappa(l-1))`; ``spearman``, ``wasserstein``: the
-    average profile against the Cesàro fit; ``log10_ptt``: its peak-to-trough
+    Cesàro fit of the even sequences' average against the odd ones' and the other way round
+    (:func:`held_out_fit`); ``log10_ptt``: its peak-to-trough
     ratio, chosen on the even sequences and measured on the odd ones and the other way
     round (:func:`held_out_log10_peak_to_trough`); ``ceiling``: the noise ceiling;
     ``noise_log_rmse``: the rms standard error of :math:`\ln\bar\rho` over positions (what a perfect model's
@@ -605,14 +685,15 @@ def _interval(values, level=0.95):
     return tuple(np.nanquantile(v, [0.5 - level / 2, 0.5 + level / 2]))
 
 
-def _held_out_ptt(rho2: np.ndarray, idx: np.ndarray) -> float:
-    """:func:`held_out_log10_peak_to_trough` of the rows ``idx`` of ``rho2`` (a bootstrap resample),
-    halved by the parity of each row's original index, so that no sequence is in both halves."""
+def _held_out(rho2: np.ndarray, idx: np.ndarray, statistic: Callable[[np.ndarray, np.ndarray], object]) -> object:
+    """``statistic(first, second)`` of the rows ``idx`` of ``rho2`` (a bootstrap resample), halved
+    by the parity of each row's original index, so that no sequence is in both halves; NaN when
+    a half is empty."""
     idx = np.asarray(idx)
     even, odd = idx[idx % 2 == 0], idx[idx % 2 == 1]
     if not (even.size and odd.size):
         return float("nan")
-    return held_out_log10_peak_to_trough(rho2[even], rho2[odd])
+    return statistic(rho2[even], rho2[odd])
 
 
 def profile_statistics(sample: ProfileSample, H: int, *, n_boot: int, rng: np.random.Generator) -> ProfileStatistics:
@@ -628,8 +709,9 @@ def profile_statistics(sample: ProfileSample, H: int, *, n_boot: int, rng: np.ra
         p = r.profile()
         f = fit_cesaro(p, H)
         f1 = fit_derived(r.mean_sq(), H, per_layer=True, start=(math.log(d1.gain.value), math.log(d1.growth.value)))
-        return [f.alpha.value, spearman(p, f.theory), normalised_positions_wasserstein(p, f.theory),
-                _held_out_ptt(sample.rho2, idx),
+        held = _held_out(sample.rho2, idx, lambda x, y: held_out_fit(x, y, H))
+        return [f.alpha.value, getattr(held, "spearman", math.nan), getattr(held, "wasserstein", math.nan),
+                _held_out(sample.rho2, idx, held_out_log10_peak_to_trough),
                 fit_derived(r.mean_sq(), H, start=(math.log(d0.gain.value), 0.0)).gain.value,
                 f1.gain.value, f1.growth.value]
 
@@ -644,11 +726,12 @@ def profile_statistics(sample: ProfileSample, H: int, *, n_boot: int, rng: np.ra
     d1 = fit_derived(sample.mean_sq(), H, per_layer=True,
                      intervals={"gain": _interval(reps["g1"]), "growth": _interval(reps["kappa"])})
     se_log = sample.rho2.std(0, ddof=1) / math.sqrt(sample.n) / (2 * sample.mean_sq())
+    whole = np.arange(sample.n)
+    held = _held_out(sample.rho2, whole, lambda x, y: held_out_fit(x, y, H))
     return ProfileStatistics(
         n=sample.n, L=sample.L, cesaro=ces, derived=d0, derived_layers=d1,
-        spearman=est(spearman(rho, ces.theory), "sp"),
-        wasserstein=est(normalised_positions_wasserstein(rho, ces.theory), "w"),
-        log10_ptt=est(_held_out_ptt(sample.rho2, np.arange(sample.n)), "ptt"),
+        spearman=est(held.spearman, "sp"), wasserstein=est(held.wasserstein, "w"),
+        log10_ptt=est(_held_out(sample.rho2, whole, held_out_log10_peak_to_trough), "ptt"),
         ceiling=noise_ceiling_estimate(sample, n_boot=n_boot, rng=rng),
         noise_log_rmse=float(np.sqrt(np.mean(se_log**2))),
         late_minimum=late_minimum_test(sample), shape=classify_profile(rho, rtol=0.05))
@@ -665,11 +748,13 @@ def draw_profile_statistics(on: ProfileSample, H: int, draws: Sequence[slice], o
     every statistic is :func:`~attention_geometry.draws.jackknife_over_draws` of its value on
     the whole sample (one draw: its sequences are left out one at a time, and ``n_draws`` is 1).
 
-    ``spearman`` and ``wasserstein``: the average profile against the paper's form fitted to it
-    (refitted without each draw); ``log10_ptt``: the peak-to-trough ratio with its positions
+    ``spearman`` and ``wasserstein``: the paper's form fitted on one half's average profile and
+    scored on the other's (:func:`held_out_fit`; the Spearman projected to the whole sample, so
+    that it reads against the whole sample's ``ceiling``); ``noise_wasserstein``: :math:`W_1`
+    between the two halves' averages, what noise alone puts into that ``wasserstein``; ``log10_ptt``: the peak-to-trough ratio with its positions
     chosen on one half and measured on the other (:func:`held_out_log10_peak_to_trough`);
     ``ceiling``: the noise ceiling (split halves, stepped up); ``rise``: the late minimum's
-    relative rise (:func:`late_minimum_test`). The halves of these three are the even- and the
+    relative rise (:func:`late_minimum_test`). The halves of these six are the even- and the
     odd-numbered draws (one draw: its even and odd sequences), so that they share no weights;
     ``ends``: :math:`\log_{10}` of the smaller of first/middle and last/middle; with ``off``
     (the same sequences without positional information, row for row): ``rope``, the Spearman
@@ -678,25 +763,19 @@ def draw_profile_statistics(on: ProfileSample, H: int, draws: Sequence[slice], o
     names to compute (default: all)."""
     H = check_int("H", H, low=1)
 
-    def fitted(r):
-        p = r.profile()
-        return p, fit_cesaro(p, H).theory
-
     def halves(statistic):  # a statistic of two halves that share no weight draw
         return lambda parts: statistic(*_part_halves(parts))
 
-    whole = {
-        "spearman": lambda r: spearman(*fitted(r)),
-        "wasserstein": lambda r: normalised_positions_wasserstein(*fitted(r)),
-        "ends": _log10_ends,
-    }
-    stats = {name: (lambda f: lambda parts: f(ProfileSample(np.concatenate(parts))))(f) for name, f in whole.items()}
-    stats |= {
+    stats = {
+        "spearman": lambda parts: held_out_fit(*draw_halves(parts), H).spearman,
+        "wasserstein": lambda parts: held_out_fit(*draw_halves(parts), H).wasserstein,
+        "noise_wasserstein": lambda parts: held_out_fit(*draw_halves(parts), H).noise_wasserstein,
+        "ends": lambda parts: _log10_ends(ProfileSample(np.concatenate(parts))),
         "log10_ptt": lambda parts: held_out_log10_peak_to_trough(*draw_halves(parts)),
         "ceiling": halves(_split_half),
         "rise": halves(lambda r, rows: late_minimum_test(r, rows).rise.value),
     }
-    order = ("spearman", "wasserstein", "log10_ptt", "ceiling", "rise", "ends")
+    order = ("spearman", "wasserstein", "noise_wasserstein", "log10_ptt", "ceiling", "rise", "ends")
 
     def over(statistic, rho2):
         return jackknife_over_draws(statistic, [rho2[s] for s in draws])

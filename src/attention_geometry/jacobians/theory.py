@@ -52,7 +52,7 @@ import math
 import numpy as np
 import numpy.typing as npt
 import torch
-from scipy.special import logsumexp
+from scipy.special import erf, logsumexp
 
 from .._checks import check_choice, check_float, check_int, fail
 from ..cesaro import cesaro_matrix, log_cesaro_rows
@@ -251,7 +251,7 @@ def mlp_cross_fraction(width: int, init_std: float, cosine: float = 0.0, activat
 
     if activation == "gelu":
         def gelu_slope(x):
-            return 0.5 * (1.0 + np.vectorize(math.erf)(x / math.sqrt(2.0))) + x * np.exp(-0.5 * x**2) / math.sqrt(2 * math.pi)
+            return 0.5 * (1.0 + erf(x / math.sqrt(2.0))) + x * np.exp(-0.5 * x**2) / math.sqrt(2 * math.pi)
         return float((ww * gelu_slope(a) * gelu_slope(b)).sum() / (w @ gelu_slope(s * z) ** 2))
     e_act, e_slope = _silu_moments(s2)
     cross = float((ww * silu(a) * silu(b)).sum() + r * s2 * (ww * slope(a) * slope(b)).sum())
@@ -283,7 +283,7 @@ def gelu_mlp_gain(width: int, init_std: float, mlp_width: int, out_std: float | 
     out_std = init_std if out_std is None else check_float("out_std", out_std, low=0.0, low_open=True)
     z, w = np.polynomial.hermite_e.hermegauss(96)
     a = math.sqrt(init_std**2 * width) * z
-    cdf = 0.5 * (1.0 + np.vectorize(math.erf)(a / math.sqrt(2.0)))
+    cdf = 0.5 * (1.0 + erf(a / math.sqrt(2.0)))
     slope = cdf + a * np.exp(-0.5 * a**2) / math.sqrt(2.0 * math.pi)
     return float(init_std**2 * out_std**2 * width * mlp_width * (w / w.sum()) @ slope**2)
 

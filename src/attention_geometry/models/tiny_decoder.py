@@ -198,11 +198,17 @@ def attention_inputs(model: TinyDecoder, ids: torch.Tensor | npt.ArrayLike) -> l
     r"""Per layer, what its attention sees, as float64 NumPy arrays:
     ``{"residual": (batch, seq, d), "normed": (batch, seq, d), "sphere": (batch, seq, d),
     "keys": (batch, heads, seq, d_head)}``; ``"sphere"`` is the residual normed
-    with :math:`\varepsilon = 0` in float64 (:math:`\sqrt d\,Px/\lVert Px\rVert`)."""
+    with :math:`\varepsilon = 0` in float64 (:math:`\sqrt d\,Px/\lVert Px\rVert`).
+
+    ``"normed"`` is the model's own norm applied to the residual in float64, not the float32
+    states the forward pass computes: centring in float32 leaves each state about
+    :math:`10^{-7}` of its norm off the hyperplane :math:`H`, at random, and the selectability
+    test, whose tolerance is :math:`10^{-10}`, would read that as one more dimension
+    (:func:`~attention_geometry.selectability.centring_rounding_percent`)."""
     model.eval()
     with torch.no_grad():
         _, layers = model.run(torch.as_tensor(ids), record=True)
-    return [{"residual": x.double().numpy(), "normed": u.double().numpy(),
+    return [{"residual": x.double().numpy(), "normed": model.norm_1(x.double()).numpy(),
              "sphere": normalise(x.double(), "layernorm").numpy(), "keys": k.double().numpy()}
             for x, u, k in layers]
 

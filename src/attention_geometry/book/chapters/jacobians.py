@@ -1,6 +1,7 @@
 """Chapter 8, *Jacobians of real decoders* (``book/08_jacobians.md``): its parameters, and the words
 and tables its prose glues (each comparing word computed from the numbers it stands beside)."""
 
+import math
 from typing import Annotated, Literal
 
 from pydantic import Field, model_validator
@@ -16,7 +17,7 @@ __all__ = ["JacobiansParams", "PAPER_SHAPE", "estimate_text", "fit_quality_words
            "w_source_words", "prediction_words", "paper_shape_table", "shape_cells",
            "first_layer_words", "ends_misfit_words", "proxy_words",
            "embedding_meaning_words", "PROFILES_FILE", "stack_draws", "variance_shares", "variance_rows",
-           "largest_level_words", "SETTING_WORDS", "verdict_count_words"]
+           "largest_level_words", "SETTING_WORDS", "verdict_count_words", "signed_root", "excess_words"]
 
 
 class JacobiansParams(ChapterParams):
@@ -301,6 +302,23 @@ def timing_words(parts: dict) -> str:
             f"without positions; a resumed run takes the others from its checkpoints) {listed}.")
 
 
+def signed_root(x: float) -> float:
+    """:math:`\operatorname{sign}(x)\sqrt{|x|}`: an estimated mean square (which noise can make
+    negative) as an rms."""
+    return math.copysign(math.sqrt(abs(x)), x)
+
+
+def excess_words(excess, tol: float) -> str:
+    """Where a prediction's excess ``b²`` (an Estimate) stands against ``tol`` (an rms in ln ρ), from
+    its 95 % interval: the words after "the predicted profile is"."""
+    lo, hi = excess.interval()
+    if hi <= tol**2:
+        return f"within {tol:.0%} rms of the measured one"
+    if lo > tol**2:
+        return f"further than {tol:.0%} from the measured one"
+    return f"not resolved against {tol:.0%} at this number of draws"
+
+
 def fits_table(stats: dict, over: dict, name: dict, score_sd: dict, widths: dict):
     """Each random-init configuration's average profile against both models (``jac-tab-fits``): ``stats[c]``
     from ``profile_statistics``, ``over[c]`` from ``draw_profile_statistics``, ``widths[c]`` its width."""
@@ -315,7 +333,8 @@ def fits_rows(stats: dict, over: dict, name: dict, score_sd: dict, widths: dict)
         {"model": name[c], "score SD (measured)": round(float(score_sd[c].mean()), 3),
          "score SD $\\sigma_0^2 d$": round(attention_score_std(widths[c], c[1]), 3),
          "$r_S$ with $g^H N^H$": estimate_text(over[c]["spearman"]), "noise ceiling": estimate_text(over[c]["ceiling"]),
-         "$W_1$": estimate_text(over[c]["wasserstein"], 4), "α of $g^H N^H$": str(st.cesaro.alpha),
+         "$W_1$": estimate_text(over[c]["wasserstein"], 4),
+         "$W_1$ between halves": estimate_text(over[c]["noise_wasserstein"], 4), "α of $g^H N^H$": str(st.cesaro.alpha),
          "rms ln-misfit $g^H N^H$": round(st.cesaro.log_rmse, 3),
          "rms ln-misfit derived ($g$)": round(st.derived.log_rmse, 3),
          "rms ln-misfit derived ($g$, κ)": round(st.derived_layers.log_rmse, 3),
@@ -369,22 +388,7 @@ def leading_number(text) -> float | None:
 def stored_figure(run, name: str) -> bytes | None:
     """The PNG of the figure glued as ``name`` in a stored paper run's notebook (``run``: a
     :class:`~attention_geometry.book.paper.PaperRun`), or ``None`` if it has none."""
-    import base64
-    import json
-
-    if run is None:
-        return None
-    notebooks = sorted(run.folder.glob("*.ipynb"))
-    if not notebooks:
-        return None
-    nb = json.loads(notebooks[0].read_text())
-    for cell in nb.get("cells", []):
-        for output in cell.get("outputs", []):
-            scrapbook = output.get("metadata", {}).get("scrapbook", {})
-            png = output.get("data", {}).get(f"{scrapbook.get('mime_prefix', '')}image/png")
-            if scrapbook.get("name") == name and png:
-                return base64.b64decode("".join(png) if isinstance(png, list) else png)
-    return None
+    return run.figure(name) if run is not None else None
 
 
 def w_source_words(w_all: float, w_without_last: float) -> str:

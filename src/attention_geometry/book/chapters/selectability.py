@@ -54,6 +54,9 @@ class SelectabilityParams(ChapterParams):
         description="key sets (held-out windows) for Tables 1-2 (the original: 1,000)")
     table_n_min: int = Field(96, ge=2, le=1024, description="fewest keys per set for Tables 1-2 (the original: 768)")
     table_n_max: int = Field(128, ge=2, le=1024, description="most keys per set for Tables 1-2 (the original: 1,024)")
+    rounding_sets: int = Field(6, ge=2, le=10_000,
+        description="Gaussian key sets of 768 and of 1,024 keys each, centred exactly and in float32, for the "
+                    "rounding of the original's float32 projection")
     short_sets: int = Field(32, ge=2, le=100_000, description="key sets for Table 3 (the original: 1,000)")
     short_n_min: int = Field(8, ge=2, le=1024, description="fewest keys per set for Table 3")
     short_n_max: int = Field(128, ge=2, le=1024, description="most keys per set for Table 3 (the original: 128)")
@@ -78,7 +81,7 @@ class SelectabilityParams(ChapterParams):
     # (about 1 %), and 12 sets resolve that against one half: "the exception" where the defaults' corner
     # (n = 60, d = 3) gives "the rule" (tests/test_chapters.py)
     smoke = {"grid_n_max": 6, "grid_d_min": 4, "grid_d_max": 5, "grid_sets": 12, "check_sets": 4, "growth_sets": 2,
-             "tiny_steps": 3, "tiny_eval_every": 2, "tiny_eval_windows": 2, "tiny_snapshot_sets": 2, "tiny_batch": 2, "tiny_seq_len": 32, "lm_windows": 4, "table_sets": 3, "table_n_min": 16,
+             "tiny_steps": 3, "tiny_eval_every": 2, "tiny_eval_windows": 2, "tiny_snapshot_sets": 2, "tiny_batch": 2, "tiny_seq_len": 32, "lm_windows": 4, "table_sets": 3, "rounding_sets": 2, "table_n_min": 16,
              "table_n_max": 32, "short_sets": 3, "short_n_min": 8, "short_n_max": 32,
              "pretrained_sequences": 1, "pretrained_seq_len": 16}
     # unselectable_experiments.sh: Fig. 1c-d (unselectable_figure.py), train_GPT2.py at max_steps 50,000
@@ -91,16 +94,16 @@ class SelectabilityParams(ChapterParams):
     # model), Table 3 (at most 128 tokens): the largest run that fits about 80 min on 2 cores
     # beside chapter 4's paper run
     presets = {
-        # the stand-in schedule (about 4-5.5 h on 2 cores, a run across sessions from committed
-        # checkpoints); until it finishes, the stored run is the last finished one (1,000 of the
-        # original's 50,000 steps at 5e-5), shown as such (book.paper.run_under_way)
+        # the stand-in schedule (1.75 h on 2 cores when nothing else runs; a run across sessions resumes
+        # from committed checkpoints); rounding_sets: 24 Gaussian sets each of 768 and 1,024 keys, about
+        # 1 min
         "paper": {"grid_n_min": 3, "grid_n_max": 60, "grid_d_min": 3, "grid_d_max": 15, "grid_sets": 100,
                   "growth_sets": 100, "tiny_steps": 2000, "tiny_schedule_steps": 2000, "tiny_warmup": 100,
                   "tiny_decay": "cosine",
                   "tiny_eval_every": 100, "tiny_eval_windows": 16, "tiny_plateau_evals": 5,
                   "tiny_plateau_tol": 0.002, "tiny_snapshot_sets": 24,
                   "tiny_batch": 16, "tiny_seq_len": 1024, "tiny_lr": 1e-2, "lm_windows": 1000,
-                  "table_sets": 300, "table_n_min": 768, "table_n_max": 1024, "short_sets": 1000,
+                  "table_sets": 300, "table_n_min": 768, "table_n_max": 1024, "rounding_sets": 24, "short_sets": 1000,
                   "short_n_min": 8, "short_n_max": 128},
     }
     # the shares of the time at the defaults that scale with each group of parameters; the seconds: the
@@ -124,6 +127,14 @@ class SelectabilityParams(ChapterParams):
 #: image files unselectable/images/table1.png and table2.png.
 PAPER_TABLES = {("layernorm", "residual"): [44.8, 28.5, 22.3, 26.1], ("layernorm", "normed"): [0.0] * 4,
                 ("projection", "normed"): [51.0, 32.2, 34.7, 36.8]}
+#: The captions of the paper's Tables 1 and 2, in its words (the image files above).
+TABLE_CAPTIONS = {
+    1: "“The fraction of “unselectable” key vectors right before the attention mechanism of each layer of a language "
+       "model without scaling. [...] Without scaling, there are key vectors that cannot be selected by the attention "
+       "mechanism.”",
+    2: "“The fraction of “unselectable” key vectors before and after the LayerNorm followed by the attention mechanism "
+       "of each layer of a language model. LayerNorm solves the “unselectable” keys problem using the scaling "
+       "property.”"}
 #: The paper's Fig. 1c (unselectable/images/figure1cd.png), read from the image as the tables were: each
 #: cell's median colour matched to the figure's own colour bar (0 to 1), the 50 % contour n*(d) then
 #: interpolated between rows as ``half_contour`` does; None: no cell of that column reaches 1/2
@@ -445,6 +456,30 @@ def along_glue(P, runs: dict, rows, trends: dict) -> dict:
                       "sel-tab-along": _table(header, body)})
 
 
+def along_paper_glue(stored, fallback_figure, fallback_table: str, *, this_is_the_run: bool = False) -> dict:
+    """The trace along training at the paper's settings, as the stored paper run measured it (the run
+    whose verdict the row ``sel-training-trend`` carries): its figure, its table, and its words with the
+    steps its models stopped at; this run's figure and table (``fallback_*``) with a sentence saying so
+    where no stored run holds the trace, or where this run is the paper run."""
+    from ..paper import stored_figure, stored_text
+
+    fig, source = stored_figure(stored, "fig-sel-along", fallback_figure, this_is_the_run=this_is_the_run)
+    text = stored_text(stored, ["sel-along-words", "sel-tab-along"], this_is_the_run=this_is_the_run)
+    if this_is_the_run:
+        words, table = "This run is the paper-scale run: the trace above is at the paper's settings.", fallback_table
+    elif text is None:
+        words = "No stored run at the paper's settings holds the trace along training; the figure repeats this run's."
+        table = fallback_table
+    else:
+        v = stored.values
+        words = (f"At the paper's settings (the stored run: {v['sel-along-sets']} key sets; training stopped for "
+                 f"{v['sel-along-stopped']}; held-out loss from {v['sel-along-held-0']:.2f} to "
+                 f"{v['sel-along-held-ln']:.2f} nats per byte with LayerNorm), {text['sel-along-words']}.")
+        table = text["sel-tab-along"]
+    return _markdown({"fig-sel-along-paper": fig, "sel-along-paper-source": source, "sel-along-paper-words": words,
+                      "sel-tab-along-paper": table})
+
+
 def training_claim(P, runs: dict, trends: dict, training):
     """The book's reading that training lowers the fraction of unselectable keys from its level at
     initialisation, in the states of the paper's Tables 1-2 (one training seed per model: the replicate is
@@ -752,6 +787,49 @@ def paper_vs_gauss_glue(growth: dict, growth_ns) -> dict:
             "sel-paper-vs-gauss-reading": reading_words(where)}
 
 
+#: What the rounding study compares: Gaussian sets of the paper's smallest and largest key counts.
+ROUNDING_NS = (768, 1024)
+
+
+def rounding_lengths(P) -> list[int]:
+    """The key counts of the rounding study: ``P.rounding_sets`` sets of each of :data:`ROUNDING_NS`."""
+    return [n for n in ROUNDING_NS for _ in range(P.rounding_sets)]
+
+
+def rounding_glue(P, rounding) -> tuple[dict, object]:
+    """The rounding of a float32 projection (``rounding``: ``centring_rounding_percent`` of
+    :func:`rounding_lengths`, columns exact and float32): its glued numbers and words, the paper's
+    Table 1 against the float32 level, and the reading row ``sel-float32-centring``."""
+    import numpy as np
+
+    import attention_geometry as ag
+    from ... import stats as st
+
+    k = P.rounding_sets
+    at_n = {col: [ag.mean_estimate(rounding[i * k:(i + 1) * k, col]) for i in range(len(ROUNDING_NS))]
+            for col in (0, 1)}
+    diff = ag.mean_estimate(rounding[:, 0] - rounding[:, 1])
+    band = {col: " to ".join(f"{e.format()} %" for e in at_n[col]) for col in (0, 1)}
+    position = st.band_position(PAPER_TABLES[("projection", "normed")], at_n[1])
+    words = ag.trend_word(diff, above="rounding lowers the count", below="rounding raises the count",
+                          neither="rounding does not measurably change the count")
+    glued = {"sel-round-exact": band[0], "sel-round-f32": band[1], "sel-round-diff": diff.format(),
+             "sel-round-sets": k, "sel-round-words": words,
+             "sel-paper-vs-f32-t1": ", ".join(f"layer {i + 1}: {w}" for i, w in enumerate(position))}
+    claim = ag.Claim(
+        "sel-float32-centring", paper="brody2023expressivity", section="sel-paper-gauss", claim_kind="reading",
+        where="Table 1 (how the original measures it: its FactorizedLayerNorm centres in float32)", source="repository",
+        statement="the book's reading of Table 1's method: states centred in float32 lie about 1e-7 of their norm off "
+                  "the hyperplane H, which a selectability test at a smaller tolerance reads as one more dimension, "
+                  "so fewer keys count as unselectable than in H itself",
+        measured=f"Gaussian keys, exact − float32 centring: {diff.format()} points (exact {band[0]}, float32 "
+                 f"{band[1]})",
+        settings=f"{k} sets each of {' and '.join(f'{n:,}' for n in ROUNDING_NS)} Gaussian keys in d = 8, "
+                 "tolerance 1e-10", at_paper_settings=True,
+        verdict=ag.sign_verdict(diff, +1, what="exact − float32 centring"))
+    return glued, claim
+
+
 def reading_words(where: list[str]) -> str:
     """What the positions of the paper's values against the Gaussian band say about training."""
     if set(where) == {"below"}:
@@ -794,12 +872,15 @@ def claims(P, *, grid_ln, ds, ns, contour, meas, gauss, short, g7_short, radius,
         settings=f"{P.grid_sets} sets per cell",
         verdict=fig1c_verdict(ds, contour)))
     n_range, paper_range = (P.table_n_min, P.table_n_max), (768, 1024)
-    for cid, (norm, place), where in [("sel-table2-before", ("layernorm", "residual"), "Table 2, before LN"),
-                                      ("sel-table1-noscale", ("projection", "normed"), "Table 1, without scaling")]:
+    for cid, (norm, place), where in [("sel-table2-before", ("layernorm", "residual"), "Table 2, row “Before LayerNorm”"),
+                                      ("sel-table1-noscale", ("projection", "normed"), "Table 1, row “w/o scaling”")]:
         est = [ag.mean_estimate(meas[norm][place][:, layer]) for layer in range(4)]
+        number = 1 if cid == "sel-table1-noscale" else 2
         out.append(ag.Claim(
-            cid, where=f"{where} (repository file unselectable/images/table{where[6]}.png)", source="repository", **row,
-            statement=f"% unselectable keys per layer, {where}: " + " / ".join(f"{v:g}" for v in PAPER_TABLES[(norm, place)]),
+            cid, where=f"{where} and its caption (repository file unselectable/images/table{number}.png)",
+            source="repository", **row,
+            statement=f"{TABLE_CAPTIONS[number]} ({where}, layers 1-4: "
+                      + " / ".join(f"{v:.1f}" for v in PAPER_TABLES[(norm, place)]) + ")",
             measured=" / ".join(e.format() for e in est) + f" (Gaussian, same n: {gauss[8 if place == 'residual' else 7].mean():.1f})",
             settings=f"{P.table_sets} sets of {P.table_n_min}-{P.table_n_max} keys; {tiny_settings}", **trained,
             verdict=ag.table_verdict(est, PAPER_TABLES[(norm, place)], n_range, paper_range,

@@ -1,6 +1,5 @@
 """Chapter 2, *Projection lets a query attend uniformly* (``book/02_uniform_attention.md``): its parameters."""
 
-import functools
 from typing import Annotated
 
 from pydantic import Field, model_validator
@@ -521,21 +520,6 @@ def claims(P, check: dict, cs, diffs: dict, runs: dict, geo_diff, sp: dict | Non
     return out
 
 
-def stored_figure(stored, name: str, fallback, *, this_is_the_run: bool = False):
-    """The figure ``name`` as the stored paper run drew it (its notebook's glued PNG), else ``fallback``
-    (this run's; ``this_is_the_run``: this run is the paper-scale run); with the words that say which."""
-    from IPython.display import Image
-
-    from ..notebooks import glued_png
-    notebooks = sorted(stored.folder.glob("*.ipynb")) if stored else []
-    png = glued_png(notebooks[0], name) if notebooks else None
-    if this_is_the_run:
-        return fallback, "this run, the paper-scale run itself"
-    if png is None:
-        return fallback, "this run: no stored run at the paper's settings holds the figure"
-    return Image(png), "the stored run at the paper's settings"
-
-
 def paper_results_words(v: dict) -> str:
     """The sentence that reads the stored run's paired intervals (its values.json ``v``) as the text reads
     this run's: training loss against both variants, final accuracy against the fair control."""
@@ -590,6 +574,8 @@ def confound_glue(shares: dict, diffs: dict) -> dict:
 def paper_glue(presets_paper: dict, stored) -> dict:
     """What the paper's settings differ in, and the confound share of the stored paper run, if any."""
     from IPython.display import Markdown
+
+    from ..paper import stored_text
 
     import attention_geometry as ag
     rows = ag.run_differences(ag.majority_setup(presets_paper), presets_paper["n_seeds"]) + ag.geometry_differences(presets_paper)
@@ -775,29 +761,15 @@ def width_glue(P, ws: dict) -> dict:
 THIS_IS_THE_RUN = "This run is the paper-scale run: the numbers above are at the paper's settings."
 
 
-@functools.lru_cache(maxsize=4)
-def _glued_text_of(path: str, mtime_ns: int) -> dict:
-    """Every glued text of the notebook at ``path``, read once per version of the file (``mtime_ns``)."""
-    from ..notebooks import glued_text
-    return glued_text(path)
-
-
-def stored_text(stored, keys, *, this_is_the_run: bool = False) -> dict | None:
-    """The Markdown (or plain text) the stored paper run glued under each of ``keys``, read from its
-    notebook (once per build, however many keys are asked for); ``None`` when there is no stored run,
-    this run is the paper run, or the stored run does not hold every key (a run from before the
-    measurement)."""
-    notebooks = sorted(stored.folder.glob("*.ipynb")) if stored and not this_is_the_run else []
-    text = _glued_text_of(str(notebooks[0]), notebooks[0].stat().st_mtime_ns) if notebooks else {}
-    return {k: text[k] for k in keys} if all(k in text for k in keys) else None
-
-
 def width_paper_glue(stored, fallback, *, this_is_the_run: bool = False) -> dict:
     """The width sweep at the paper's settings, as the stored paper run measured it: its figure
     (``fig-ua-width-paper``, ``fallback`` where no stored run holds one), its table and the sentence
     that reads it in the words of this run's (``ua-width-paper-words``), or a sentence saying there is
     none. The verdicts of the rows ``ua-width-*`` at the paper's settings come from the same run."""
     from IPython.display import Markdown
+
+    from ..paper import stored_figure, stored_text
+
     fig, source = stored_figure(stored, "fig-ua-width", fallback, this_is_the_run=this_is_the_run)
     keys = [f"ua-width-{kind}-{short}-words" for short in ("acc", "loss") for kind in ("one-dim", "trend")]
     text = stored_text(stored, keys + ["ua-tab-width"], this_is_the_run=this_is_the_run)
@@ -826,6 +798,8 @@ def angle_paper_words(stored, *, this_is_the_run: bool = False) -> str:
     run that decides the rows ``ua-angle-*`` and ``ua-query-*``: its angles and its query split in this
     run's words, or a sentence saying there is none."""
     from IPython.display import Markdown
+
+    from ..paper import stored_text
     text = stored_text(stored, ["ua-query-words"], this_is_the_run=this_is_the_run)
     if this_is_the_run:
         return Markdown(THIS_IS_THE_RUN)
@@ -842,6 +816,8 @@ def speed_paper_words(stored, *, this_is_the_run: bool = False) -> str:
     """The sentence on Fig. 2a's step ratios at the paper's settings, in the stored run's own words (the
     verdicts of the rows ``ua-fig2a-steps-*`` come from that run), or a sentence saying there is none."""
     from IPython.display import Markdown
+
+    from ..paper import stored_text
     keys = [f"ua-speed-{other}-training-loss-words" for other in ("original_code", "rmsnorm")]
     text = stored_text(stored, keys + ["ua-loss-level-words"], this_is_the_run=this_is_the_run)
     if this_is_the_run:
