@@ -89,6 +89,9 @@ __all__ = [
     "uniform_collapse",
     "late_window_start",
     "fit_late_rate",
+    "LATE_RTOL",
+    "LATE_ATOL",
+    "LATE_FLOOR",
 ]
 
 VALUES = ("gaussian", "orthogonal")
@@ -642,6 +645,13 @@ def precision_floor(dtype: torch.dtype) -> float:
 
 # ------------------------------------------------------------ the late rate: uniform attention on the mask
 
+LATE_RTOL = 0.01
+"""Relative tolerance within which a curve decays at its late rate (:func:`late_window_start`)."""
+LATE_ATOL = 1e-4
+"""Absolute tolerance per layer added to :data:`LATE_RTOL` times the rate (what lets a rate of 0 settle)."""
+LATE_FLOOR = 1e-12
+"""Where a float64 curve, relative to its start, is rounding: late windows end there."""
+
 
 def uniform_attention_matrix(mask: npt.ArrayLike | torch.Tensor) -> np.ndarray:
     r"""The attention matrix once the tokens have converged (eq. ``rc-late-rate``): uniform over each
@@ -746,8 +756,8 @@ def uniform_collapse(mask: npt.ArrayLike | torch.Tensor, X: torch.Tensor | np.nd
     return torch.stack(out).numpy()
 
 
-def late_window_start(curve: npt.ArrayLike, rate: float, *, rtol: float = 0.01, atol: float = 1e-4,
-                      floor: float = 1e-12) -> np.ndarray:
+def late_window_start(curve: npt.ArrayLike, rate: float, *, rtol: float = LATE_RTOL, atol: float = LATE_ATOL,
+                      floor: float = LATE_FLOOR) -> np.ndarray:
     r"""The first layer from which a collapse curve decays at its late rate: where the late window begins.
 
     ``curve: (T + 1, ...)`` positive (:func:`uniform_collapse`, say), ``rate``: the late rate
@@ -778,7 +788,7 @@ def late_window_start(curve: npt.ArrayLike, rate: float, *, rtol: float = 0.01, 
     return np.where(start_ok.any(0), start_ok.argmax(0), T + 1).astype(np.int64)
 
 
-def fit_late_rate(values: npt.ArrayLike, start: npt.ArrayLike | int, *, floor: float = 1e-12,
+def fit_late_rate(values: npt.ArrayLike, start: npt.ArrayLike | int, *, floor: float = LATE_FLOOR,
                   min_points: int = MIN_RATE_POINTS) -> dict:
     r"""The late rate and the onset of each trajectory: a line fitted to its late window.
 
