@@ -453,3 +453,45 @@ def test_late_window_start_and_fit_late_rate_on_known_curves():
     assert late_window_start(v, 0.9)[0] == 41
     with pytest.raises(ValueError):
         late_collapse_rate(np.ones((3, 3), dtype=bool) & ~np.eye(3, dtype=bool))
+
+
+def _gpt2_by_hand(model, ids, layernorm):
+    """GPT-2's forward pass written out from its weights (pre-LN blocks, causal softmax, tanh GELU)."""
+    n = ids.shape[1]
+    X = model.wte.weight[ids[0]] + model.wpe.weight[:n]
+    ln = (lambda m, x: torch.nn.functional.layer_norm(x, x.shape[-1:], m.weight, m.bias, m.eps)) if layernorm \
+        else (lambda m, x: x)
+    out = [X]
+    for b in model.h:
+        H = b.attn.num_heads
+        q, k, v = (ln(b.ln_1, X) @ b.attn.c_attn.weight + b.attn.c_attn.bias).split(X.shape[-1], dim=-1)
+        q, k, v = (t.reshape(n, H, -1).transpose(0, 1) for t in (q, k, v))
+        s = q @ k.transpose(-1, -2) / math.sqrt(q.shape[-1])
+        s = s.masked_fill(~torch.tril(torch.ones(n, n, dtype=torch.bool)), float("-inf"))
+        a = (torch.softmax(s, -1) @ v).transpose(0, 1).reshape(n, -1)
+        X = X + a @ b.attn.c_proj.weight + b.attn.c_proj.bias
+        h = ln(b.ln_2, X) @ b.mlp.c_fc.weight + b.mlp.c_fc.bias
+        h = 0.5 * h * (1 + torch.tanh(math.sqrt(2 / math.pi) * (h + 0.044715 * h ** 3)))
+        X = X + h @ b.mlp.c_proj.weight + b.mlp.c_proj.bias
+        out.append(X)
+    out[-1] = ln(model.ln_f, out[-1])
+    return torch.stack(out)
+
+
+@pytest.mark.parametrize("layernorm", [False, True])
+def test_public_config_collapse_is_gpt2_by_hand(layernorm):
+    """Two blocks of the public configuration, in float64: mu over the depth equals mu of a hand-run
+    of GPT-2's blocks from the same weights, with and without LayerNorm; the weights do not depend on
+    ``layernorm``; and the relative mu is mu over the Frobenius norm."""
+    from attention_geometry.collapse import _public_model, public_config_collapse
+
+    got = public_config_collapse(2, 16, 2, 6, 3, layernorm=layernorm, dtype=torch.float64)
+    model, ids = _public_model(2, 16, 2, 6, 3, layernorm)
+    with torch.no_grad():
+        X = _gpt2_by_hand(model.to(torch.float64), ids, layernorm)
+    assert got.shape == (2, 3)
+    np.testing.assert_allclose(got[0], mu(X).numpy(), rtol=1e-10)
+    np.testing.assert_allclose(got[1], (mu(X) / torch.linalg.vector_norm(X, dim=(-2, -1))).numpy(), rtol=1e-10)
+    other, _ = _public_model(2, 16, 2, 6, 3, not layernorm)
+    assert torch.equal(model.h[1].mlp.c_fc.weight.float(), other.h[1].mlp.c_fc.weight)
+    assert isinstance(model.ln_f, torch.nn.Identity) != layernorm

@@ -42,6 +42,8 @@ Shapes: ``X0: (batch, N, d)``; a run over ``V`` variants returns arrays
 ``(n_layers + 1, V, batch)``.
 """
 
+import copy
+import functools
 import hashlib
 import math
 from contextlib import contextmanager
@@ -92,6 +94,8 @@ __all__ = [
     "LATE_RTOL",
     "LATE_ATOL",
     "LATE_FLOOR",
+    "PUBLIC_VOCAB",
+    "public_config_collapse",
 ]
 
 VALUES = ("gaussian", "orthogonal")
@@ -830,3 +834,66 @@ def fit_late_rate(values: npt.ArrayLike, start: npt.ArrayLike | int, *, floor: f
     shape = v.shape[1:]
     return {"rate": np.where(good, -slope, np.nan).reshape(shape), "onset": np.where(good, onset, np.nan).reshape(shape),
             "points": n.reshape(shape)}
+
+
+def _public_model(n_layers, width, heads, seq_len, seed, layernorm):
+    """GPT-2's configuration and initialisation at the given size, drawn from ``seed``, and its
+    input token ids; with ``layernorm=False`` every LayerNorm (``ln_1``, ``ln_2``, ``ln_f``) is
+    the identity. The weights are drawn in float32 and do not depend on ``layernorm``."""
+    model, ids = _public_draw(n_layers, width, heads, seq_len, seed)
+    model = copy.deepcopy(model)
+    if not layernorm:
+        for block in model.h:
+            block.ln_1, block.ln_2 = torch.nn.Identity(), torch.nn.Identity()
+        model.ln_f = torch.nn.Identity()
+    return model.eval(), ids.clone()
+
+
+@functools.lru_cache(maxsize=1)
+def _public_draw(n_layers, width, heads, seq_len, seed):
+    """One weight draw of :func:`_public_model`, with its LayerNorms (kept for the next call: the
+    four runs of a draw, with and without LayerNorm in two precisions, share it)."""
+    from transformers import GPT2Config, GPT2Model
+
+    cfg = GPT2Config(n_layer=n_layers, n_embd=width, n_head=heads, n_positions=seq_len, vocab_size=PUBLIC_VOCAB,
+                     bos_token_id=0, eos_token_id=0, attn_pdrop=0.0, resid_pdrop=0.0, embd_pdrop=0.0)
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(seed)
+        model = GPT2Model(cfg)
+        ids = torch.randint(0, PUBLIC_VOCAB, (1, seq_len))
+    return model.eval(), ids
+
+
+PUBLIC_VOCAB = 1024
+
+
+def public_config_collapse(n_layers: int, width: int, heads: int, seq_len: int, seed: int, *, layernorm: bool,
+                           dtype: torch.dtype = torch.float32) -> np.ndarray:
+    r""":math:`\mu(X^{(\ell)})` and :math:`\mu(X^{(\ell)})/\lVert X^{(\ell)}\rVert_F` over the depth of a
+    randomly initialised GPT-2 (``transformers.GPT2Model`` from a ``GPT2Config`` built here: its
+    initialisation, :math:`\mathcal N(0, 0.02^2)` weights, ``c_proj`` scaled by
+    :math:`1/\sqrt{2 n_\text{layers}}`), with ``n_layers`` blocks of width ``width`` and ``heads``
+    heads, on ``seq_len`` random token ids (from a vocabulary of ``PUBLIC_VOCAB``: the rows of a
+    random embedding are exchangeable, so its size does not matter). Weights and ids come from
+    ``torch.manual_seed(seed)`` inside ``torch.random.fork_rng``: one seed is one weight draw.
+    ``layernorm=False`` replaces ``ln_1``, ``ln_2`` and ``ln_f`` by the identity (same weights).
+    The weights are drawn in float32 and cast to ``dtype`` (exactly).
+
+    :math:`X^{(\ell)}` are the ``hidden_states`` the model returns: the embeddings, the residual
+    stream after each block but the last, and the output (after ``ln_f``).
+
+    Returns ``(2, n_layers + 1)``: row 0 :math:`\mu`, row 1 the relative :math:`\mu`.
+    """
+    n_layers = check_int("n_layers", n_layers, low=1)
+    width, heads = check_int("width", width, low=1), check_int("heads", heads, low=1)
+    if width % heads:
+        raise fail("heads", heads, f"a divisor of width = {width}")
+    seq_len, seed = check_int("seq_len", seq_len, low=2), check_int("seed", seed, low=0)
+    layernorm = check_bool("layernorm", layernorm)
+    dtype = check_choice("dtype", dtype, (torch.float32, torch.float64))
+    model, ids = _public_model(n_layers, width, heads, seq_len, seed, layernorm)
+    model = model.to(dtype)
+    with torch.no_grad():
+        X = torch.stack([h[0] for h in model(ids, output_hidden_states=True).hidden_states])
+    m = mu(X)
+    return torch.stack([m, m / torch.linalg.vector_norm(X, dim=(-2, -1))]).double().numpy()

@@ -10,7 +10,8 @@ from ..params import ChapterParams, CorpusDir, Seed
 __all__ = ["RankCollapseParams", "mask_family", "radius_table", "collapse_table", "temperature_table",
            "estimate_table", "spread_table", "holds_word", "holds_everywhere_words", "depth_words", "slack_words", "bound_fall_words", "skip_scale_words",
            "heads_words", "decades_words", "fraction_words", "late_rate_cell", "late_start_cell", "late_table",
-           "late_roles", "late_roles_words", "docs_start_words", "docs_apart_words"]
+           "late_roles", "late_roles_words", "docs_start_words", "docs_apart_words", "PUBLIC_GPT2",
+           "public_table", "public_words"]
 
 
 class RankCollapseParams(ChapterParams):
@@ -316,3 +317,28 @@ def docs_apart_words(same: int, label: str | None) -> str:
     one = same == 1
     return (f"Without the {same} {'window' if one else 'windows'} whose two documents start with the same token, "
             f"which {'collapses' if one else 'collapse'} as under a connected mask, the same rule gives *{label}*")
+
+
+# The public random-init model of the Fig. 2 section: GPT-2's configuration and initialisation
+# (transformers' GPT2Config, initializer_range 0.02), deepened to GPT-2 XL's 48 blocks, at width
+# 128 with GPT-2's head width 64 (GPT-2 small's 768 would take about 40 s of one core per draw
+# instead of about 1 s), on 64 random token ids.
+PUBLIC_GPT2 = {"n_layers": 48, "width": 128, "heads": 2, "seq_len": 64}
+
+
+def public_table(est: dict) -> str:
+    """Markdown: per (LayerNorm, precision), the log10 mu at the embeddings and at the output and
+    the log10 relative mu at the output, each ``mean ± SE`` over the weight draws. ``est``: a
+    dict ``{row label: (first, last, last_rel)}`` of estimates."""
+    from ..tables import markdown_table
+
+    return markdown_table(["model", "log10 μ, embeddings", "log10 μ, output", "log10 relative μ, output"],
+                          [(k, *(e.format(3) for e in v)) for k, v in est.items()])
+
+
+def public_words(collapses: bool) -> str:
+    """Whether the public model without LayerNorm collapses within its depth, as the sentence's end."""
+    if collapses:
+        return "collapses within its depth, so the comparison can see the caption's claim"
+    return ("does not collapse within its depth: its blocks add little to the residual stream, which keeps "
+            "the embeddings' relative spread, so the comparison cannot see the caption's claim")
