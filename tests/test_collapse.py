@@ -1,5 +1,7 @@
 """Rank collapse and LayerNorm dynamics: the theorems, checked numerically."""
 
+import math
+
 import numpy as np
 import pytest
 import torch
@@ -289,3 +291,207 @@ def test_subnormals_are_flushed_only_during_a_run():
     # the shrinking scale reaches exactly 0 (no subnormal tail), and the flag is off again
     assert (r.mu[-1] == 0).all()
     assert (torch.tensor([1e-20], dtype=torch.float32) * 1e-20).item() != 0.0
+
+
+# ------------------------------------------------------------ the late rate (eq. rc-late-rate)
+
+from attention_geometry.collapse import (  # noqa: E402
+    fit_late_rate,
+    late_collapse_rate,
+    late_window_start,
+    uniform_attention_matrix,
+    uniform_attention_spectrum,
+    uniform_collapse,
+)
+
+
+def _decay_per_layer(A, X, t):
+    r"""-ln(mu(A^{t+1} X) / mu(A^t X)) in exact float64 matrix powers, without the rounding floor.
+
+    With P = I - 11^T/L and A row-stochastic, P A P = P A, so P A^t X = (P A)^t P X: the
+    deviation of A^t X from its mean token is a power of P A applied to P X. Iterating it with the
+    norm divided out after each layer keeps the numbers at order 1 however small mu(A^t X) is.
+    """
+    L = A.shape[0]
+    PA = (np.eye(L) - 1.0 / L) @ A
+    D = X - X.mean(0)
+    for _ in range(t):
+        D = PA @ D
+        D /= np.linalg.norm(D)
+    return -np.log(np.linalg.norm(PA @ D))
+
+
+def _relative_spread(Y):
+    return np.linalg.norm(Y - Y.mean(0)) / np.linalg.norm(Y)
+
+
+LATE_MASKS = {"causal": (causal_mask(12), np.log(2)), "one-sided w=1": (one_sided_window_mask(12, 1), np.log(2)),
+              "one-sided w=3": (one_sided_window_mask(12, 3), np.log(2)),
+              "window w=2": (sliding_window_mask(12, 2), None), "two documents": (block_causal_mask(12, 2), 0.0)}
+
+
+@pytest.mark.parametrize("name", list(LATE_MASKS))
+def test_the_late_rate_is_the_decay_of_exact_matrix_powers(name):
+    mask, closed = LATE_MASKS[name]
+    A = uniform_attention_matrix(mask)
+    np.testing.assert_allclose(A.sum(1), 1.0)
+    assert (A[~mask] == 0).all()
+    rate = late_collapse_rate(mask)
+    if closed is not None:  # triangular masks: lambda_2 = 1/2 exactly; two documents: 1 twice
+        assert rate == pytest.approx(closed, abs=1e-15)
+    X = np.random.default_rng(0).standard_normal((12, 5))
+    # the relative spread of A^t X itself, at depths where it is far above the float64 floor
+    t = 40 if name != "window w=2" else 150
+    powers = [_relative_spread(np.linalg.matrix_power(A, s) @ X) for s in (t, t + 1)]
+    assert powers[1] > 1e-10 * powers[0] or rate == 0.0
+    if name in ("causal", "window w=2", "two documents"):
+        assert -np.log(powers[1] / powers[0]) == pytest.approx(rate, abs=1e-6)
+    # and exactly, without the floor: the one-sided window's Jordan block needs many layers (a
+    # polynomial onset), the two-sided window's next eigenvalue lies close to lambda_2
+    deep = {"one-sided w=3": 600, "window w=2": 2000}.get(name, 200)
+    if name != "one-sided w=1":
+        assert _decay_per_layer(A, X, deep) == pytest.approx(rate, abs=1e-9)
+
+
+def test_a_jordan_block_at_lambda_2_delays_the_late_rate_polynomially():
+    # one-sided w = 1: lambda_2 = 1/2 repeated L - 1 times in one Jordan block of size k = L - 1, so
+    # mu(A^t X) ~ C(t, k-1) 2^-t and the decay per layer is ln 2 - ln((t+1)/(t-k+2)) -> ln 2
+    L = 12
+    mask = one_sided_window_mask(L, 1)
+    A = uniform_attention_matrix(mask)
+    assert np.linalg.matrix_rank(A - 0.5 * np.eye(L)) == L - 1 and np.sum(np.diag(A) == 0.5) == L - 1
+    assert late_collapse_rate(mask) == pytest.approx(np.log(2), abs=1e-15)
+    # exact integer arithmetic: 2A is an integer matrix and A^t x = (2A)^t x / 2^t (float64 iterations
+    # would see the block's pseudospectrum: rounding splits a block of size k by about eps^(1/k))
+    M = (2 * A).round().astype(int).tolist()
+    y = [int(v) for v in np.random.default_rng(0).integers(-100, 100, L)]
+
+    def log_mu(v):  # ln mu(v) for an integer vector, from L^2 mu^2 = L sum v^2 - (sum v)^2 (exact)
+        return 0.5 * (math.log(L * sum(a * a for a in v) - sum(v) ** 2) - 2 * math.log(L))
+
+    k, logs = L - 1, {}
+    for t in range(1, 3002):
+        y = [sum(m * a for m, a in zip(row, y)) for row in M]
+        if t in (1000, 1001, 3000, 3001):
+            logs[t] = log_mu(y) - t * math.log(2)
+    for t in (1000, 3000):
+        # the leading term of the polynomial onset, up to the next one's O(1/t^2)
+        assert logs[t] - logs[t + 1] == pytest.approx(np.log(2) - np.log((t + 1) / (t - k + 2)), abs=50 / t ** 2)
+
+
+def test_one_sided_windows_repeat_an_eigenvalue_in_one_jordan_block():
+    # 1/(w+1) appears L - w times on the diagonal, and A - I/(w+1) has rank L - 1: one block of size L - w
+    L, w = 12, 3
+    A = uniform_attention_matrix(one_sided_window_mask(L, w))
+    lam = 1.0 / (w + 1)
+    assert np.sum(np.isclose(np.diag(A), lam)) == L - w
+    assert np.linalg.matrix_rank(A - lam * np.eye(L)) == L - 1
+    # the spectrum is the diagonal, exactly (a repeated eigenvalue in a Jordan block is ill-conditioned)
+    np.testing.assert_array_equal(uniform_attention_spectrum(one_sided_window_mask(L, w)), np.sort(np.diag(A))[::-1])
+
+
+@pytest.mark.parametrize("mask", [sliding_window_mask(9, 2), complete_mask(7), causal_mask(7) | causal_mask(7).T,
+                                  block_causal_mask(9, 3)])
+def test_the_spectrum_matches_a_general_eigensolver_where_it_is_well_conditioned(mask):
+    A = uniform_attention_matrix(mask)
+    np.testing.assert_allclose(uniform_attention_spectrum(mask), np.sort(np.abs(np.linalg.eigvals(A)))[::-1], atol=1e-12)
+
+
+def test_a_strongly_connected_asymmetric_mask_goes_to_the_general_solver():
+    m = causal_mask(6) | np.eye(6, k=5, dtype=bool)  # token 0 also reads token 5: one cycle
+    A = uniform_attention_matrix(m)
+    np.testing.assert_allclose(uniform_attention_spectrum(m), np.sort(np.abs(np.linalg.eigvals(A)))[::-1], atol=1e-12)
+
+
+def test_the_complete_mask_collapses_in_one_uniform_layer():
+    m = complete_mask(10)
+    assert late_collapse_rate(m) == np.inf
+    X = np.random.default_rng(1).standard_normal((10, 4))
+    assert _relative_spread(uniform_attention_matrix(m) @ X) < 1e-14
+    curve = uniform_collapse(m, X, 5)
+    assert (late_window_start(curve, np.inf) == 6)
+
+
+def test_two_documents_collapse_fully_when_they_start_with_the_same_token():
+    # eigenvalue 1 twice: each document collapses to its first token; equal first tokens, one point
+    m = block_causal_mask(12, 2)
+    X = np.random.default_rng(2).standard_normal((12, 4))
+    A = uniform_attention_matrix(m)
+    apart = _relative_spread(np.linalg.matrix_power(A, 60) @ X)
+    assert apart > 0.05
+    X[6] = X[0]  # each document's first token sees only itself: the two limit points coincide exactly
+    r = [_relative_spread(np.linalg.matrix_power(A, s) @ X) for s in (30, 31)]
+    assert -np.log(r[1] / r[0]) == pytest.approx(np.log(2), abs=1e-4)  # the next eigenvalue, 1/2
+
+
+def test_uniform_collapse_is_mu_of_matrix_powers():
+    m = sliding_window_mask(8, 1)
+    X = torch.randn(3, 8, 4, generator=gen(), dtype=torch.float64)
+    curve = uniform_collapse(m, X, 6)
+    A = uniform_attention_matrix(m)
+    expect = np.stack([[np.linalg.norm((Y := np.linalg.matrix_power(A, t) @ x.numpy()) - Y.mean(0)) for x in X]
+                       for t in range(7)])
+    np.testing.assert_allclose(curve, expect, rtol=1e-12)
+
+
+def test_late_window_start_and_fit_late_rate_on_known_curves():
+    t = np.arange(41, dtype=np.float64)
+    # decays at 0.2 for 10 layers, then at the late rate 0.5: the late line starts from v_0 at layer 10 * 0.3/0.5
+    logv = np.where(t < 10, -0.2 * t, -2.0 - 0.5 * (t - 10))
+    v = np.exp(logv)[:, None] * np.array([1.0, 3.0])
+    start = late_window_start(v, 0.5)
+    np.testing.assert_array_equal(start, [10, 10])
+    fit = fit_late_rate(v, start)
+    np.testing.assert_allclose(fit["rate"], 0.5)
+    np.testing.assert_allclose(fit["onset"], 6.0)
+    np.testing.assert_array_equal(fit["points"], [31, 31])
+    # the floor ends the window; too few layers give no rate
+    short = fit_late_rate(v, start, floor=np.exp(-6.0))
+    np.testing.assert_array_equal(short["points"], [8, 8])
+    assert np.isnan(fit_late_rate(v, 36)["rate"]).all()
+    # a curve that has not settled within its depth has no window
+    assert late_window_start(v, 0.9)[0] == 41
+    with pytest.raises(ValueError):
+        late_collapse_rate(np.ones((3, 3), dtype=bool) & ~np.eye(3, dtype=bool))
+
+
+def _gpt2_by_hand(model, ids, layernorm):
+    """GPT-2's forward pass written out from its weights (pre-LN blocks, causal softmax, tanh GELU)."""
+    n = ids.shape[1]
+    X = model.wte.weight[ids[0]] + model.wpe.weight[:n]
+    ln = (lambda m, x: torch.nn.functional.layer_norm(x, x.shape[-1:], m.weight, m.bias, m.eps)) if layernorm \
+        else (lambda m, x: x)
+    out = [X]
+    for b in model.h:
+        H = b.attn.num_heads
+        q, k, v = (ln(b.ln_1, X) @ b.attn.c_attn.weight + b.attn.c_attn.bias).split(X.shape[-1], dim=-1)
+        q, k, v = (t.reshape(n, H, -1).transpose(0, 1) for t in (q, k, v))
+        s = q @ k.transpose(-1, -2) / math.sqrt(q.shape[-1])
+        s = s.masked_fill(~torch.tril(torch.ones(n, n, dtype=torch.bool)), float("-inf"))
+        a = (torch.softmax(s, -1) @ v).transpose(0, 1).reshape(n, -1)
+        X = X + a @ b.attn.c_proj.weight + b.attn.c_proj.bias
+        h = ln(b.ln_2, X) @ b.mlp.c_fc.weight + b.mlp.c_fc.bias
+        h = 0.5 * h * (1 + torch.tanh(math.sqrt(2 / math.pi) * (h + 0.044715 * h ** 3)))
+        X = X + h @ b.mlp.c_proj.weight + b.mlp.c_proj.bias
+        out.append(X)
+    out[-1] = ln(model.ln_f, out[-1])
+    return torch.stack(out)
+
+
+@pytest.mark.parametrize("layernorm", [False, True])
+def test_public_config_collapse_is_gpt2_by_hand(layernorm):
+    """Two blocks of the public configuration, in float64: mu over the depth equals mu of a hand-run
+    of GPT-2's blocks from the same weights, with and without LayerNorm; the weights do not depend on
+    ``layernorm``; and the relative mu is mu over the Frobenius norm."""
+    from attention_geometry.collapse import _public_model, public_config_collapse
+
+    got = public_config_collapse(2, 16, 2, 6, 3, layernorm=layernorm, dtype=torch.float64)
+    model, ids = _public_model(2, 16, 2, 6, 3, layernorm)
+    with torch.no_grad():
+        X = _gpt2_by_hand(model.to(torch.float64), ids, layernorm)
+    assert got.shape == (2, 3)
+    np.testing.assert_allclose(got[0], mu(X).numpy(), rtol=1e-10)
+    np.testing.assert_allclose(got[1], (mu(X) / torch.linalg.vector_norm(X, dim=(-2, -1))).numpy(), rtol=1e-10)
+    other, _ = _public_model(2, 16, 2, 6, 3, not layernorm)
+    assert torch.equal(model.h[1].mlp.c_fc.weight.float(), other.h[1].mlp.c_fc.weight)
+    assert isinstance(model.ln_f, torch.nn.Identity) != layernorm

@@ -63,3 +63,49 @@ def test_tables_show_no_nan_or_none():
     text += ch.estimate_table({"causal": Estimate(0.1, 0.02)}, ["mask", "effect"])
     assert "nan" not in text.lower() and "None" not in text
     assert "no centre" in text and "too few layers to fit" in text
+
+
+def test_late_rate_cells_say_what_an_infinite_or_zero_rate_means():
+    assert ch.late_rate_cell(float("inf")).startswith("∞") and ch.late_rate_cell(0.0).startswith("0 (no collapse")
+    assert ch.late_rate_cell(math.log(2)) == "0.6931"
+    assert ch.late_start_cell([3, 5, 7], 10) == "5"
+    assert ch.late_start_cell([3, 11, 5], 10) == "4 (2 of 3 inputs)"
+    assert ch.late_start_cell([11, 11], 10) == "not within the depth"
+
+
+def test_late_roles_separate_a_slower_rate_from_a_delay():
+    rates = {"causal": math.log(2), "one-sided": math.log(2), "window": 0.14, "complete": math.inf, "docs": 0.0}
+    starts = {"causal": 21, "one-sided": 26, "window": 6, "complete": 65, "docs": 17}
+    roles = ch.late_roles(rates, starts, 64)
+    assert roles == {"one-sided": "delays", "window": "slows", "complete": "at once", "docs": "no collapse"}
+    assert ch.late_roles(rates, {**starts, "one-sided": 21}, 64)["one-sided"] == "same"
+    assert ch.late_roles(rates, {**starts, "causal": 65, "one-sided": 65}, 64)["one-sided"] == "same rate"
+    assert ch.late_roles({**rates, "window": 0.8}, starts, 64)["window"] == "speeds"
+    text = ch.late_roles_words(roles)
+    assert "slow the late collapse (a smaller late rate): window" in text and "only delay it" in text
+    assert "one-sided" in text.split("only delay it")[1]
+    assert ch.late_roles_words({"one-sided": "delays"}).startswith("Against the causal mask, the masks that slow the "
+                                                                 "late collapse: none")
+
+
+def test_docs_start_words_say_whether_the_same_windows_collapse():
+    assert ch.docs_start_words(1, 1, 1, 16).endswith("exactly this window collapses fully")
+    assert "exactly these windows" in ch.docs_start_words(2, 2, 2, 16)
+    assert "In none of the 3 windows" in ch.docs_start_words(0, 0, 0, 3)
+    assert "2 collapse fully, 1 of them among the former" in ch.docs_start_words(1, 2, 1, 16)
+
+
+def test_the_late_table_shows_no_nan_or_none():
+    rows = {"complete": {"lam2": 0.0, "rate": math.inf, "start": "not within the depth", "z": None, "x": None,
+                         "onset": None},
+            "causal": {"lam2": 0.5, "rate": math.log(2), "start": "21", "z": Estimate(0.693, 0.0002),
+                       "x": Estimate(0.69, 0.005), "onset": Estimate(5.6, 0.4)}}
+    text = ch.late_table(rows)
+    assert "nan" not in text.lower() and "None" not in text and "inf" not in text
+    assert "no late window" in text and "∞" in text
+
+
+def test_docs_apart_words():
+    assert ch.docs_apart_words(0, "reproduced").startswith("No window")
+    assert "too few" in ch.docs_apart_words(15, None)
+    assert ch.docs_apart_words(1, "reproduced").endswith("the same rule gives *reproduced*")

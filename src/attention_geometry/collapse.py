@@ -42,6 +42,8 @@ Shapes: ``X0: (batch, N, d)``; a run over ``V`` variants returns arrays
 ``(n_layers + 1, V, batch)``.
 """
 
+import copy
+import functools
 import hashlib
 import math
 from contextlib import contextmanager
@@ -83,6 +85,17 @@ __all__ = [
     "initial_rate",
     "theorem_bound",
     "precision_floor",
+    "uniform_attention_matrix",
+    "uniform_attention_spectrum",
+    "late_collapse_rate",
+    "uniform_collapse",
+    "late_window_start",
+    "fit_late_rate",
+    "LATE_RTOL",
+    "LATE_ATOL",
+    "LATE_FLOOR",
+    "PUBLIC_VOCAB",
+    "public_config_collapse",
 ]
 
 VALUES = ("gaussian", "orthogonal")
@@ -632,3 +645,255 @@ def precision_floor(dtype: torch.dtype) -> float:
     multiple of it). Returns ``finfo(dtype).eps``.
     """
     return float(torch.finfo(dtype).eps)
+
+
+# ------------------------------------------------------------ the late rate: uniform attention on the mask
+
+LATE_RTOL = 0.01
+"""Relative tolerance within which a curve decays at its late rate (:func:`late_window_start`)."""
+LATE_ATOL = 1e-4
+"""Absolute tolerance per layer added to :data:`LATE_RTOL` times the rate (what lets a rate of 0 settle)."""
+LATE_FLOOR = 1e-12
+"""Where a float64 curve, relative to its start, is rounding: late windows end there."""
+
+
+def uniform_attention_matrix(mask: npt.ArrayLike | torch.Tensor) -> np.ndarray:
+    r"""The attention matrix once the tokens have converged (eq. ``rc-late-rate``): uniform over each
+    query's visible keys, :math:`A_{ij} = G_{ij} / |\{k : G_{ik} = 1\}|`.
+
+    ``mask: (N, N)`` bool, every row with at least one visible key -> ``(N, N)`` float64,
+    row-stochastic. When the keys a query sees are equal, their logits are equal and the
+    masked softmax gives each of them the same weight: this matrix.
+    """
+    m = _as_mask(mask)
+    visible = m.sum(1)
+    if (visible == 0).any():
+        raise fail("mask", f"a mask whose row {int(np.argmin(visible))} sees no key", "every query seeing a key")
+    return m / visible[:, None].astype(np.float64)
+
+
+def uniform_attention_spectrum(mask: npt.ArrayLike | torch.Tensor) -> np.ndarray:
+    r"""The moduli :math:`|\lambda_1| \ge |\lambda_2| \ge \dots` of the eigenvalues of
+    :func:`uniform_attention_matrix`, ``mask: (N, N)`` -> ``(N,)`` float64, decreasing.
+
+    Computed block by block: ordering the tokens by the strongly connected components of the
+    mask graph makes :math:`A` block triangular, so its eigenvalues are those of the diagonal
+    blocks. A block of one token contributes its diagonal entry :math:`1/|\mathrm{visible}(i)|`
+    exactly (for a triangular mask, such as causal or one-sided windows, every block is one
+    token: the eigenvalues are the diagonal, even where they repeat and form Jordan blocks,
+    which a general eigensolver would scatter by :math:`\epsilon^{1/k}`). A block of a
+    symmetric mask (two-sided windows, the complete mask) is similar to the symmetric
+    :math:`D^{-1/2} G D^{-1/2}` (``eigvalsh``); other blocks go to ``eigvals``. Moduli below
+    :math:`N` times float64's epsilon are set to 0 (their rounding level).
+    """
+    from scipy.sparse.csgraph import connected_components
+
+    m = _as_mask(mask)
+    A = uniform_attention_matrix(m)
+    n = m.shape[0]
+    _, component = connected_components(m, directed=True, connection="strong")
+    values = []
+    for c in np.unique(component):
+        block = np.flatnonzero(component == c)
+        if block.size == 1:
+            values.append(A[block, block])
+            continue
+        G = m[np.ix_(block, block)]
+        if (G == G.T).all():
+            d = m[block].sum(1).astype(np.float64)
+            values.append(np.linalg.eigvalsh(G / np.sqrt(d[:, None] * d[None, :])))
+        else:
+            values.append(np.linalg.eigvals(A[np.ix_(block, block)]))
+    moduli = np.abs(np.concatenate(values)).astype(np.float64)
+    moduli[moduli < n * np.finfo(np.float64).eps] = 0.0
+    return np.sort(moduli)[::-1]
+
+
+def late_collapse_rate(mask: npt.ArrayLike | torch.Tensor) -> float:
+    r"""The late collapse rate per layer of a mask, :math:`-\ln|\lambda_2|` (eq. ``rc-late-rate``).
+
+    ``mask: (N, N)`` bool with self-loops -> a float. :math:`\lambda_2` is the eigenvalue of
+    second-largest modulus of :func:`uniform_attention_matrix` (the largest is 1, on
+    :math:`\mathbf 1`). Once attention is uniform on the mask, the distance of the tokens from
+    their common limit shrinks by :math:`|\lambda_2|` per layer for a generic input (one with a
+    component along :math:`\lambda_2`'s eigenvector). Repeated eigenvalues of that modulus that
+    form a Jordan block of size :math:`k` multiply this by a polynomial :math:`t^{k-1}`: a later
+    onset, the same late rate.
+
+    Returns ``inf`` when :math:`\lambda_2 = 0` (the complete mask: one uniform layer makes all
+    tokens equal) and ``0`` when :math:`|\lambda_2| = 1` (eigenvalue 1 twice, as for two
+    documents: more than one closed class of tokens, each collapsing to its own point, and no
+    collapse to one point). For a causal or one-sided-window mask, :math:`\lambda_2 = 1/2`
+    (token 2 sees tokens 1 and 2): :math:`\ln 2`.
+    """
+    m = _as_mask(mask)
+    if not np.diag(m).all():
+        raise fail("mask", "a mask without self-loops", "a mask with mask[i, i] True for every i")
+    if m.shape[0] < 2:
+        raise fail("mask", f"a mask of {m.shape[0]} token", "a mask of at least 2 tokens")
+    lam2 = float(uniform_attention_spectrum(m)[1])
+    if lam2 == 0.0:
+        return math.inf
+    if lam2 >= 1.0 - m.shape[0] * np.finfo(np.float64).eps:
+        return 0.0
+    return -math.log(lam2)
+
+
+def uniform_collapse(mask: npt.ArrayLike | torch.Tensor, X: torch.Tensor | np.ndarray, n_layers: int) -> np.ndarray:
+    r""":math:`\mu(A^t X)` for :math:`t = 0, \dots,` ``n_layers``, with :math:`A` the uniform attention
+    of ``mask`` (:func:`uniform_attention_matrix`), in float64.
+
+    ``X: (..., N, d)`` -> ``(n_layers + 1, ...)``. What the attention part of the dynamics
+    would do if attention were uniform from the first layer: its late rate is
+    :func:`late_collapse_rate`, and its early layers show the delay the mask alone imposes
+    (:func:`late_window_start`, :func:`fit_late_rate`).
+    """
+    A = torch.as_tensor(uniform_attention_matrix(mask))
+    Y = _tensor(X, "X", dtype=torch.float64)
+    if Y.ndim < 2 or Y.shape[-2] != A.shape[0]:
+        raise fail("X", f"a tensor of shape {tuple(Y.shape)}", f"shape (..., N, d) with N = {A.shape[0]}")
+    n_layers = check_int("n_layers", n_layers, low=0)
+    out = [mu(Y)]
+    for _ in range(n_layers):
+        Y = A @ Y
+        out.append(mu(Y))
+    return torch.stack(out).numpy()
+
+
+def late_window_start(curve: npt.ArrayLike, rate: float, *, rtol: float = LATE_RTOL, atol: float = LATE_ATOL,
+                      floor: float = LATE_FLOOR) -> np.ndarray:
+    r"""The first layer from which a collapse curve decays at its late rate: where the late window begins.
+
+    ``curve: (T + 1, ...)`` positive (:func:`uniform_collapse`, say), ``rate``: the late rate
+    per layer it should reach (:func:`late_collapse_rate`). The per-layer decay
+    :math:`-\ln(v_{t+1}/v_t)` must stay within ``rtol * rate + atol`` of ``rate`` at every
+    layer from the start on, for as long as :math:`v_t / v_0 >` ``floor`` (below it the curve is
+    rounding). Returns ``(...)`` ints; ``T + 1`` where the curve never settles within its
+    depth (an infinite rate never does: the curve drops to the rounding level at once).
+    """
+    v = np.asarray(curve, dtype=np.float64)
+    if v.ndim < 1 or v.shape[0] < 2:
+        raise fail("curve", f"an array of shape {v.shape}", "shape (T + 1, ...) with T >= 1")
+    rtol = check_float("rtol", rtol, low=0.0)
+    atol = check_float("atol", atol, low=0.0)
+    floor = check_float("floor", floor, low=0.0, low_open=True)
+    T = v.shape[0] - 1
+    if rate == math.inf:
+        return np.full(v.shape[1:], T + 1, dtype=np.int64)
+    rate = check_float("rate", rate, low=0.0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        above = v / v[0] > floor
+        decay = -np.diff(np.log(v), axis=0)  # (T, ...)
+    ok = (np.abs(decay - rate) <= rtol * rate + atol) & above[:-1] & above[1:]
+    ok |= ~(above[:-1] & above[1:])  # past the floor nothing is asked
+    # the start: the first t from which every later step is ok and the point itself is above the floor
+    tail_ok = np.flip(np.cumprod(np.flip(ok, 0), axis=0), 0).astype(bool)  # tail_ok[t]: ok at t, t+1, ...
+    start_ok = tail_ok & above[:-1] & above[1:]
+    return np.where(start_ok.any(0), start_ok.argmax(0), T + 1).astype(np.int64)
+
+
+def fit_late_rate(values: npt.ArrayLike, start: npt.ArrayLike | int, *, floor: float = LATE_FLOOR,
+                  min_points: int = MIN_RATE_POINTS) -> dict:
+    r"""The late rate and the onset of each trajectory: a line fitted to its late window.
+
+    ``values: (T + 1, ...)`` positive (:math:`\mu` of a run, or the relative spread);
+    ``start: (...)`` or an int, the first layer of the late window (:func:`late_window_start`).
+    The window runs from ``start`` while :math:`v_t / v_0 >` ``floor``. Least squares of
+    :math:`\ln(v_t/v_0) \approx c - k\,t` over it gives
+
+    * ``rate`` :math:`= k`, the late rate per layer;
+    * ``onset`` :math:`= c / k`, the layer at which the late line starts from the initial
+      value: 0 for a curve that decays at its late rate from the first layer, positive when
+      the collapse is delayed, negative when the early layers fall faster than the late rate;
+    * ``points``, the layers in the window.
+
+    Each ``(...)``; ``rate`` and ``onset`` are NaN where the window has fewer than
+    ``min_points`` layers (where the rate is 0, ``onset`` is NaN too).
+    """
+    v = np.asarray(values, dtype=np.float64)
+    if v.ndim < 1 or v.shape[0] < 3:
+        raise fail("values", f"an array of shape {v.shape}", "shape (T + 1, ...) with T >= 2")
+    floor = check_float("floor", floor, low=0.0, low_open=True)
+    min_points = check_int("min_points", min_points, low=3)
+    T = v.shape[0]
+    s = np.broadcast_to(np.asarray(start), v.shape[1:])
+    flat, s = v.reshape(T, -1), s.reshape(-1)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        logv = np.log(flat / flat[0])
+    t = np.arange(T, dtype=np.float64)[:, None]
+    ok = (t >= s[None]) & (logv > math.log(floor)) & np.isfinite(logv)
+    ok &= np.cumprod(ok | (t < s[None]), axis=0).astype(bool)  # stop at the first point past the floor
+    n = ok.sum(0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        tm = np.where(ok, t, 0.0).sum(0) / n
+        lm = np.where(ok, logv, 0.0).sum(0) / n
+        slope = np.where(ok, (t - tm) * (logv - lm), 0.0).sum(0) / np.where(ok, (t - tm) ** 2, 0.0).sum(0)
+        c = lm - slope * tm
+        onset = np.where(slope != 0, c / -slope, np.nan)
+    good = n >= min_points
+    shape = v.shape[1:]
+    return {"rate": np.where(good, -slope, np.nan).reshape(shape), "onset": np.where(good, onset, np.nan).reshape(shape),
+            "points": n.reshape(shape)}
+
+
+def _public_model(n_layers, width, heads, seq_len, seed, layernorm):
+    """GPT-2's configuration and initialisation at the given size, drawn from ``seed``, and its
+    input token ids; with ``layernorm=False`` every LayerNorm (``ln_1``, ``ln_2``, ``ln_f``) is
+    the identity. The weights are drawn in float32 and do not depend on ``layernorm``."""
+    model, ids = _public_draw(n_layers, width, heads, seq_len, seed)
+    model = copy.deepcopy(model)
+    if not layernorm:
+        for block in model.h:
+            block.ln_1, block.ln_2 = torch.nn.Identity(), torch.nn.Identity()
+        model.ln_f = torch.nn.Identity()
+    return model.eval(), ids.clone()
+
+
+@functools.lru_cache(maxsize=1)
+def _public_draw(n_layers, width, heads, seq_len, seed):
+    """One weight draw of :func:`_public_model`, with its LayerNorms (kept for the next call: the
+    four runs of a draw, with and without LayerNorm in two precisions, share it)."""
+    from transformers import GPT2Config, GPT2Model
+
+    cfg = GPT2Config(n_layer=n_layers, n_embd=width, n_head=heads, n_positions=seq_len, vocab_size=PUBLIC_VOCAB,
+                     bos_token_id=0, eos_token_id=0, attn_pdrop=0.0, resid_pdrop=0.0, embd_pdrop=0.0)
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(seed)
+        model = GPT2Model(cfg)
+        ids = torch.randint(0, PUBLIC_VOCAB, (1, seq_len))
+    return model.eval(), ids
+
+
+PUBLIC_VOCAB = 1024
+
+
+def public_config_collapse(n_layers: int, width: int, heads: int, seq_len: int, seed: int, *, layernorm: bool,
+                           dtype: torch.dtype = torch.float32) -> np.ndarray:
+    r""":math:`\mu(X^{(\ell)})` and :math:`\mu(X^{(\ell)})/\lVert X^{(\ell)}\rVert_F` over the depth of a
+    randomly initialised GPT-2 (``transformers.GPT2Model`` from a ``GPT2Config`` built here: its
+    initialisation, :math:`\mathcal N(0, 0.02^2)` weights, ``c_proj`` scaled by
+    :math:`1/\sqrt{2 n_\text{layers}}`), with ``n_layers`` blocks of width ``width`` and ``heads``
+    heads, on ``seq_len`` random token ids (from a vocabulary of ``PUBLIC_VOCAB``: the rows of a
+    random embedding are exchangeable, so its size does not matter). Weights and ids come from
+    ``torch.manual_seed(seed)`` inside ``torch.random.fork_rng``: one seed is one weight draw.
+    ``layernorm=False`` replaces ``ln_1``, ``ln_2`` and ``ln_f`` by the identity (same weights).
+    The weights are drawn in float32 and cast to ``dtype`` (exactly).
+
+    :math:`X^{(\ell)}` are the ``hidden_states`` the model returns: the embeddings, the residual
+    stream after each block but the last, and the output (after ``ln_f``).
+
+    Returns ``(2, n_layers + 1)``: row 0 :math:`\mu`, row 1 the relative :math:`\mu`.
+    """
+    n_layers = check_int("n_layers", n_layers, low=1)
+    width, heads = check_int("width", width, low=1), check_int("heads", heads, low=1)
+    if width % heads:
+        raise fail("heads", heads, f"a divisor of width = {width}")
+    seq_len, seed = check_int("seq_len", seq_len, low=2), check_int("seed", seed, low=0)
+    layernorm = check_bool("layernorm", layernorm)
+    dtype = check_choice("dtype", dtype, (torch.float32, torch.float64))
+    model, ids = _public_model(n_layers, width, heads, seq_len, seed, layernorm)
+    model = model.to(dtype)
+    with torch.no_grad():
+        X = torch.stack([h[0] for h in model(ids, output_hidden_states=True).hidden_states])
+    m = mu(X)
+    return torch.stack([m, m / torch.linalg.vector_norm(X, dim=(-2, -1))]).double().numpy()

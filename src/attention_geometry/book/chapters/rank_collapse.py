@@ -9,7 +9,9 @@ from ..params import ChapterParams, CorpusDir, Seed
 
 __all__ = ["RankCollapseParams", "mask_family", "radius_table", "collapse_table", "temperature_table",
            "estimate_table", "spread_table", "holds_word", "holds_everywhere_words", "depth_words", "slack_words", "bound_fall_words", "skip_scale_words",
-           "heads_words", "decades_words", "fraction_words"]
+           "heads_words", "decades_words", "fraction_words", "late_rate_cell", "late_start_cell", "late_table",
+           "late_roles", "late_roles_words", "docs_start_words", "docs_apart_words", "PUBLIC_GPT2",
+           "public_table", "public_words"]
 
 
 class RankCollapseParams(ChapterParams):
@@ -203,3 +205,140 @@ def fraction_words(share: float, what: str) -> str:
     if share <= 0:
         return f"{what} in no run"
     return f"{what} in a fraction {share:.2f} of the runs"
+
+
+def late_rate_cell(rate: float) -> str:
+    """A table cell for a mask's late rate -ln|lambda_2| (``collapse.late_collapse_rate``)."""
+    if rate == float("inf"):
+        return "∞ (equal tokens after one uniform layer)"
+    if rate == 0:
+        return "0 (no collapse to one point)"
+    return f"{rate:.4f}"
+
+
+def late_start_cell(start, n_layers: int) -> str:
+    """Where the late window begins (``start: (B,)``, ``collapse.late_window_start``; ``n_layers + 1``
+    where it does not within the depth): the median over the inputs that reach it, and how many do."""
+    import numpy as np
+
+    start = np.asarray(start)
+    inside = start <= n_layers
+    if not inside.any():
+        return "not within the depth"
+    cell = f"{np.median(start[inside]):.0f}"
+    return cell if inside.all() else f"{cell} ({inside.sum()} of {start.size} inputs)"
+
+
+def late_table(rows: dict) -> str:
+    """Markdown: per mask, ``|lambda_2|``, the predicted late rate, where the late window begins,
+    the measured late rates (attention part and relative spread) and the onset. ``rows[mask]``:
+    ``{"lam2", "rate", "start", "z", "x", "onset"}`` with the last three an Estimate or ``None``
+    (no late window, or one too short to fit), ``start`` already a cell (:func:`late_start_cell`)."""
+    from ..tables import markdown_table
+
+    def est(e, start, digits=4):
+        if e is not None:
+            return e.format(digits)
+        return "no late window" if start == "not within the depth" else "too few layers to fit"
+
+    return markdown_table(
+        ["mask", "|λ₂|", "predicted late rate −ln|λ₂|", "late window from layer", "late rate of μ(Z)",
+         "late rate of μ(X)/‖X‖", "onset (layers)"],
+        [(k, f"{r['lam2']:.4f}", late_rate_cell(r["rate"]), r["start"], est(r["z"], r["start"]),
+          est(r["x"], r["start"], 3), "—" if r["onset"] is None else r["onset"].format(3)) for k, r in rows.items()])
+
+
+def late_roles(rates: dict, starts: dict, n_layers: int, reference: str = "causal", rtol: float = 0.01) -> dict:
+    """What each mask does to the collapse against ``reference``, from the late rates (``rates``,
+    exact) and the median layer where each late window begins (``starts``, ``n_layers + 1`` where
+    it does not within the depth): ``"at once"`` (infinite rate), ``"no collapse"`` (rate 0),
+    ``"slows"`` (a late rate below the reference's by more than ``rtol``), ``"speeds"`` (above it),
+    ``"delays"`` (the same late rate, a later start), ``"same"`` (the same rate and start),
+    ``"same rate"`` (the same rate, and the reference's late window not within the depth)."""
+    ref = rates[reference]
+    roles = {}
+    for k, r in rates.items():
+        if k == reference:
+            continue
+        if r == float("inf"):
+            roles[k] = "at once"
+        elif r == 0:
+            roles[k] = "no collapse"
+        elif r < ref * (1 - rtol):
+            roles[k] = "slows"
+        elif r > ref * (1 + rtol):
+            roles[k] = "speeds"
+        else:
+            roles[k] = ("same rate" if starts[reference] > n_layers else
+                        "delays" if starts[k] > starts[reference] else "same")
+    return roles
+
+
+def late_roles_words(roles: dict, reference: str = "causal") -> str:
+    """A sentence: against ``reference``, which masks slow the collapse, which only delay it, and
+    what the rest do (``roles``: :func:`late_roles`)."""
+    parts = []
+    for role, text in [("slows", "slow the late collapse (a smaller late rate)"),
+                       ("delays", f"only delay it (the {reference} mask's late rate, a later late window)"),
+                       ("same", f"collapse like the {reference} mask"),
+                       ("same rate", f"share the {reference} mask's late rate (neither late window lies within the "
+                                     "depth, so a delay cannot be seen)"),
+                       ("speeds", "speed up the late collapse"),
+                       ("at once", "collapse in one uniform layer"),
+                       ("no collapse", "do not collapse to one point")]:
+        named = ", ".join(k for k, v in roles.items() if v == role)
+        if named:
+            parts.append(f"{text}: {named}")
+    if not any(v == "slows" for v in roles.values()):
+        parts.insert(0, "slow the late collapse: none")
+    return f"Against the {reference} mask, the masks that " + "; those that ".join(parts)
+
+
+def docs_start_words(same: int, full: int, both: int, n: int) -> str:
+    """How the windows whose two documents start with the same token (``same`` of ``n``) match those
+    that collapse fully (``full``; ``both``: in both groups)."""
+    if same == 0 and full == 0:
+        return f"In none of the {n} windows do the two documents start with the same token, and none collapses fully"
+    if same == full == both:
+        return (f"In {same} of the {n} windows the two documents start with the same token, and exactly "
+                + ("this window collapses fully" if same == 1 else "these windows collapse fully"))
+    return (f"In {same} of the {n} windows the two documents start with the same token, and {full} collapse "
+            f"fully, {both} of them among the former")
+
+
+def docs_apart_words(same: int, label: str | None) -> str:
+    """The two-document check again without the ``same`` windows whose documents start with the same
+    token (``label``: its verdict there; ``None``: too few windows left)."""
+    if same == 0:
+        return "No window has two documents that start with the same token"
+    if label is None:
+        return (f"Without the {same} windows whose two documents start with the same token, too few windows are "
+                "left to judge it")
+    one = same == 1
+    return (f"Without the {same} {'window' if one else 'windows'} whose two documents start with the same token, "
+            f"which {'collapses' if one else 'collapse'} as under a connected mask, the same rule gives *{label}*")
+
+
+# The public random-init model of the Fig. 2 section: GPT-2's configuration and initialisation
+# (transformers' GPT2Config, initializer_range 0.02), deepened to GPT-2 XL's 48 blocks, at width
+# 128 with GPT-2's head width 64 (GPT-2 small's 768 would take about 40 s of one core per draw
+# instead of about 1 s), on 64 random token ids.
+PUBLIC_GPT2 = {"n_layers": 48, "width": 128, "heads": 2, "seq_len": 64}
+
+
+def public_table(est: dict) -> str:
+    """Markdown: per (LayerNorm, precision), the log10 mu at the embeddings and at the output and
+    the log10 relative mu at the output, each ``mean ± SE`` over the weight draws. ``est``: a
+    dict ``{row label: (first, last, last_rel)}`` of estimates."""
+    from ..tables import markdown_table
+
+    return markdown_table(["model", "log10 μ, embeddings", "log10 μ, output", "log10 relative μ, output"],
+                          [(k, *(e.format(3) for e in v)) for k, v in est.items()])
+
+
+def public_words(collapses: bool) -> str:
+    """Whether the public model without LayerNorm collapses within its depth, as the sentence's end."""
+    if collapses:
+        return "collapses within its depth, so the comparison can see the caption's claim"
+    return ("does not collapse within its depth: its blocks add little to the residual stream, which keeps "
+            "the embeddings' relative spread, so the comparison cannot see the caption's claim")
