@@ -30,6 +30,7 @@ from attention_geometry.ln_dynamics import (
     ranks_reached,
     stable_chain,
     stable_rank_construction,
+    tangent_eigenvalues,
     to_unit_sphere,
     token2_residual,
     transient_growth,
@@ -214,6 +215,10 @@ def test_stability_of_the_counterexample_against_its_angle_jacobian():
     np.testing.assert_allclose(np.sort(np.abs(np.linalg.eigvals(ln_step_jacobian(x[k], W, causal_mask(2)).numpy()))),
                                [0.4, 0.5], atol=1e-12)
     assert sorted(set(np.round(rho, 9).tolist())) == [0.5, 2.0]
+    # the block-by-block eigenvalues are the whole matrix's
+    for xe, ev in zip(x, tangent_eigenvalues(x, W, causal_mask(2))):
+        whole = np.linalg.eigvals(ln_step_jacobian(xe, W, causal_mask(2)).numpy())
+        np.testing.assert_allclose(np.sort_complex(ev), np.sort_complex(whole), atol=1e-12)
     # the same after the lift to centred LayerNorm in d = 3
     Wl, U = centred_lift(W)
     np.testing.assert_allclose(equilibrium_stability(x @ U, Wl, causal_mask(2), centre=True), rho, atol=1e-9)

@@ -27,7 +27,8 @@ counterexample (:func:`counterexample_wv`, :func:`equilibria_2x2`,
 :func:`jacobian_2x2`, :func:`basins_2x2`) for part (b); the construction with
 :math:`2^k` equilibria of each rank :math:`k` (:func:`rank_construction_wv`,
 :func:`rank_k_equilibria`) for part (c); the linearised stability of an
-equilibrium (:func:`ln_step_jacobian`, :func:`equilibrium_stability`) and
+equilibrium (:func:`ln_step_jacobian`, :func:`tangent_eigenvalues`,
+:func:`equilibrium_stability`, :func:`transient_growth`) and
 asymptotically stable equilibria of every rank (:func:`chain_wv`,
 :func:`chain_spectrum`, :func:`stable_chain`, :func:`stable_rank_construction`); numerical rank and token-geometry
 statistics for the pretrained-model section.
@@ -74,6 +75,7 @@ __all__ = [
     "rank_construction_wv",
     "rank_k_equilibria",
     "ln_step_jacobian",
+    "tangent_eigenvalues",
     "equilibrium_stability",
     "transient_growth",
     "chain_wv",
@@ -524,18 +526,17 @@ def ln_step_jacobian(X: torch.Tensor | np.ndarray, W_V: torch.Tensor | np.ndarra
     return torch.block_diag(*B_out).T @ J @ torch.block_diag(*B_in)
 
 
-def equilibrium_stability(X: torch.Tensor | np.ndarray, W_V: torch.Tensor | np.ndarray, mask: npt.ArrayLike | torch.Tensor,
-                          W_QK: torch.Tensor | np.ndarray | None = None, centre: bool = False,
-                          tol: float = 1e-9) -> np.ndarray:
-    r"""The spectral radius of the linearisation at each equilibrium: the largest
-    :math:`\lvert\text{eigenvalue}\rvert` of :func:`ln_step_jacobian`.
+def tangent_eigenvalues(X: torch.Tensor | np.ndarray, W_V: torch.Tensor | np.ndarray, mask: npt.ArrayLike | torch.Tensor,
+                        W_QK: torch.Tensor | np.ndarray | None = None, centre: bool = False,
+                        tol: float = 1e-9) -> np.ndarray:
+    r"""The eigenvalues (complex) of the linearisation at each equilibrium: those of :func:`ln_step_jacobian`.
 
-    ``X: (..., N, d)`` -> ``(...)``. Below 1: asymptotically stable (a discrete map);
-    above 1: unstable, and its basin has measure zero. With a causal mask the
-    Jacobian is block lower-triangular and the eigenvalues are the diagonal
-    blocks'. Raises ``ValueError`` unless
-    every ``X`` is a fixed point of :func:`ln_step` to ``tol`` (largest entry of
-    ``ln_step(X) - X``).
+    ``X: (..., N, d)`` -> ``(..., N m)`` with ``m = d - 1`` (``d - 2`` with centring). With a
+    causal mask token :math:`i` does not depend on later tokens, the Jacobian is block
+    lower-triangular and its eigenvalues are its diagonal blocks', computed block by
+    block (an eigenvalue repeated in two blocks would otherwise be resolved only to
+    about the square root of the rounding error). Raises ``ValueError`` unless every
+    ``X`` is a fixed point of :func:`ln_step` to ``tol`` (largest entry of ``ln_step(X) - X``).
     """
     X = _tensor(X, "X", torch.float64)
     if X.ndim < 2:
@@ -549,15 +550,26 @@ def equilibrium_stability(X: torch.Tensor | np.ndarray, W_V: torch.Tensor | np.n
     n = X.shape[-2]
     m = X.shape[-1] - 1 - bool(centre)  # tangent dimension per token
     causal = not bool(torch.triu(torch.as_tensor(check_mask(mask)), diagonal=1).any())
-    rho = []
+    out = []
     for x in flat:
         J = ln_step_jacobian(x, W_V, mask, W_QK, centre)
-        # a causal mask: token i depends on tokens <= i only, J is block lower-triangular and its spectrum the
-        # union of the diagonal blocks' (computed block by block: a repeated eigenvalue shared between blocks
-        # would otherwise be resolved only to about the square root of the rounding error)
         blocks = [J[i * m:(i + 1) * m, i * m:(i + 1) * m] for i in range(n)] if causal else [J]
-        rho.append(max(float(torch.linalg.eigvals(b).abs().max()) for b in blocks if b.numel()) if m else 0.0)
-    return np.array(rho).reshape(X.shape[:-2])
+        out.append(torch.cat([torch.linalg.eigvals(b) for b in blocks]).numpy() if m else np.zeros(0, complex))
+    return np.array(out).reshape(*X.shape[:-2], n * m)
+
+
+def equilibrium_stability(X: torch.Tensor | np.ndarray, W_V: torch.Tensor | np.ndarray, mask: npt.ArrayLike | torch.Tensor,
+                          W_QK: torch.Tensor | np.ndarray | None = None, centre: bool = False,
+                          tol: float = 1e-9) -> np.ndarray:
+    r"""The spectral radius of the linearisation at each equilibrium: the largest
+    :math:`\lvert\text{eigenvalue}\rvert` of :func:`tangent_eigenvalues`.
+
+    ``X: (..., N, d)`` -> ``(...)``. Below 1: asymptotically stable (a discrete map);
+    above 1: unstable, and its basin has measure zero. Raises ``ValueError`` unless
+    every ``X`` is an equilibrium (see :func:`tangent_eigenvalues`).
+    """
+    ev = np.abs(tangent_eigenvalues(X, W_V, mask, W_QK, centre, tol))
+    return ev.max(-1, initial=0.0)
 
 
 def transient_growth(J: torch.Tensor | np.ndarray, n_steps: int) -> float:
