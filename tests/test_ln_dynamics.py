@@ -314,3 +314,19 @@ def test_transient_growth_of_a_jordan_block():
     exact = ((np.abs(q) + np.sqrt(q ** 2 + 4 * p ** 2)) / 2).max()
     assert transient_growth(np.array([[a, b], [0.0, a]]), n) == pytest.approx(exact, rel=1e-12)
     assert transient_growth(np.diag([0.5, -0.9]), n) == 1.0  # a normal contraction never amplifies
+
+
+@pytest.mark.parametrize("norm", ["layernorm", "none"])
+def test_tiny_decoder_residual_stream(norm):
+    """Block inputs as attention_inputs records them, then the last block's output, which ln_f and the
+    tied embedding turn into the logits."""
+    from attention_geometry.models import tiny_decoder as td
+
+    model = td.TinyDecoder(td.TinyDecoderConfig(max_len=64, norm=norm), 0)
+    ids = torch.randint(0, 256, (2, 10), generator=gen())
+    stream = td.residual_stream(model, ids)
+    assert len(stream) == model.config.n_layers + 1 and stream[0].shape == (2, 10, model.config.d)
+    for s, r in zip(stream, td.attention_inputs(model, ids)):
+        np.testing.assert_allclose(s.double().numpy(), r["residual"])
+    with torch.no_grad():
+        torch.testing.assert_close(model.ln_f(stream[-1]) @ model.embed.weight.T, model(ids))

@@ -70,3 +70,22 @@ def test_the_stable_construction_and_its_table_at_small_sizes():
                               {"(d)": {k: proportion_estimate(3, 100) for k in summary}})
     assert "nan" not in text.lower() and "None" not in text
     assert "measure zero (none stable)" in text and "| (d) | 2 | 1 | 1 |" in text
+
+
+def test_the_ablation_stand_in_trains_measures_and_tabulates():
+    import types
+
+    import torch
+
+    from attention_geometry.models import tiny_decoder as td
+
+    texts = ["the quick brown fox jumps over the lazy dog " * 20] * 3
+    P = types.SimpleNamespace(ablation_steps=2, seq_len=16)
+    training = ch.ablation_training(P)
+    assert (training.steps, training.schedule_steps, training.seq_len, training.batch) == (2, 2, 16, 16)
+    wins = torch.stack(td.byte_windows(texts, 3, 16, 16, 0))
+    runs = {norm: [ch.ablation_geometry(norm, texts, wins, training, s) for s in (0, 1)] for norm in ("layernorm", "none")}
+    for r in runs["none"] + runs["layernorm"]:
+        assert set(r) == {"full", "sigma", "mu", "cos", "loss"} and 0 <= r["full"] <= 1 and r["loss"] > 0
+    text = ch.ablation_table(runs)
+    assert "nan" not in text.lower() and "| none | 2 |" in text

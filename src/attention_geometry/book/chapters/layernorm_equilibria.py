@@ -10,7 +10,7 @@ from ..params import ChapterParams, CorpusDir, Seed
 __all__ = ["LayerNormEquilibriaParams", "rank_constructions", "constructions_table", "equilibria_table",
            "ranks_table", "final_mu_table", "geometry_table", "proof_steps_words", "heights_words", "max_rank_words",
            "stable_constructions", "stability_summary", "stability_table", "instability_words", "stable_words",
-           "basin_words", "by_rank"]
+           "basin_words", "by_rank", "ablation_training", "ablation_geometry", "ablation_table"]
 
 
 class LayerNormEquilibriaParams(ChapterParams):
@@ -39,12 +39,16 @@ class LayerNormEquilibriaParams(ChapterParams):
     device: Literal["cpu", "cuda"] = Field("cpu", description="where the pretrained model runs")
     full_rank_tol: float = Field(0.05, ge=0.0, le=0.5,
         description="share of windows allowed below full rank when 'every layer keeps full rank' is judged")
+    ablation_seeds: int = Field(3, ge=2, le=100,
+        description="tiny decoders trained with the LayerNorm in front of attention, and as many without it")
+    ablation_steps: int = Field(450, ge=1, le=1_000_000,
+        description="training steps of each tiny decoder (chapter 3's default schedule)")
 
     # smoke: rank_n = 2 < rank_d - 1 = 3, so the centred ranks (at most min(L, d - 1)) stop short of
     # d - 1, which the defaults reach (tests/test_chapters.py)
     smoke = {"n_tokens_a": 8, "d_a": 4, "n_samples_a": 4, "n_steps_a": 20, "grid_2x2": 20, "steps_2x2": 60,
              "rank_n": 2, "rank_d": 4, "n_random": 50, "steps_rank": 50, "n_text_samples": 2,
-             "seq_len": 16}
+             "seq_len": 16, "ablation_seeds": 2, "ablation_steps": 3}
     # windows of the paper's 128 tokens, 1,000 of its 3000: about 1 s of CPU per window (two
     # models), so all 3000 take about 50 min of one core; the rest of the chapter runs at its
     # defaults (its experiments are the book's own, not the paper's)
@@ -55,11 +59,14 @@ class LayerNormEquilibriaParams(ChapterParams):
     # chapter at its defaults in the cold book build of a clean clone on 2026-12-03 (commit 11be456; two
     # kernels at a time on the 2-core reference machine, synthesis alone on both cores); a clean clone's
     # build starts the longest first by them
-    cost = CostModel(43, (
-        (0.3, {"n_samples_a": 1, "n_steps_a": 1, "n_tokens_a": 2}),
-        (0.2, {"grid_2x2": 2, "steps_2x2": 1}),
-        (0.2, {"n_random": 1, "steps_rank": 1}),
-        (0.2, {"n_text_samples": 1, "seq_len": 1}),
+    # since the tiny decoders were added: 158 s for the whole chapter at its defaults, about 110 s of it the six
+    # trainings (one kernel on the 2-core reference machine, the other core busy; model weights cached)
+    cost = CostModel(158, (
+        (0.08, {"n_samples_a": 1, "n_steps_a": 1, "n_tokens_a": 2}),
+        (0.05, {"grid_2x2": 2, "steps_2x2": 1}),
+        (0.07, {"n_random": 1, "steps_rank": 1}),
+        (0.06, {"n_text_samples": 1, "seq_len": 1}),
+        (0.7, {"ablation_seeds": 1, "ablation_steps": 1, "seq_len": 1}),
     ))
 
 
@@ -294,3 +301,52 @@ def heights_words(never_decrease: bool) -> str:
 def max_rank_words(max_rank: int, d: int) -> str:
     """The largest rank seen with centring, against ``d - 1``."""
     return "= d − 1" if max_rank == d - 1 else f"(d − 1 = {d - 1})"
+
+
+# ------------------------------------------------------------------ the LayerNorm ablation stand-in
+
+def ablation_training(P):
+    """The tiny decoders' schedule: chapter 3's default (16 sequences a step, AdamW at 0.01 decaying
+    linearly to 0), ``P.ablation_steps`` steps of ``P.seq_len`` bytes."""
+    from ...models import tiny_decoder as td
+
+    return td.TinyTraining(steps=P.ablation_steps, schedule_steps=P.ablation_steps, batch=16, seq_len=P.seq_len,
+                           lr=0.01)
+
+
+def ablation_geometry(norm: str, texts, windows, training, seed: int, store=None) -> dict:
+    """Train the tiny decoder with ``norm`` in front of attention (``"layernorm"`` or ``"none"``) and
+    measure its residual stream on ``windows: (n, seq)`` (``layer_geometry``). Returns per-model numbers:
+    ``full`` the full-rank share of the worst layer after the embeddings, ``sigma`` that layer's mean
+    smallest singular value of the unit tokens (the worst over layers after the embeddings), ``mu`` the
+    last layer's mean μ(X)/‖X‖, ``cos`` the largest layer mean |cos| after the embeddings, ``loss`` the
+    mean training loss of the last tenth of the steps."""
+    from ...ln_dynamics import layer_geometry
+    from ...models import tiny_decoder as td
+
+    model, losses = td.train_tiny_decoder(td.TinyDecoderConfig(norm=norm), texts, training, seed, store=store)
+    g = layer_geometry(lambda ids: td.residual_stream(model, ids), windows, chunk=64, store=store,
+                       key={"model": f"tiny decoder, {norm}", "seed": seed, "steps": training.steps})
+    m = {k: v.mean(1) for k, v in g.items()}
+    return {"full": float(m["full_rank"][1:].min()), "sigma": float(m["sigma_min"][1:].min()),
+            "mu": float(m["rel_mu"][-1]), "cos": float(m["mean_abs_cos"][1:].max()),
+            "loss": float(losses[-max(1, len(losses) // 10):].mean())}
+
+
+def ablation_table(runs: dict) -> str:
+    """Markdown: per norm, each measure's mean over the seeds ± its standard error (``{norm: [ablation_geometry
+    results]}``)."""
+    import numpy as np
+
+    from ..tables import markdown_table
+
+    labels = [("full", "full-rank share, worst layer"), ("sigma", "smallest singular value, worst layer"),
+              ("mu", "μ(X)/‖X‖, last layer"), ("cos", "largest layer mean |cos|"), ("loss", "training loss, last tenth")]
+    rows = []
+    for norm, results in runs.items():
+        cells = []
+        for key, _ in labels:
+            x = np.array([r[key] for r in results])
+            cells.append(f"{x.mean():.3f} ± {x.std(ddof=1) / np.sqrt(x.size):.3f}")
+        rows.append((norm, len(results), *cells))
+    return markdown_table(["norm in front of attention", "decoders", *(label for _, label in labels)], rows)
