@@ -324,7 +324,7 @@ def test_tiny_decoder_residual_stream(norm):
 
     model = td.TinyDecoder(td.TinyDecoderConfig(max_len=64, norm=norm), 0)
     ids = torch.randint(0, 256, (2, 10), generator=gen())
-    stream = td.residual_stream(model, ids)
+    stream = td.tiny_residual_stream(model, ids)
     assert len(stream) == model.config.n_layers + 1 and stream[0].shape == (2, 10, model.config.d)
     for s, r in zip(stream, td.attention_inputs(model, ids)):
         np.testing.assert_allclose(s.double().numpy(), r["residual"])

@@ -700,8 +700,9 @@ def stable_rank_construction(n: int, d: int, k: int, rho: float | Fraction | Non
     r"""An asymptotically stable equilibrium of rank ``k`` for ``n`` tokens in dimension ``d`` (causal, ``W_QK = 0``).
 
     :math:`W_V` = block-diag(:func:`stable_chain`'s ``(k, k)`` matrix,
-    :math:`\mathrm{diag}(\rho^k, \dots, \rho^{d-1})`): the extra directions decay
-    at most as fast as the chain's own, so the spectral radius stays :math:`\rho`.
+    :math:`\mathrm{diag}(\rho^k, \dots, \rho^{d-1})`): the extra eigenvalues' ratios to every
+    :math:`c_i` are at most :math:`\rho`, so the first ``k`` tokens' blocks keep the spectral radius
+    :math:`\rho` (the later tokens' blocks are not covered: measure them).
     Tokens :math:`1..k`: the chain's, padded with zeros. Each later token: the limit
     of its own map :math:`x \mapsto (S + x)W_V/\lVert\cdot\rVert` (the earlier tokens
     fixed, sum :math:`S`) started at the previous token, iterated until it moves

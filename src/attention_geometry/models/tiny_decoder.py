@@ -63,7 +63,7 @@ __all__ = [
     "Plateau",
     "TrainingRun",
     "attention_inputs",
-    "residual_stream",
+    "tiny_residual_stream",
     "train_tiny_decoder",
     "train_to_plateau",
     "learning_rate",
@@ -214,7 +214,7 @@ def attention_inputs(model: TinyDecoder, ids: torch.Tensor | npt.ArrayLike) -> l
             for x, u, k in layers]
 
 
-def residual_stream(model: TinyDecoder, ids: torch.Tensor) -> list[torch.Tensor]:
+def tiny_residual_stream(model: TinyDecoder, ids: torch.Tensor) -> list[torch.Tensor]:
     """The residual stream of ``ids: (batch, seq)``: ``n_layers + 1`` tensors ``(batch, seq, d)``, index 0
     the embeddings (tokens plus positions), index ``l`` the output of block ``l`` (before ``ln_f``, also
     for the last), as :func:`~attention_geometry.models.pretrained.residual_stream` has it; eval mode."""

@@ -325,7 +325,7 @@ def ablation_geometry(norm: str, texts, windows, training, seed: int, store=None
     from ...models import tiny_decoder as td
 
     model, losses = td.train_tiny_decoder(td.TinyDecoderConfig(norm=norm), texts, training, seed, store=store)
-    g = layer_geometry(lambda ids: td.residual_stream(model, ids), windows, chunk=64, store=store,
+    g = layer_geometry(lambda ids: td.tiny_residual_stream(model, ids), windows, chunk=64, store=store,
                        key={"model": f"tiny decoder, {norm}", "seed": seed, "steps": training.steps})
     m = {k: v.mean(1) for k, v in g.items()}
     return {"full": float(m["full_rank"][1:].min()), "sigma": float(m["sigma_min"][1:].min()),
