@@ -31,3 +31,61 @@ def test_tables_show_no_nan_or_none():
     text += ch.final_mu_table({("s = 1", "causal"): 1e-9}, {("s = 1", "causal"): 1e-14})
     assert "nan" not in text.lower() and "None" not in text
     assert "| rank 3 | 0.000 | 0.667 |" in text
+
+
+def _summary(stable, equilibria, below, above, radius=(2.0, 2.0), growth=None):
+    return {"equilibria": equilibria, "stable": stable, "radius": radius, "stable directions": below,
+            "unstable directions": above, "growth": growth}
+
+
+def test_instability_words_name_what_each_rank_is():
+    rows = {1: _summary(0, 2, (0, 0), (18, 18)), 2: _summary(0, 4, (5, 5), (13, 13)), 3: _summary(0, 8, (9, 9), (9, 9))}
+    assert ch.instability_words(rows) == ("those of rank 1 are repellers, unstable in every direction; those of ranks "
+                                          "2–3 are saddles, stable in some directions and unstable in others")
+    rows = {1: _summary(1, 1, (18, 18), (0, 0), (0.5, 0.5), 1.0), 2: _summary(1, 2, (5, 18), (0, 13))}
+    assert ch.instability_words(rows) == ("those of rank 1 are asymptotically stable; those of rank 2 are partly "
+                                          "stable")
+    assert ch.stable_words(True).startswith("exist at every rank")
+    assert ch.stable_words(False).startswith("do not pass every check")
+    assert ch.basin_words(0.005, 0.1).startswith("every basin is small")
+    assert ch.basin_words(0.2, 0.1).startswith("not every basin")
+
+
+def test_the_stable_construction_and_its_table_at_small_sizes():
+    from attention_geometry import ln_dynamics as ld
+    from attention_geometry.stats import proportion_estimate
+
+    for centre in (False, True):
+        rows = ch.stable_constructions(4, 3, centre)
+        assert sorted(rows) == list(range(1, 3 - centre + 1)) and all(r["ok"] for r in rows.values())
+    rows = ch.stable_constructions(3, 3, False)
+    summary = ch.stability_summary({k: r["W"] for k, r in rows.items()}, {k: r["X"] for k, r in rows.items()},
+                                   False, 50)
+    assert all(s["stable"] == 1 and s["radius"][1] < 1 for s in summary.values())
+    W = ld.rank_construction_wv(3, 3)
+    unstable = ch.stability_summary(W, ch.by_rank(np.concatenate([ld.rank_k_equilibria(W, 3, k) for k in (1, 2)]), 3),
+                                    False, 50)
+    assert sorted(unstable) == [1, 2] and all(s["stable"] == 0 and s["growth"] is None for s in unstable.values())
+    text = ch.stability_table({"(d)": summary, "(c)": unstable},
+                              {"(d)": {k: proportion_estimate(3, 100) for k in summary}})
+    assert "nan" not in text.lower() and "None" not in text
+    assert "measure zero (none stable)" in text and "| (d) | 2 | 1 | 1 |" in text
+
+
+def test_the_ablation_stand_in_trains_measures_and_tabulates():
+    import types
+
+    import torch
+
+    from attention_geometry.models import tiny_decoder as td
+
+    texts = ["the quick brown fox jumps over the lazy dog " * 20] * 3
+    P = types.SimpleNamespace(ablation_steps=2, seq_len=16)
+    training = ch.ablation_training(P)
+    assert (training.steps, training.schedule_steps, training.seq_len, training.batch) == (2, 2, 16, 16)
+    wins = torch.stack(td.byte_windows(texts, 3, 16, 16, 0))
+    runs = {norm: [ch.ablation_geometry(norm, texts, wins, training, s) for s in (0, 1)] for norm in ("layernorm", "none")}
+    for r in runs["none"] + runs["layernorm"]:
+        assert set(r) == {"full", "sigma", "mu", "cos", "loss"} and 0 <= r["full"] <= 1 and r["loss"] > 0
+    text = ch.ablation_table(runs)
+    assert "nan" not in text.lower() and "| none | 2 |" in text

@@ -26,7 +26,11 @@ and hemisphere inputs for part (a); the causal :math:`N = 2, d = 2`
 counterexample (:func:`counterexample_wv`, :func:`equilibria_2x2`,
 :func:`jacobian_2x2`, :func:`basins_2x2`) for part (b); the construction with
 :math:`2^k` equilibria of each rank :math:`k` (:func:`rank_construction_wv`,
-:func:`rank_k_equilibria`) for part (c); numerical rank and token-geometry
+:func:`rank_k_equilibria`) for part (c); the linearised stability of an
+equilibrium (:func:`ln_step_jacobian`, :func:`tangent_eigenvalues`,
+:func:`equilibrium_stability`, :func:`transient_growth`) and
+asymptotically stable equilibria of every rank (:func:`chain_wv`,
+:func:`chain_spectrum`, :func:`stable_chain`, :func:`stable_rank_construction`); numerical rank and token-geometry
 statistics for the pretrained-model section.
 
 Numerical rank (:func:`numerical_rank`): the number of singular values above
@@ -36,6 +40,7 @@ Numerical rank (:func:`numerical_rank`): the number of singular values above
 import hashlib
 import itertools
 import math
+from fractions import Fraction
 from typing import Callable, Sequence
 
 import numpy as np
@@ -43,7 +48,7 @@ import numpy.typing as npt
 import torch
 from scipy.optimize import brentq
 
-from ._checks import as_float_tensor, as_torch_generator, check_float, check_int, described, fail
+from ._checks import as_float_tensor, as_torch_generator, check_float, check_int, described, fail, shape_of
 from .checkpoint import CheckpointStore, resumable_map
 from .attention import causal_mask, check_mask, masked_softmax
 from .collapse import mu
@@ -69,6 +74,14 @@ __all__ = [
     "basins_2x2",
     "rank_construction_wv",
     "rank_k_equilibria",
+    "ln_step_jacobian",
+    "tangent_eigenvalues",
+    "equilibrium_stability",
+    "transient_growth",
+    "chain_wv",
+    "chain_spectrum",
+    "stable_chain",
+    "stable_rank_construction",
     "numerical_rank",
     "token_geometry",
     "layer_geometry",
@@ -453,6 +466,271 @@ def rank_k_equilibria(W_V: np.ndarray, n: int, k: int) -> np.ndarray:
             S = S + X[i]
         out.append(X)
     return np.array(out)
+
+
+# ------------------------------------------------------ stability of an equilibrium
+
+
+def _tangent_bases(X: torch.Tensor, centre: bool) -> torch.Tensor:
+    r"""Orthonormal bases of each token's tangent space, ``X: (N, d)`` -> ``(N, d, m)``.
+
+    Without centring the tangent space of the unit sphere at :math:`x_i`,
+    :math:`x_i^\perp` (``m = d - 1``); with centring the sphere inside
+    :math:`\mathbf 1^\perp`, :math:`x_i^\perp \cap \mathbf 1^\perp` (``m = d - 2``).
+    """
+    n, d = X.shape
+    rows = [X[:, None, :]]
+    if centre:
+        rows.append(torch.full((n, 1, d), d ** -0.5, dtype=X.dtype))
+    C = torch.cat(rows, 1)  # (N, c, d): the directions each tangent space is orthogonal to
+    Vh = torch.linalg.svd(C, full_matrices=True)[2]  # (N, d, d); rows c.. span the orthogonal complement
+    return Vh[:, C.shape[1]:, :].transpose(-1, -2)
+
+
+def ln_step_jacobian(X: torch.Tensor | np.ndarray, W_V: torch.Tensor | np.ndarray, mask: npt.ArrayLike | torch.Tensor,
+                     W_QK: torch.Tensor | np.ndarray | None = None, centre: bool = False) -> torch.Tensor:
+    r"""The Jacobian of one :func:`ln_step` in tangent coordinates of the product of spheres.
+
+    ``X: (N, d)`` unit tokens (with ``centre``: also in :math:`\mathbf 1^\perp`), ``W_V, W_QK: (d, d)``.
+    The dynamics lives on :math:`(S^{d-1})^N` (with centring on the spheres of
+    :math:`\mathbf 1^\perp`, :math:`(S^{d-2})^N`); the derivative :math:`DF(X)` of
+    :math:`F =` ``ln_step`` (torch autograd, float64) is read in orthonormal bases
+    :math:`B_j` of the tangent spaces at ``X`` and :math:`B'_i` at :math:`F(X)`
+    (:math:`B_i` projected there and orthonormalised, so :math:`B'_i = B_i` at a fixed point):
+    ``J[(i, a), (j, b)]`` :math:`= \langle \partial F_i/\partial x_j\, B_j e_b, B'_i e_a\rangle`.
+    Returns ``(N m, N m)`` with ``m = d - 1`` (``d - 2`` with centring). At an
+    equilibrium, :math:`F(X) = X`, its eigenvalues are the linearisation's
+    (independent of the bases); the equilibrium is asymptotically stable when
+    their largest modulus is below 1 (:func:`equilibrium_stability`).
+    """
+    X = _tensor(X, "X", torch.float64)
+    if X.ndim != 2:
+        raise fail("X", shape_of(X), "shape (N, d)", "has the wrong shape")
+    n, d = X.shape
+    W_V = _tensor(W_V, "W_V", torch.float64)
+    W_QK = None if W_QK is None else _tensor(W_QK, "W_QK", torch.float64)
+    mask = check_mask(mask)
+
+    def step(Z):
+        return ln_step(Z[None], W_V, mask, W_QK, centre)[0]
+
+    J = torch.autograd.functional.jacobian(step, X).reshape(n * d, n * d)
+    with torch.no_grad():
+        B_in, Y = _tangent_bases(X, centre), step(X)
+        # the bases at F(X): B_in projected onto the tangent spaces at F(X) and orthonormalised symmetrically,
+        # M (M^T M)^(-1/2), so that at an equilibrium they are B_in itself (a basis of a null space computed
+        # afresh could turn by any rotation, and the blocks' eigenvalues would not be the linearisation's)
+        M = B_in - Y[:, :, None] * (Y[:, None, :] @ B_in)
+        evals, evecs = torch.linalg.eigh(M.transpose(-1, -2) @ M)
+        B_out = M @ evecs @ torch.diag_embed(evals.rsqrt()) @ evecs.transpose(-1, -2)
+    return torch.block_diag(*B_out).T @ J @ torch.block_diag(*B_in)
+
+
+def tangent_eigenvalues(X: torch.Tensor | np.ndarray, W_V: torch.Tensor | np.ndarray, mask: npt.ArrayLike | torch.Tensor,
+                        W_QK: torch.Tensor | np.ndarray | None = None, centre: bool = False,
+                        tol: float = 1e-9) -> np.ndarray:
+    r"""The eigenvalues (complex) of the linearisation at each equilibrium: those of :func:`ln_step_jacobian`.
+
+    ``X: (..., N, d)`` -> ``(..., N m)`` with ``m = d - 1`` (``d - 2`` with centring). With a
+    causal mask token :math:`i` does not depend on later tokens, the Jacobian is block
+    lower-triangular and its eigenvalues are its diagonal blocks', computed block by
+    block (an eigenvalue repeated in two blocks would otherwise be resolved only to
+    about the square root of the rounding error). Raises ``ValueError`` unless every
+    ``X`` is a fixed point of :func:`ln_step` to ``tol`` (largest entry of ``ln_step(X) - X``).
+    """
+    X = _tensor(X, "X", torch.float64)
+    if X.ndim < 2:
+        raise fail("X", shape_of(X), "shape (..., N, d)", "has the wrong shape")
+    flat = X.reshape(-1, *X.shape[-2:])
+    with torch.no_grad():
+        moved = float((ln_step(flat, _tensor(W_V, "W_V", torch.float64), mask,
+                               None if W_QK is None else _tensor(W_QK, "W_QK", torch.float64), centre) - flat).abs().max())
+    if moved > check_float("tol", tol, low=0.0):
+        raise fail("X", described(f"tokens that one step moves by {moved:.3g}"), f"an equilibrium (moved by at most tol = {tol:g})")
+    n = X.shape[-2]
+    m = X.shape[-1] - 1 - bool(centre)  # tangent dimension per token
+    causal = not bool(torch.triu(torch.as_tensor(check_mask(mask)), diagonal=1).any())
+    out = []
+    for x in flat:
+        J = ln_step_jacobian(x, W_V, mask, W_QK, centre)
+        blocks = [J[i * m:(i + 1) * m, i * m:(i + 1) * m] for i in range(n)] if causal else [J]
+        out.append(torch.cat([torch.linalg.eigvals(b) for b in blocks]).numpy() if m else np.zeros(0, complex))
+    return np.array(out).reshape(*X.shape[:-2], n * m)
+
+
+def equilibrium_stability(X: torch.Tensor | np.ndarray, W_V: torch.Tensor | np.ndarray, mask: npt.ArrayLike | torch.Tensor,
+                          W_QK: torch.Tensor | np.ndarray | None = None, centre: bool = False,
+                          tol: float = 1e-9) -> np.ndarray:
+    r"""The spectral radius of the linearisation at each equilibrium: the largest
+    :math:`\lvert\text{eigenvalue}\rvert` of :func:`tangent_eigenvalues`.
+
+    ``X: (..., N, d)`` -> ``(...)``. Below 1: asymptotically stable (a discrete map);
+    above 1: unstable, and its basin has measure zero. Raises ``ValueError`` unless
+    every ``X`` is an equilibrium (see :func:`tangent_eigenvalues`).
+    """
+    ev = np.abs(tangent_eigenvalues(X, W_V, mask, W_QK, centre, tol))
+    return ev.max(-1, initial=0.0)
+
+
+def transient_growth(J: torch.Tensor | np.ndarray, n_steps: int) -> float:
+    r"""The largest amplification of a perturbation by the linearisation in ``n_steps`` steps:
+    :math:`\max_{0 \le t \le n} \lVert J^t\rVert_2`.
+
+    ``J: (m, m)`` (e.g. :func:`ln_step_jacobian` at an equilibrium, in its orthonormal
+    bases, so the norm is the tangent spaces'). A spectral radius below 1 makes
+    :math:`J^t \to 0`, but a non-normal :math:`J` can first amplify a perturbation by
+    this factor; the nonlinear terms then decide whether it comes back, so a large
+    factor means a small basin.
+    """
+    J = np.asarray(J.detach().cpu() if hasattr(J, "detach") else J, dtype=np.float64)
+    if J.ndim != 2 or J.shape[0] != J.shape[1]:
+        raise fail("J", shape_of(J), "a square (m, m) matrix", "has the wrong shape")
+    P, best = np.eye(J.shape[0]), 1.0
+    for _ in range(check_int("n_steps", n_steps, low=0)):
+        P = J @ P
+        best = max(best, float(np.linalg.norm(P, 2)))
+    return best
+
+
+def chain_wv(X: npt.ArrayLike, c: npt.ArrayLike) -> np.ndarray:
+    r"""The value matrix for which the tokens ``X: (k, k)`` are an equilibrium, with :math:`(S_{i-1} + x_i) W_V = c_i x_i`.
+
+    Causal mask, uniform attention, no centring. ``X``: unit rows, linearly
+    independent; ``c: (k,)`` positive. :math:`W_V = X^{-1} B X` with :math:`B =
+    \mathrm{diag}(c) - \mathrm{subdiag}(c_1, \dots, c_{k-1})`: the rows of :math:`TX` (:math:`T`
+    lower-triangular ones: the prefix sums :math:`S_{i-1} + x_i`) times :math:`W_V` are
+    :math:`T B X = C X` (the sum telescopes). Eq. ``le-chain``.
+    """
+    X, c = np.asarray(X, dtype=np.float64), np.asarray(c, dtype=np.float64)
+    k = X.shape[0]
+    if X.shape != (k, k) or c.shape != (k,):
+        raise fail("X", shape_of(X), "a square (k, k) matrix with c of shape (k,)", "has the wrong shape")
+    if np.any(c <= 0) or not np.allclose(np.linalg.norm(X, axis=1), 1.0, atol=1e-12):
+        raise fail("c", described(f"c = {c.tolist()} with row norms {np.linalg.norm(X, axis=1).round(12).tolist()}"),
+                   "positive c and unit tokens")
+    B = np.diag(c) - np.diag(c[:-1], -1)
+    return np.linalg.solve(X, B @ X)
+
+
+def _newton_terms(c: Sequence, j: int, z):
+    """prod_{m < j} (z - c_m) (numpy polynomial coefficients when z is None)."""
+    if z is None:
+        p = np.array([1.0])
+        for m in range(j):
+            p = np.polynomial.polynomial.polymul(p, [-float(c[m]), 1.0])
+        return p
+    out = 1
+    for m in range(j):
+        out = out * (z - c[m])
+    return out
+
+
+def chain_spectrum(G: npt.ArrayLike, c: npt.ArrayLike) -> list[np.ndarray]:
+    r"""The eigenvalues of each token's block of the linearisation at the equilibrium of :func:`chain_wv`.
+
+    ``G: (k, k)`` the Gram matrix of the tokens (unit diagonal), ``c: (k,)``.
+    Causal attention makes the linearisation block lower-triangular, so its
+    spectrum is the union of the blocks'. Token :math:`i`'s block (``k - 1``
+    eigenvalues, complex) has :math:`c_m/c_i` for :math:`m > i` and :math:`z/c_i` for
+    the roots of :math:`r_i(z) = \sum_{j \le i} (-1)^{i-j} G_{ji}
+    \big(\prod_{m=j}^{i-1} c_m\big) \prod_{m<j} (z - c_m)` (eq. ``le-chain-r``).
+    Returns a list of ``k`` arrays of shape ``(k - 1,)``.
+    """
+    G, c = np.asarray(G, dtype=np.float64), np.asarray(c, dtype=np.float64)
+    k = c.size
+    out = []
+    for i in range(k):
+        r = np.zeros(1)
+        for j in range(i + 1):
+            coef = (-1) ** (i - j) * G[j, i] * np.prod(c[j:i])
+            r = np.polynomial.polynomial.polyadd(r, coef * _newton_terms(c, j, None))
+        roots = np.polynomial.polynomial.polyroots(r) if i > 0 else np.zeros(0)
+        out.append(np.concatenate([roots / c[i], c[i + 1:] / c[i]]).astype(complex))
+    return out
+
+
+def _stable_rho(k: int) -> Fraction:
+    return 1 - Fraction(1, 2 * k * k)
+
+
+def stable_chain(k: int, rho: float | Fraction | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    r"""Tokens and value matrix of an asymptotically stable equilibrium of rank ``k`` (:prf:ref:`le-prop-stable`).
+
+    :math:`c_m = \rho^{m-1}` and the roots of every :math:`r_i` (:func:`chain_spectrum`)
+    placed at :math:`\rho\, c_i c_m`, :math:`m < i`: then the linearisation's spectral
+    radius is :math:`\rho` (for ``k >= 2``). Newton's divided differences of
+    :math:`r_i` on the nodes :math:`c_1, \dots, c_{i-1}` give the Gram matrix column
+    by column, :math:`G_{ji} = (-1)^{i-j} r_i[c_1, \dots, c_j] / \prod_{m=j}^{i-1} c_m`,
+    computed in exact rational arithmetic (the nodes are close and floats cancel);
+    the tokens are its Cholesky factor and :math:`W_V` is :func:`chain_wv`.
+    ``rho`` defaults to :math:`1 - 1/(2k^2)`. Raises ``ValueError`` when that Gram
+    matrix is not positive definite (no such tokens exist; ``rho`` too small).
+    Returns ``(W_V: (k, k), X: (k, k), c: (k,))``.
+    """
+    k = check_int("k", k, low=1, high=16)
+    if rho is None:
+        rho = _stable_rho(k)
+    elif not isinstance(rho, Fraction):
+        rho = Fraction(check_float("rho", rho, low=0.0, high=1.0, low_open=True, high_open=True))
+    if not 0 < rho < 1:
+        raise fail("rho", float(rho), "a number in (0, 1)")
+    c = [rho ** m for m in range(k)]
+    G = [[Fraction(int(i == j)) for j in range(k)] for i in range(k)]
+    for i in range(1, k):
+        roots = [rho * c[i] * c[m] for m in range(i)]
+        table = [_newton_terms(roots, i, x) for x in c[:i]]  # r_i = prod (z - root) at the nodes
+        dd = [table[0]]
+        for level in range(1, i):
+            table = [(table[t + 1] - table[t]) / (c[t + level] - c[t]) for t in range(i - level)]
+            dd.append(table[0])
+        for j in range(i):
+            G[j][i] = G[i][j] = (-1) ** (i - j) * dd[j] / math.prod(c[j:i])
+    Gf = np.array([[float(g) for g in row] for row in G])
+    try:
+        X = np.linalg.cholesky(Gf)
+    except np.linalg.LinAlgError:
+        raise fail("rho", float(rho), f"a rho for which the Gram matrix of rank k = {k} is positive definite",
+                   "gives no tokens") from None
+    cf = np.array([float(x) for x in c])
+    return chain_wv(X, cf), X, cf
+
+
+def stable_rank_construction(n: int, d: int, k: int, rho: float | Fraction | None = None, *, tol: float = 1e-14,
+                             max_iter: int = 200_000) -> tuple[np.ndarray, np.ndarray]:
+    r"""An asymptotically stable equilibrium of rank ``k`` for ``n`` tokens in dimension ``d`` (causal, ``W_QK = 0``).
+
+    :math:`W_V` = block-diag(:func:`stable_chain`'s ``(k, k)`` matrix,
+    :math:`\mathrm{diag}(\rho^k, \dots, \rho^{d-1})`): the extra eigenvalues' ratios to every
+    :math:`c_i` are at most :math:`\rho`, so the first ``k`` tokens' blocks keep the spectral radius
+    :math:`\rho` (the later tokens' blocks are not covered: measure them).
+    Tokens :math:`1..k`: the chain's, padded with zeros. Each later token: the limit
+    of its own map :math:`x \mapsto (S + x)W_V/\lVert\cdot\rVert` (the earlier tokens
+    fixed, sum :math:`S`) started at the previous token, iterated until it moves
+    by less than ``tol`` (``ValueError`` after ``max_iter`` steps); it stays in the
+    span of the first ``k`` tokens, which :math:`W_V` maps into itself.
+    Returns ``(W_V: (d, d), X: (n, d))``; check it with :func:`equilibrium_stability`.
+    """
+    n, d = check_int("n", n, low=1, high=64), check_int("d", d, low=1, high=16)
+    k = check_int("k", k, low=1, high=min(n, d))
+    rho = _stable_rho(k) if rho is None else rho
+    Wk, Xk, c = stable_chain(k, rho)
+    W = np.diag(float(rho) ** np.arange(d, dtype=np.float64))
+    W[:k, :k] = Wk
+    X = np.zeros((n, d))
+    X[:k, :k] = Xk
+    S = X[:k].sum(0)
+    for i in range(k, n):
+        x = X[i - 1]
+        for _ in range(check_int("max_iter", max_iter, low=1)):
+            y = (S + x) @ W
+            x, prev = y / np.linalg.norm(y), x
+            if np.abs(x - prev).max() < tol:
+                break
+        else:
+            raise fail("max_iter", max_iter, f"more steps: token {i + 1} had not settled", "is too few")
+        X[i] = x
+        S = S + x
+    return W, X
 
 
 def numerical_rank(X: torch.Tensor | np.ndarray, rtol: float = 1e-6) -> np.ndarray:

@@ -8,7 +8,9 @@ from ..cost import CostModel
 from ..params import ChapterParams, CorpusDir, Seed
 
 __all__ = ["LayerNormEquilibriaParams", "rank_constructions", "constructions_table", "equilibria_table",
-           "ranks_table", "final_mu_table", "geometry_table", "proof_steps_words", "heights_words", "max_rank_words"]
+           "ranks_table", "final_mu_table", "geometry_table", "proof_steps_words", "heights_words", "max_rank_words",
+           "stable_constructions", "stability_summary", "stability_table", "instability_words", "stable_words",
+           "basin_words", "by_rank", "ablation_training", "ablation_geometry", "ablation_table"]
 
 
 class LayerNormEquilibriaParams(ChapterParams):
@@ -37,12 +39,16 @@ class LayerNormEquilibriaParams(ChapterParams):
     device: Literal["cpu", "cuda"] = Field("cpu", description="where the pretrained model runs")
     full_rank_tol: float = Field(0.05, ge=0.0, le=0.5,
         description="share of windows allowed below full rank when 'every layer keeps full rank' is judged")
+    ablation_seeds: int = Field(3, ge=2, le=100,
+        description="tiny decoders trained with the LayerNorm in front of attention, and as many without it")
+    ablation_steps: int = Field(450, ge=1, le=1_000_000,
+        description="training steps of each tiny decoder (chapter 3's default schedule)")
 
     # smoke: rank_n = 2 < rank_d - 1 = 3, so the centred ranks (at most min(L, d - 1)) stop short of
     # d - 1, which the defaults reach (tests/test_chapters.py)
     smoke = {"n_tokens_a": 8, "d_a": 4, "n_samples_a": 4, "n_steps_a": 20, "grid_2x2": 20, "steps_2x2": 60,
              "rank_n": 2, "rank_d": 4, "n_random": 50, "steps_rank": 50, "n_text_samples": 2,
-             "seq_len": 16}
+             "seq_len": 16, "ablation_seeds": 2, "ablation_steps": 3}
     # windows of the paper's 128 tokens, 1,000 of its 3000: about 1 s of CPU per window (two
     # models), so all 3000 take about 50 min of one core; the rest of the chapter runs at its
     # defaults (its experiments are the book's own, not the paper's)
@@ -53,11 +59,14 @@ class LayerNormEquilibriaParams(ChapterParams):
     # chapter at its defaults in the cold book build of a clean clone on 2026-12-03 (commit 11be456; two
     # kernels at a time on the 2-core reference machine, synthesis alone on both cores); a clean clone's
     # build starts the longest first by them
-    cost = CostModel(43, (
-        (0.3, {"n_samples_a": 1, "n_steps_a": 1, "n_tokens_a": 2}),
-        (0.2, {"grid_2x2": 2, "steps_2x2": 1}),
-        (0.2, {"n_random": 1, "steps_rank": 1}),
-        (0.2, {"n_text_samples": 1, "seq_len": 1}),
+    # since the tiny decoders were added: 158 s for the whole chapter at its defaults, about 110 s of it the six
+    # trainings (one kernel on the 2-core reference machine, the other core busy; model weights cached)
+    cost = CostModel(158, (
+        (0.08, {"n_samples_a": 1, "n_steps_a": 1, "n_tokens_a": 2}),
+        (0.05, {"grid_2x2": 2, "steps_2x2": 1}),
+        (0.07, {"n_random": 1, "steps_rank": 1}),
+        (0.06, {"n_text_samples": 1, "seq_len": 1}),
+        (0.7, {"ablation_seeds": 1, "ablation_steps": 1, "seq_len": 1}),
     ))
 
 
@@ -70,7 +79,8 @@ def rank_constructions(n: int, d: int, centre: bool):
     """Build construction (c)'s equilibria of every rank ``k`` for ``n`` tokens in dimension ``d``
     (with ``centre``: in ``d - 1`` dimensions lifted by ``centred_lift``) and check each: a fixed
     point of the dynamics, of numerical rank ``k``, ``2^k`` of them. Returns the value matrix the
-    dynamics use and one row per rank ``{k: {"built", "2^k", "max residual", "ranks", "ok"}}``."""
+    dynamics use and one row per rank ``{k: {"built", "2^k", "max residual", "ranks", "ok", "X"}}``, ``X:
+    (2^k, n, d)`` the equilibria."""
     import numpy as np
     import torch
 
@@ -85,8 +95,143 @@ def rank_constructions(n: int, d: int, centre: bool):
         res = (ld.ln_step(X, torch.tensor(Wd), mk.causal_mask(n), centre=bool(centre)) - X).abs().amax((1, 2))
         ranks = ld.numerical_rank(X)
         out[k] = {"built": len(X), "2^k": 2**k, "max residual": float(res.max()), "ranks": sorted(set(ranks.tolist())),
-                  "ok": len(X) == 2**k and float(res.max()) < 1e-10 and bool((ranks == k).all())}
+                  "ok": len(X) == 2**k and float(res.max()) < 1e-10 and bool((ranks == k).all()), "X": X.numpy()}
     return Wd, out
+
+
+def stable_constructions(n: int, d: int, centre: bool) -> dict:
+    """Construction (d), ``stable_rank_construction``, for every rank ``k <= min(n, d - centre)`` (with
+    ``centre``: built in ``d - 1`` dimensions and lifted by ``centred_lift``), with its checks: a fixed
+    point of numerical rank ``k`` whose spectral radius is the predicted ``1 - 1/(2 k^2)`` (at ``k = 1``
+    the extension's ratio, 1/2). Returns ``{k: {"W": (d, d), "X": (1, n, d), "radius", "predicted", "rank", "ok"}}``."""
+    import numpy as np
+    import torch
+
+    from ... import attention as mk
+    from ... import ln_dynamics as ld
+
+    out = {}
+    for k in range(1, min(n, d - centre) + 1):
+        W, X = ld.stable_rank_construction(n, d - centre, k)
+        W, U = ld.centred_lift(W) if centre else (W, np.eye(d))
+        X = (X @ U)[None]
+        radius = float(ld.equilibrium_stability(X, W, mk.causal_mask(n), centre=bool(centre))[0])
+        predicted = 1 - 1 / (2 * k * k)
+        rank = int(ld.numerical_rank(torch.tensor(X))[0])
+        out[k] = {"W": W, "X": X, "radius": radius, "predicted": predicted, "rank": rank,
+                  "ok": rank == k and radius < 1 and abs(radius - predicted) < 1e-6}
+    return out
+
+
+def by_rank(X, k_max: int) -> dict:
+    """Equilibria ``X: (m, n, d)`` grouped by their numerical rank: ``{k: (m_k, n, d)}`` for the ranks present."""
+    import numpy as np
+    import torch
+
+    from ... import ln_dynamics as ld
+
+    X = np.asarray(X)
+    r = ld.numerical_rank(torch.tensor(X))
+    return {k: X[r == k] for k in range(1, k_max + 1) if (r == k).any()}
+
+
+def stability_summary(W, equilibria: dict, centre: bool, n_steps: int) -> dict:
+    """The linearised stability of each group of equilibria ``{k: (m, n, d)}`` under ``W: (d, d)`` (or one
+    ``{k: W}`` per group) (causal, uniform
+    attention): ``{k: {"equilibria", "stable", "radius": (min, max), "stable directions": (min, max),
+    "unstable directions": (min, max), "growth"}}``; directions count the eigenvalues of modulus below and
+    above 1, ``growth`` is the largest ``transient_growth`` over ``n_steps`` steps at a stable one (None if
+    none is stable)."""
+    import numpy as np
+
+    from ... import attention as mk
+    from ... import ln_dynamics as ld
+
+    out = {}
+    for k, X in equilibria.items():
+        n, Wk = X.shape[-2], W[k] if isinstance(W, dict) else W
+        ev = np.abs(ld.tangent_eigenvalues(X, Wk, mk.causal_mask(n), centre=bool(centre)))
+        radius = ev.max(-1)
+        below, above = (ev < 1).sum(-1), (ev > 1).sum(-1)
+        growth = [ld.transient_growth(ld.ln_step_jacobian(x, Wk, mk.causal_mask(n), centre=bool(centre)), n_steps)
+                  for x, r in zip(X, radius) if r < 1]
+        out[k] = {"equilibria": len(X), "stable": int((radius < 1).sum()),
+                  "radius": (float(radius.min()), float(radius.max())),
+                  "stable directions": (int(below.min()), int(below.max())),
+                  "unstable directions": (int(above.min()), int(above.max())),
+                  "growth": max(growth) if growth else None}
+    return out
+
+
+def _span(lo, hi, fmt="d") -> str:
+    lo, hi = format(lo, fmt), format(hi, fmt)
+    return lo if lo == hi else f"{lo}–{hi}"
+
+
+def _growth(g) -> str:
+    return "–" if g is None else (f"{g:,.0f}" if g >= 10 else f"{g:.2f}")
+
+
+def stability_table(summaries: dict, shares: dict) -> str:
+    """Markdown: one row per construction and rank, from ``{name: stability_summary(...)}`` and the share of
+    random inputs ending at that rank, ``{name: {k: Estimate}}`` (shown only where some equilibrium of that
+    rank is stable: an unstable one attracts a set of measure zero)."""
+    import numpy as np
+
+    from ..tables import markdown_table
+
+    rows = []
+    for name, summary in summaries.items():
+        for k, r in summary.items():
+            est = shares.get(name, {}).get(k)
+            if r["stable"] and est is not None:
+                lo, hi = np.clip(est.interval(), 0, 1)
+                share = f"{est.value:.4f} [{lo:.4f}, {hi:.4f}]"
+            else:
+                share = "measure zero (none stable)"
+            rows.append((name, k, r["equilibria"], r["stable"],
+                         f"{_span(*r['stable directions'])} / {_span(*r['unstable directions'])}",
+                         _span(*r["radius"], ".4g"), _growth(r["growth"]), share))
+    return markdown_table(["construction", "rank k", "equilibria", "stable", "directions: stable / unstable",
+                           "spectral radius", "largest transient growth", "random inputs ending at rank k [95 %]"],
+                          rows)
+
+
+def stable_words(ok: bool) -> str:
+    """Whether construction (d) passed its checks at every rank."""
+    return ("exist at every rank, with and without centring: each is fixed, has rank k and the predicted spectral "
+            "radius" if ok else "do not pass every check (fixed, of rank k, with the predicted spectral radius)")
+
+
+def basin_words(upper: float, small: float) -> str:
+    """The basins of construction (d) against the reading of "small" (a share ``small`` of random inputs),
+    from the largest upper end ``upper`` of their intervals."""
+    return (f"every basin is small, each interval under {small:g} of the inputs" if upper < small
+            else f"not every basin is shown to be small (an interval reaches {small:g} of the inputs)")
+
+
+def instability_words(summary: dict) -> str:
+    """What a construction's equilibria are, from ``stability_summary``: stable, saddles (stable in some
+    directions, unstable in others) or repellers (unstable in every direction), rank by rank."""
+    kinds = {}
+    for k, r in summary.items():
+        if r["stable"] == r["equilibria"]:
+            kind = "asymptotically stable"
+        elif r["stable"]:
+            kind = "partly stable"
+        elif r["stable directions"][1] == 0:
+            kind = "repellers, unstable in every direction"
+        elif r["stable directions"][0] > 0:
+            kind = "saddles, stable in some directions and unstable in others"
+        else:
+            kind = "unstable, some in every direction"
+        kinds.setdefault(kind, []).append(k)
+    parts = []
+    for kind, ks in kinds.items():
+        ranks = f"rank {ks[0]}" if len(ks) == 1 else (f"ranks {ks[0]}–{ks[-1]}" if ks == list(range(ks[0], ks[-1] + 1))
+                                                      else "ranks " + ", ".join(map(str, ks)))
+        parts.append(f"those of {ranks} are {kind}")
+    return "; ".join(parts)
 
 
 def constructions_table(tables: dict) -> str:
@@ -156,3 +301,52 @@ def heights_words(never_decrease: bool) -> str:
 def max_rank_words(max_rank: int, d: int) -> str:
     """The largest rank seen with centring, against ``d - 1``."""
     return "= d − 1" if max_rank == d - 1 else f"(d − 1 = {d - 1})"
+
+
+# ------------------------------------------------------------------ the LayerNorm ablation stand-in
+
+def ablation_training(P):
+    """The tiny decoders' schedule: chapter 3's default (16 sequences a step, AdamW at 0.01 decaying
+    linearly to 0), ``P.ablation_steps`` steps of ``P.seq_len`` bytes."""
+    from ...models import tiny_decoder as td
+
+    return td.TinyTraining(steps=P.ablation_steps, schedule_steps=P.ablation_steps, batch=16, seq_len=P.seq_len,
+                           lr=0.01)
+
+
+def ablation_geometry(norm: str, texts, windows, training, seed: int, store=None) -> dict:
+    """Train the tiny decoder with ``norm`` in front of attention (``"layernorm"`` or ``"none"``) and
+    measure its residual stream on ``windows: (n, seq)`` (``layer_geometry``). Returns per-model numbers:
+    ``full`` the full-rank share of the worst layer after the embeddings, ``sigma`` that layer's mean
+    smallest singular value of the unit tokens (the worst over layers after the embeddings), ``mu`` the
+    last layer's mean μ(X)/‖X‖, ``cos`` the largest layer mean |cos| after the embeddings, ``loss`` the
+    mean training loss of the last tenth of the steps."""
+    from ...ln_dynamics import layer_geometry
+    from ...models import tiny_decoder as td
+
+    model, losses = td.train_tiny_decoder(td.TinyDecoderConfig(norm=norm), texts, training, seed, store=store)
+    g = layer_geometry(lambda ids: td.tiny_residual_stream(model, ids), windows, chunk=64, store=store,
+                       key={"model": f"tiny decoder, {norm}", "seed": seed, "steps": training.steps})
+    m = {k: v.mean(1) for k, v in g.items()}
+    return {"full": float(m["full_rank"][1:].min()), "sigma": float(m["sigma_min"][1:].min()),
+            "mu": float(m["rel_mu"][-1]), "cos": float(m["mean_abs_cos"][1:].max()),
+            "loss": float(losses[-max(1, len(losses) // 10):].mean())}
+
+
+def ablation_table(runs: dict) -> str:
+    """Markdown: per norm, each measure's mean over the seeds ± its standard error (``{norm: [ablation_geometry
+    results]}``)."""
+    import numpy as np
+
+    from ..tables import markdown_table
+
+    labels = [("full", "full-rank share, worst layer"), ("sigma", "smallest singular value, worst layer"),
+              ("mu", "μ(X)/‖X‖, last layer"), ("cos", "largest layer mean |cos|"), ("loss", "training loss, last tenth")]
+    rows = []
+    for norm, results in runs.items():
+        cells = []
+        for key, _ in labels:
+            x = np.array([r[key] for r in results])
+            cells.append(f"{x.mean():.3f} ± {x.std(ddof=1) / np.sqrt(x.size):.3f}")
+        rows.append((norm, len(results), *cells))
+    return markdown_table(["norm in front of attention", "decoders", *(label for _, label in labels)], rows)
