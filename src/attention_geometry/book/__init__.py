@@ -35,6 +35,7 @@ One module per concern (none imports another in a circle):
 ``sweep``           ``make sweep``: a grid of runs on Dask
 ``sweep_results``   stored sweeps under ``results/`` that chapters read
 ``paper``           ``make paper``: stored paper-scale runs and their freshness
+``stored``          what a stored paper run shows a chapter: its figures, words and tables
 ``provenance``      where and how a stored result was computed
 ``command``         the command's entry point: Ctrl-C handled before anything heavy loads
 ``cli``             the ``attention-geometry`` command

@@ -51,7 +51,6 @@ The book never re-runs a paper run: it reads the stored one
 other parameters than the current preset (:func:`check_paper_run_fresh`).
 """
 
-import functools
 import json
 import os
 import shutil
@@ -73,7 +72,7 @@ from .registry import Chapter
 
 __all__ = ["PRESET", "DEVICES", "PaperRun", "PaperRunError", "StalePaperRun", "chapters_with_paper_preset",
            "choose_device", "paper_parameters", "run_paper", "load_paper_run", "check_paper_run_fresh",
-           "stale_paper_runs", "run_under_way", "stored_figure", "stored_text", "checkpointed_parameters", "regenerate_command", "amend_stored_claims",
+           "stale_paper_runs", "run_under_way", "checkpointed_parameters", "regenerate_command", "amend_stored_claims",
            "attach_evidence", "AMENDABLE",
            "DEVICE_CHECK", "store_device_check", "load_device_check", "checkpoint_files"]
 
@@ -127,47 +126,16 @@ class PaperRun:
     def text(self, name: str) -> str | None:
         """The value the run glued as ``name``, as the book shows it (a Markdown table or clause as
         its source), or ``None`` if it glued none by that name."""
+        from .stored import glued_text_of
+
         nb = self.notebook()
-        return _glued_text_of(str(nb), nb.stat().st_mtime_ns).get(name) if nb else None
+        return glued_text_of(nb).get(name) if nb else None
 
     def hours_for(self, parameter: str, total: int) -> float:
         """The wall time, in hours, of ``total`` units of ``parameter`` (inputs, windows) at
         this run's rate: its whole wall time scaled by ``total / parameters[parameter]``, so
         an upper bound where part of the run does not scale with that parameter."""
         return self.provenance.wall_seconds * total / self.parameters[parameter] / 3600
-
-
-@functools.lru_cache(maxsize=4)
-def _glued_text_of(path: str, mtime_ns: int) -> dict:
-    """Every glued text of the notebook at ``path``, read once per version of the file (``mtime_ns``)."""
-    from .notebooks import glued_text
-
-    return glued_text(path)
-
-
-def stored_text(stored: PaperRun | None, keys: list[str], *, this_is_the_run: bool = False) -> dict | None:
-    """The Markdown (or plain text) the stored paper run glued under each of ``keys``, read from its
-    notebook (once per build, however many keys are asked for); ``None`` when there is no stored run,
-    this run is the paper run, or the stored run does not hold every key (a run from before the
-    measurement)."""
-    if stored is None or this_is_the_run:
-        return None
-    texts = {k: stored.text(k) for k in keys}
-    return texts if all(v is not None for v in texts.values()) else None
-
-
-def stored_figure(stored: PaperRun | None, name: str, fallback: Any, *,
-                  this_is_the_run: bool = False) -> tuple[Any, str]:
-    """The figure ``name`` as the stored paper run drew it (its notebook's glued PNG), else ``fallback``
-    (this run's; ``this_is_the_run``: this run is the paper-scale run); with the words that say which."""
-    from IPython.display import Image
-
-    png = stored.figure(name) if stored else None
-    if this_is_the_run:
-        return fallback, "this run, the paper-scale run itself"
-    if png is None:
-        return fallback, "this run: no stored run at the paper's settings holds the figure"
-    return Image(png), "the stored run at the paper's settings"
 
 
 def _sha256(path: Path) -> str:

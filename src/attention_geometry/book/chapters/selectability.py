@@ -461,7 +461,7 @@ def along_paper_glue(stored, fallback_figure, fallback_table: str, *, this_is_th
     whose verdict the row ``sel-training-trend`` carries): its figure, its table, and its words with the
     steps its models stopped at; this run's figure and table (``fallback_*``) with a sentence saying so
     where no stored run holds the trace, or where this run is the paper run."""
-    from ..paper import stored_figure, stored_text
+    from ..stored import stored_figure, stored_text
 
     fig, source = stored_figure(stored, "fig-sel-along", fallback_figure, this_is_the_run=this_is_the_run)
     text = stored_text(stored, ["sel-along-words", "sel-tab-along"], this_is_the_run=this_is_the_run)

@@ -575,7 +575,7 @@ def paper_glue(presets_paper: dict, stored) -> dict:
     """What the paper's settings differ in, and the confound share of the stored paper run, if any."""
     from IPython.display import Markdown
 
-    from ..paper import stored_text
+    from ..stored import stored_text
 
     import attention_geometry as ag
     rows = ag.run_differences(ag.majority_setup(presets_paper), presets_paper["n_seeds"]) + ag.geometry_differences(presets_paper)
@@ -768,7 +768,7 @@ def width_paper_glue(stored, fallback, *, this_is_the_run: bool = False) -> dict
     none. The verdicts of the rows ``ua-width-*`` at the paper's settings come from the same run."""
     from IPython.display import Markdown
 
-    from ..paper import stored_figure, stored_text
+    from ..stored import stored_figure, stored_text
 
     fig, source = stored_figure(stored, "fig-ua-width", fallback, this_is_the_run=this_is_the_run)
     keys = [f"ua-width-{kind}-{short}-words" for short in ("acc", "loss") for kind in ("one-dim", "trend")]
@@ -799,7 +799,7 @@ def angle_paper_words(stored, *, this_is_the_run: bool = False) -> str:
     run's words, or a sentence saying there is none."""
     from IPython.display import Markdown
 
-    from ..paper import stored_text
+    from ..stored import stored_text
     text = stored_text(stored, ["ua-query-words"], this_is_the_run=this_is_the_run)
     if this_is_the_run:
         return Markdown(THIS_IS_THE_RUN)
@@ -817,7 +817,7 @@ def speed_paper_words(stored, *, this_is_the_run: bool = False) -> str:
     verdicts of the rows ``ua-fig2a-steps-*`` come from that run), or a sentence saying there is none."""
     from IPython.display import Markdown
 
-    from ..paper import stored_text
+    from ..stored import stored_text
     keys = [f"ua-speed-{other}-training-loss-words" for other in ("original_code", "rmsnorm")]
     text = stored_text(stored, keys + ["ua-loss-level-words"], this_is_the_run=this_is_the_run)
     if this_is_the_run:

@@ -1,0 +1,49 @@
+"""What a stored paper run shows: its figures and its glued words and tables, read from its executed
+notebook (:class:`~attention_geometry.book.paper.PaperRun`), with this run's own where it has none.
+
+Apart from :mod:`~attention_geometry.book.paper`, which runs chapters, so that a chapter's glue can read a
+stored run without importing the machinery that executes chapters."""
+
+import functools
+from pathlib import Path
+from typing import Any
+
+__all__ = ["glued_text_of", "stored_figure", "stored_text"]
+
+
+@functools.lru_cache(maxsize=4)
+def _glued_text_of(path: str, mtime_ns: int) -> dict:
+    from .notebooks import glued_text
+
+    return glued_text(path)
+
+
+def glued_text_of(notebook: Path) -> dict[str, str]:
+    """Every glued text of an executed notebook (:func:`~.notebooks.glued_text`), read once per
+    version of the file, however many values a build asks of it."""
+    return _glued_text_of(str(notebook), notebook.stat().st_mtime_ns)
+
+
+def stored_text(stored: Any, keys: list[str], *, this_is_the_run: bool = False) -> dict | None:
+    """The Markdown (or plain text) the stored paper run (a ``PaperRun`` or ``None``) glued under each of ``keys``, read from its
+    notebook (once per build, however many keys are asked for); ``None`` when there is no stored run,
+    this run is the paper run, or the stored run does not hold every key (a run from before the
+    measurement)."""
+    if stored is None or this_is_the_run:
+        return None
+    texts = {k: stored.text(k) for k in keys}
+    return texts if all(v is not None for v in texts.values()) else None
+
+
+def stored_figure(stored: Any, name: str, fallback: Any, *,
+                  this_is_the_run: bool = False) -> tuple[Any, str]:
+    """The figure ``name`` as the stored paper run (a ``PaperRun`` or ``None``) drew it (its notebook's glued PNG), else ``fallback``
+    (this run's; ``this_is_the_run``: this run is the paper-scale run); with the words that say which."""
+    from IPython.display import Image
+
+    png = stored.figure(name) if stored else None
+    if this_is_the_run:
+        return fallback, "this run, the paper-scale run itself"
+    if png is None:
+        return fallback, "this run: no stored run at the paper's settings holds the figure"
+    return Image(png), "the stored run at the paper's settings"
