@@ -389,6 +389,15 @@ def log10_peak_to_trough(rho: np.ndarray) -> float:
     return float(np.log10(rho.max() / rho.min()))
 
 
+def _halves(first: npt.ArrayLike, second: npt.ArrayLike) -> tuple[np.ndarray, np.ndarray]:
+    """Two halves of the replicates, ``(n_1, L)`` and ``(n_2, L)`` of at least one row each, as float64."""
+    a, b = (np.asarray(x, dtype=np.float64) for x in (first, second))
+    if a.ndim != 2 or b.ndim != 2 or a.shape[1] != b.shape[1] or min(a.shape[0], b.shape[0]) < 1:
+        raise fail("first, second", f"arrays of shapes {a.shape} and {b.shape}",
+                   "two halves (n_1, L) and (n_2, L) of at least one row each")
+    return a, b
+
+
 def held_out_log10_peak_to_trough(first: npt.ArrayLike, second: npt.ArrayLike) -> float:
     r""":math:`\log_{10}` peak/trough of an average profile without selection bias: the positions of
     the peak and the trough are chosen on the average of one half of the replicates (``first:
@@ -397,10 +406,7 @@ def held_out_log10_peak_to_trough(first: npt.ArrayLike, second: npt.ArrayLike) -
     (:mod:`~attention_geometry.selection`). The plug-in :func:`log10_peak_to_trough` of the
     average profile picks the positions whose noise was largest, and so grows with the noise;
     this one does not: under a flat profile its expectation is 0 at any noise."""
-    a, b = (np.asarray(x, dtype=np.float64) for x in (first, second))
-    if a.ndim != 2 or b.ndim != 2 or a.shape[1] != b.shape[1] or min(a.shape[0], b.shape[0]) < 1:
-        raise fail("first, second", f"arrays of shapes {a.shape} and {b.shape}",
-                   "two halves (n_1, L) and (n_2, L) of at least one row each")
+    a, b = _halves(first, second)
     ma, mb = a.mean(0), b.mean(0)
     if np.any(ma <= 0) or np.any(mb <= 0):
         raise fail("first, second", "a half whose average has a non-positive entry", "positive squared norms")
@@ -442,10 +448,7 @@ def held_out_fit(first: npt.ArrayLike, second: npt.ArrayLike, H: int) -> HeldOut
     value is then read against the same noise ceiling as the whole sample's
     (:func:`noise_ceiling_estimate`)."""
     H = check_int("H", H, low=1)
-    a, b = (np.asarray(x, dtype=np.float64) for x in (first, second))
-    if a.ndim != 2 or b.ndim != 2 or a.shape[1] != b.shape[1] or min(a.shape[0], b.shape[0]) < 1:
-        raise fail("first, second", f"arrays of shapes {a.shape} and {b.shape}",
-                   "two halves (n_1, L) and (n_2, L) of at least one row each")
+    a, b = _halves(first, second)
     pa, pb = (np.sqrt(_check_rho(x.mean(0), "first, second")) for x in (a, b))
     sp, w, w_rest = [], [], []
     for fit_on, score_on in ((pa, pb), (pb, pa)):
@@ -476,10 +479,7 @@ def prediction_excess(first: npt.ArrayLike, second: npt.ArrayLike, prediction: n
     :math:`E\,d^2 = v_A + v_B` (the halves' noise is independent), so :math:`(m_A^2 + m_B^2 -
     d^2)/2` estimates :math:`b^2` whatever the noise and its correlation between positions. It
     may come out negative when :math:`b` is small against the noise."""
-    a, b = (np.asarray(x, dtype=np.float64) for x in (first, second))
-    if a.ndim != 2 or b.ndim != 2 or a.shape[1] != b.shape[1] or min(a.shape[0], b.shape[0]) < 1:
-        raise fail("first, second", f"arrays of shapes {a.shape} and {b.shape}",
-                   "two halves (n_1, L) and (n_2, L) of at least one row each")
+    a, b = _halves(first, second)
     la, lb = (0.5 * np.log(_check_rho(x.mean(0), "first, second")) for x in (a, b))
     lp = np.log(_check_rho(prediction, "prediction"))
     if lp.size != la.size:
