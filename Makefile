@@ -39,9 +39,12 @@ NO_REPORTS ?=
 # as interrupted (its exit status 130). So the recipe's shell waits the interrupt out
 # (trap), and when it was interrupted too and the command exits 130, it exits 0. A
 # 130 from a command interrupted alone (kill -INT <its pid>) still fails the target.
+# It exits a moment late: a make that wakes only after its shell has exited (a busy
+# machine) reaps the shell twice, once in its own interrupt handler, and stops with
+# "make: *** wait: No child processes"; the pause lets make's handler come first.
 #   @$(AG) book ...; $(INTERRUPTED)
 AG          = interrupted=; trap interrupted=1 INT; $(BIN)/attention-geometry
-INTERRUPTED = status=$$?; if [ "$$interrupted" = 1 ] && [ $$status -eq 130 ]; then exit 0; fi; exit $$status
+INTERRUPTED = status=$$?; if [ "$$interrupted" = 1 ] && [ $$status -eq 130 ]; then sleep 0.3; exit 0; fi; exit $$status
 
 .PHONY: book test run sweep paper chapters serve lab pdf bench clean clean-runs help
 

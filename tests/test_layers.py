@@ -10,6 +10,7 @@ import shutil
 import subprocess
 import sys
 import tomllib
+import warnings
 from pathlib import Path
 
 import pytest
@@ -201,10 +202,29 @@ def redefined_top_level_names(path: Path) -> list[str]:
 
 
 
-@pytest.mark.parametrize("path", sorted([*(SRC / PACKAGE).rglob("*.py"), *(ROOT / "tests").glob("*.py"),
-                                         *(ROOT / "benchmarks").glob("*.py")]), ids=lambda p: p.name)
+SOURCES = sorted([*(SRC / PACKAGE).rglob("*.py"), *(ROOT / "tests").glob("*.py"), *(ROOT / "benchmarks").glob("*.py")])
+
+
+@pytest.mark.parametrize("path", SOURCES, ids=lambda p: p.name)
 def test_no_file_defines_a_top_level_name_twice(path):
     assert redefined_top_level_names(path) == []
+
+
+
+
+@pytest.mark.parametrize("path", SOURCES, ids=lambda p: p.name)
+def test_every_source_compiles_without_a_warning(path):
+    """An invalid escape such as ``"\\mathbf"`` in a docstring is a warning today and an error in a
+    later Python: a docstring with LaTeX is a raw string."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        compile(path.read_text(), str(path), "exec")
+
+
+def test_the_compile_check_sees_an_invalid_escape():
+    with warnings.catch_warnings(), pytest.raises(SyntaxError, match="invalid escape sequence"):
+        warnings.simplefilter("error")
+        compile('def f():\n    """:math:`\\mathbf 1`"""\n', "bad.py", "exec")
 
 
 def test_the_redefinition_finder_finds_them(tmp_path):

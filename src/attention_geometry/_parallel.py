@@ -214,7 +214,11 @@ class ProcessSlots:
         slot = next((s for s in self._slots if s.future is future), None)
         if slot is None or slot.process is None or not slot.broken:
             return None
-        slot.process.join(5)
+        # the pool's own thread also joins it: its waitpid can reap the process just before this
+        # one asks (ECHILD, read as "still running") and set the code a moment later
+        deadline = time.monotonic() + 5
+        while slot.process.exitcode is None and time.monotonic() < deadline:
+            slot.process.join(0.05)
         return slot.process.exitcode
 
     def close(self, interrupt: bool = False) -> None:

@@ -517,7 +517,7 @@ def gaussian_percent(lengths: Sequence[int], d: int, rng: np.random.Generator | 
 
 
 def centring_rounding_percent(lengths: Sequence[int], d: int, rng: np.random.Generator | int) -> np.ndarray:
-    """The % of unselectable keys in Gaussian sets centred exactly and centred in float32, on the same
+    r"""The % of unselectable keys in Gaussian sets centred exactly and centred in float32, on the same
     points: ``(len(lengths), 2)``, columns exact and float32. Set ``i`` has ``lengths[i]`` i.i.d.
     N(0, 1) points in ``d`` dimensions, centred (:math:`Px`, onto :math:`H = \mathbf 1^\perp`) in
     float64 -- as good as exact against the test's tolerance -- and in float32, as a float32

@@ -303,7 +303,7 @@ def timing_words(parts: dict) -> str:
 
 
 def signed_root(x: float) -> float:
-    """:math:`\operatorname{sign}(x)\sqrt{|x|}`: an estimated mean square (which noise can make
+    r""":math:`\operatorname{sign}(x)\sqrt{|x|}`: an estimated mean square (which noise can make
     negative) as an rms."""
     return math.copysign(math.sqrt(abs(x)), x)
 
