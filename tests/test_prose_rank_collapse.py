@@ -109,3 +109,44 @@ def test_docs_apart_words():
     assert ch.docs_apart_words(0, "reproduced").startswith("No window")
     assert "too few" in ch.docs_apart_words(15, None)
     assert ch.docs_apart_words(1, "reproduced").endswith("the same rule gives *reproduced*")
+
+
+def _late_fits(masks, n_layers, n_inputs, rate_of, seed=0):
+    """Synthetic late-window fits: each input's μ decays at ``rate_of(mask name)`` per layer from its
+    late window on, with a small random walk on the log (each input its own draw)."""
+    import numpy as np
+
+    from attention_geometry import collapse as cl
+
+    rng = np.random.default_rng(seed)
+    start, fits = {}, {"z": {}, "x": {}}
+    for k, m in masks.items():
+        kappa = cl.late_collapse_rate(m)
+        t = np.arange(n_layers + 1)[:, None]
+        start[k] = np.full(n_inputs, 2)
+        if not 0 < kappa < np.inf:  # no late window: the fit is empty
+            curve = np.ones((n_layers + 1, n_inputs))
+            start[k] = np.full(n_inputs, n_layers + 1)
+        else:
+            log = -rate_of(k, kappa) * np.maximum(t - 2, 0) + 1e-3 * rng.standard_normal((n_layers + 1, n_inputs))
+            curve = np.exp(log)
+        fits["z"][k] = fits["x"][k] = cl.fit_late_rate(curve, start[k])
+    return start, fits
+
+
+def test_the_late_rate_rows_see_a_right_and_a_wrong_late_rate():
+    """``late-rate`` is reproduced where each mask decays at -ln|λ₂| and differs where every mask
+    decays 30 % faster; ``late-rate-local`` sees a one-sided window share the causal rate."""
+    import functools
+
+    from attention_geometry import verdicts as vd
+
+    masks = {k: m for k, m in ch.mask_family(16, [3]).items()}
+    claim = functools.partial(vd.Claim, paper="wu2024masks")
+    start, fits = _late_fits(masks, 12, 8, lambda k, kappa: kappa)
+    values, (rate, local) = ch.late_rate_rows(masks, start, fits, 12, "synthetic", claim)
+    assert rate.id == "late-rate" and rate.verdict.label == "reproduced", rate.verdict
+    assert "one-sided w=3" in local.measured and "nan" not in values["rc-tab-late"].data
+    start, fits = _late_fits(masks, 12, 8, lambda k, kappa: 1.3 * kappa)
+    _, (rate, _) = ch.late_rate_rows(masks, start, fits, 12, "synthetic", claim)
+    assert rate.verdict.label not in ("reproduced", "not decided"), rate.verdict

@@ -465,6 +465,22 @@ def mu_over_depth(X0: torch.Tensor | np.ndarray, mask: npt.ArrayLike | torch.Ten
 # ------------------------------------------------------------ summaries of a trajectory
 
 
+def _window_line(logv: np.ndarray, start: np.ndarray, above: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The least-squares line of ``logv`` on the layer over each column's window: from layer
+    ``start`` for as long as ``above`` holds (the first layer where it fails ends the window; after
+    it the curve is rounding). ``logv, above: (T, K)``, ``start: (K,)`` -> ``(slope, intercept,
+    points)``, each ``(K,)``; slope and intercept are NaN where the window is empty."""
+    t = np.arange(logv.shape[0], dtype=np.float64)[:, None]
+    ok = (t >= start[None]) & above & np.isfinite(logv)
+    ok &= np.cumprod(ok | (t < start[None]), axis=0).astype(bool)
+    n = ok.sum(0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        tm = np.where(ok, t, 0.0).sum(0) / n
+        lm = np.where(ok, logv, 0.0).sum(0) / n
+        slope = np.where(ok, (t - tm) * (logv - lm), 0.0).sum(0) / np.where(ok, (t - tm) ** 2, 0.0).sum(0)
+    return slope, lm - slope * tm, n
+
+
 def fit_rate(values: npt.ArrayLike, t_min: int = 0, floor: float = 1e-5,
              return_points: bool = False) -> np.ndarray | tuple[np.ndarray, np.ndarray]:
     r"""Fitted exponential rate per layer of each trajectory.
@@ -486,17 +502,7 @@ def fit_rate(values: npt.ArrayLike, t_min: int = 0, floor: float = 1e-5,
     with np.errstate(divide="ignore", invalid="ignore"):
         rel = flat / flat[t_min]
         logv = np.log(flat)
-    t = np.arange(T, dtype=np.float64)[:, None]
-    ok = (t >= t_min) & (rel > floor) & np.isfinite(logv)
-    # stop at the first point below the floor: after it the curve is noise
-    ok &= np.cumprod(ok | (t < t_min), axis=0).astype(bool)
-    n = ok.sum(0)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        tm = np.where(ok, t, 0.0).sum(0) / n
-        lm = np.where(ok, logv, 0.0).sum(0) / n
-        cov = (np.where(ok, (t - tm) * (logv - lm), 0.0)).sum(0)
-        var = (np.where(ok, (t - tm) ** 2, 0.0)).sum(0)
-        slope = cov / var
+    slope, _, n = _window_line(logv, np.full(flat.shape[1], t_min), rel > floor)
     rate = np.where(n >= 3, -slope, np.nan).reshape(v.shape[1:])
     return (rate, n.reshape(v.shape[1:])) if return_points else rate
 
@@ -820,15 +826,8 @@ def fit_late_rate(values: npt.ArrayLike, start: npt.ArrayLike | int, *, floor: f
     flat, s = v.reshape(T, -1), s.reshape(-1)
     with np.errstate(divide="ignore", invalid="ignore"):
         logv = np.log(flat / flat[0])
-    t = np.arange(T, dtype=np.float64)[:, None]
-    ok = (t >= s[None]) & (logv > math.log(floor)) & np.isfinite(logv)
-    ok &= np.cumprod(ok | (t < s[None]), axis=0).astype(bool)  # stop at the first point past the floor
-    n = ok.sum(0)
+    slope, c, n = _window_line(logv, s, logv > math.log(floor))
     with np.errstate(divide="ignore", invalid="ignore"):
-        tm = np.where(ok, t, 0.0).sum(0) / n
-        lm = np.where(ok, logv, 0.0).sum(0) / n
-        slope = np.where(ok, (t - tm) * (logv - lm), 0.0).sum(0) / np.where(ok, (t - tm) ** 2, 0.0).sum(0)
-        c = lm - slope * tm
         onset = np.where(slope != 0, c / -slope, np.nan)
     good = n >= min_points
     shape = v.shape[1:]

@@ -170,32 +170,32 @@ class TinyDecoder(nn.Module):
         h = self.config.n_heads
         return t.view(b, s, h, d // h).transpose(1, 2)
 
-    def run(self, ids, record: bool = False, stream: list | None = None):
-        """``(logits (batch, seq, vocab), per-layer [(residual, normed, keys)] if record)``.
+    def run(self, ids, record: bool = False):
+        """``(logits (batch, seq, vocab), records)``; ``records`` is empty unless ``record``.
 
-        ``stream``: a list that receives the residual stream, ``n_layers + 1`` tensors
-        ``(batch, seq, d)`` (each block's input, then the last block's output before
-        ``ln_f``). Dropout acts only in training mode, drawn from torch's global generator
-        (the training loop seeds it for every step inside ``fork_rng``)."""
+        A record per block, ``(residual, normed, keys)``: its input ``(batch, seq, d)``, that
+        input after ``norm_1`` and its keys ``(batch, heads, seq, d_head)``; then one more, the
+        last block's output before ``ln_f``, with ``normed`` and ``keys`` None. The residuals
+        are the residual stream, ``n_layers + 1`` tensors. Dropout acts only in training
+        mode, drawn from torch's global generator (the training loop seeds it for every step
+        inside ``fork_rng``)."""
         if ids.ndim != 2 or ids.shape[1] > self.config.max_len:
             raise fail("ids", shape_of(ids, "a tensor"), f"(batch, seq) with seq <= {self.config.max_len}",
                        "has the wrong shape")
         p = self.config.dropout if self.training else 0.0
         x = F.dropout(self.embed(ids) + self.pos(torch.arange(ids.shape[1], device=ids.device)), p)
-        layers = []
+        records = []
         for blk in self.blocks:
-            if stream is not None:
-                stream.append(x)
             u = self.norm_1(x)
             q, k, v = self._split(blk.W_Q(u)), self._split(blk.W_K(u)), self._split(blk.W_V(u))
             a = F.scaled_dot_product_attention(q, k, v, is_causal=True)  # softmax(q k^T / sqrt(d_head)) v
             if record:
-                layers.append((x, u, k))
+                records.append((x, u, k))
             x = x + F.dropout(blk.W_O(a.transpose(1, 2).reshape(x.shape)), p)
             x = x + F.dropout(blk.proj(F.gelu(blk.fc(blk.ln_2(x)), approximate="tanh")), p)
-        if stream is not None:
-            stream.append(x)
-        return self.ln_f(x) @ self.embed.weight.T, layers
+        if record:
+            records.append((x, None, None))
+        return self.ln_f(x) @ self.embed.weight.T, records
 
     def forward(self, ids):
         return self.run(ids)[0]
@@ -217,7 +217,7 @@ def attention_inputs(model: TinyDecoder, ids: torch.Tensor | npt.ArrayLike) -> l
         _, layers = model.run(torch.as_tensor(ids), record=True)
     return [{"residual": x.double().numpy(), "normed": model.norm_1(x.double()).numpy(),
              "sphere": normalise(x.double(), "layernorm").numpy(), "keys": k.double().numpy()}
-            for x, u, k in layers]
+            for x, u, k in layers[:-1]]  # the last record is the last block's output
 
 
 def tiny_residual_stream(model: TinyDecoder, ids: torch.Tensor) -> list[torch.Tensor]:
@@ -225,10 +225,9 @@ def tiny_residual_stream(model: TinyDecoder, ids: torch.Tensor) -> list[torch.Te
     the embeddings (tokens plus positions), index ``l`` the output of block ``l`` (before ``ln_f``, also
     for the last), as :func:`~attention_geometry.models.pretrained.residual_stream` has it; eval mode."""
     model.eval()
-    stream: list[torch.Tensor] = []
     with torch.no_grad():
-        model.run(torch.as_tensor(ids), stream=stream)
-    return stream
+        _, records = model.run(torch.as_tensor(ids), record=True)
+    return [x for x, _, _ in records]
 
 
 def normed_radius(model: TinyDecoder, windows: Sequence[torch.Tensor]) -> np.ndarray:

@@ -294,6 +294,109 @@ def late_roles_words(roles: dict, reference: str = "causal") -> str:
     return f"Against the {reference} mask, the masks that " + "; those that ".join(parts)
 
 
+def _over_inputs(v):
+    """The mean ± standard error over the inputs whose late window holds a fit (each input is its own
+    weight draw); ``None`` where fewer than two do."""
+    import numpy as np
+
+    from ... import draws
+
+    ok = np.isfinite(v)
+    return draws.over_draws(v[ok]) if ok.sum() >= 2 else None
+
+
+def late_rate_rows(masks: dict, start: dict, fits: dict, n_layers: int, settings: str, claim) -> tuple[dict, list]:
+    r"""Chapter 4's late rates measured against eq. ``rc-late-rate``: the table, the words and the two
+    readings, ``late-rate`` (each mask's late rate is :math:`-\ln|\lambda_2|`) and ``late-rate-local``
+    (paired by input against the causal mask: a smaller late rate where :math:`|\lambda_2|` is larger,
+    the same rate and a later onset for a one-sided window).
+
+    ``masks``: name -> mask; ``start``: name -> the first layer of each input's late window
+    (``collapse.late_window_start``); ``fits``: ``{"z": ..., "x": ...}``, name ->
+    ``collapse.fit_late_rate`` of :math:`\mu(Z)` and of the relative spread, per input. ``claim``: the
+    chapter's ``Claim`` factory. Returns the glue values (the table and the Estimate of the causal
+    mask's late rate of the relative spread included) and the two claims."""
+    import numpy as np
+    from IPython.display import Markdown
+
+    from ... import collapse as cl, stats as st, verdicts as vd, words as wd
+
+    late = {k: cl.late_collapse_rate(m) for k, m in masks.items()}
+    fz, fx = fits["z"], fits["x"]
+    zr, xr = {k: _over_inputs(fz[k]["rate"]) for k in masks}, {k: _over_inputs(fx[k]["rate"]) for k in masks}
+    onset = {k: _over_inputs(fz[k]["onset"]) if 0 < late[k] < np.inf else None for k in masks}
+    table = late_table({k: {"lam2": float(cl.uniform_attention_spectrum(m)[1]), "rate": late[k],
+                            "start": late_start_cell(start[k], n_layers), "z": zr[k], "x": xr[k],
+                            "onset": onset[k]} for k, m in masks.items()})
+    roles = late_roles(late, {k: float(np.median(start[k])) for k in masks}, n_layers)
+    band = {k: cl.LATE_RTOL * late[k] + cl.LATE_ATOL for k in masks}
+    tested = {k: e for k, e in zr.items() if e is not None and np.isfinite(late[k])}
+    unreached = ", ".join(k for k in masks if zr[k] is None)
+    rate_claim = claim(
+        id="late-rate", where="abstract (“the collapse rate”)", source="abstract", claim_kind="reading",
+        section="sec-rc-late",
+        statement="this book's derivation (eq. rc-late-rate): once the keys each query sees have converged, attention "
+                  "is uniform on the mask, and μ of the attention part falls by |λ₂| of the mask's averaging matrix "
+                  "per layer, a late rate −ln|λ₂|",
+        measured="late rate of μ(Z) over each input's late window, against −ln|λ₂|: " + ", ".join(
+            f"{k} {e.format(4)} vs {late[k]:.4f}" for k, e in tested.items())
+                 + (f"; no late window of {cl.MIN_RATE_POINTS} layers within the depth: {unreached}" if unreached
+                    else ""),
+        settings=settings,
+        verdict=vd.all_verdict({k: vd.draws_verdict(vd.value_verdict(e, late[k], rtol=cl.LATE_RTOL, atol=cl.LATE_ATOL),
+                                                    e, reference=(late[k] - band[k], late[k] + band[k]))
+                                for k, e in tested.items()}, what="every mask with a late window") if tested else
+        vd.not_tested("no mask reaches its late window within the depth (more layers would)"))
+    # the local masks against the causal one, paired by input: a smaller late rate, or the same one and a later onset
+    paired, shown = {}, []
+    for k, role in roles.items():
+        if role not in ("slows", "delays", "same", "same rate", "speeds") or zr[k] is None or zr["causal"] is None:
+            continue
+        d_rate = _over_inputs(fz[k]["rate"] - fz["causal"]["rate"])
+        if d_rate is None:
+            continue
+        shown.append(f"{k} ({role}): late rate minus causal {d_rate.format()}")
+        if role in ("slows", "speeds"):
+            paired[k] = vd.draws_verdict(vd.sign_verdict(d_rate, -1 if role == "slows" else +1,
+                                                         what=f"late rate, {k} minus causal"), d_rate)
+            continue
+        b = band["causal"]
+        paired[f"{k}, late rate"] = vd.draws_verdict(vd.value_verdict(d_rate, 0.0, atol=b), d_rate, reference=(-b, b))
+        d_onset = _over_inputs(fz[k]["onset"] - fz["causal"]["onset"])
+        if role == "delays" and d_onset is not None:
+            shown[-1] += f", onset minus causal {d_onset.format()} layers"
+            paired[f"{k}, onset"] = vd.draws_verdict(vd.sign_verdict(d_onset, +1, what=f"onset, {k} minus causal"),
+                                                     d_onset)
+    local_claim = claim(
+        id="late-rate-local", where="abstract; theorem of the masked-attention section", source="abstract",
+        claim_kind="reading", section="sec-rc-late",
+        differs_from="the row 'bound' tests the proof and its bound; this row asks whether the measured late rate "
+                     "differs between masks",
+        statement="sparse or local masked attention can provably slow down the collapse rate (this book's reading "
+                  "for the measured late rate: a local mask slows it where its |λ₂| is larger than the causal "
+                  "mask's, and a one-sided window, whose λ₂ is the causal mask's 1/2, delays the collapse without "
+                  "slowing it)",
+        measured="paired over inputs against the causal mask (μ(Z) over the late window): " + "; ".join(shown),
+        settings=settings,
+        verdict=vd.all_verdict(paired, what="every local mask with a late window") if paired else
+        vd.not_tested("no local mask reaches its late window within the depth (more layers would)"))
+    x_causal = xr["causal"] or st.Estimate(float("nan"), float("nan"))
+    values = {
+        "rc-tab-late": Markdown(table), "rc-late-rate-causal": x_causal,  # the latter read by chapter 9
+        "rc-late-roles-words": late_roles_words(roles), "rc-late-rtol": 100 * cl.LATE_RTOL,
+        "rc-late-atol": cl.LATE_ATOL, "rc-late-floor": cl.LATE_FLOOR,
+        "rc-late-x-words": "has no late window within the depth" if xr["causal"] is None else
+        f"decays at {x_causal.format(3)} per layer in its late window, " + wd.trend_word(
+            st.Estimate(x_causal.value - np.log(2), x_causal.se), above="faster than", below="slower than",
+            neither="indistinguishable from") + f" ln 2 = {np.log(2):.4f}",
+        "rc-late-verdict-words": vd.verdict_words(rate_claim.verdict, reproduced="equal", otherwise="do not all equal",
+                                                  undecided="are not shown to equal"),
+        "rc-late-local-words": vd.verdict_words(local_claim.verdict, reproduced="bear this out",
+                                                otherwise="contradict it for at least one mask",
+                                                undecided="do not decide it")}
+    return values, [rate_claim, local_claim]
+
+
 def docs_start_words(same: int, full: int, both: int, n: int) -> str:
     """How the windows whose two documents start with the same token (``same`` of ``n``) match those
     that collapse fully (``full``; ``both``: in both groups)."""
