@@ -356,6 +356,28 @@ def test_checkpointed_training_resumes_to_the_same_result(tmp_path):
     np.testing.assert_array_equal(again.test_loss, resumed.test_loss)
 
 
+def test_a_continued_run_starts_from_the_shorter_run_and_leaves_its_checkpoint(tmp_path, monkeypatch):
+    """``continued``: 10 steps, then 20 continued from them, give the curves of one 20-step run; the
+    10-step run still finds its own state (no retraining), and a continued run resumes its own."""
+    store = CheckpointStore(tmp_path)
+    longer = MajoritySetup(**{**SMALL.__dict__, "steps": 20})
+    whole = train_majority("rmsnorm", [0, 1], longer)
+    first = train_majority("rmsnorm", [0, 1], SMALL, store=store)
+    continued = train_majority("rmsnorm", [0, 1], longer, store=store, continued=True)
+    np.testing.assert_array_equal(continued.steps, whole.steps)
+    np.testing.assert_allclose(continued.test_loss, whole.test_loss, rtol=1e-6)
+    steps = []
+    monkeypatch.setattr(MT._Trainer, "_train_step", lambda self: steps.append(1) or (_ for _ in ()).throw(
+        AssertionError("trained again")))
+    again = train_majority("rmsnorm", [0, 1], SMALL, store=store)  # the shorter run's own state, untouched
+    np.testing.assert_array_equal(again.queries, first.queries)
+    resumed = train_majority("rmsnorm", [0, 1], longer, store=store, continued=True)  # its own checkpoint
+    np.testing.assert_array_equal(resumed.test_loss, continued.test_loss)
+    assert steps == []
+    groups = MT.train_majority_groups(["rmsnorm"], [0, 1], longer, store=store, continued=True)
+    np.testing.assert_array_equal(groups["rmsnorm"].test_loss, continued.test_loss)
+
+
 def test_a_checkpoint_keeps_the_epoch_order_in_int32_and_resumes_from_an_int64_one(tmp_path):
     import torch
 

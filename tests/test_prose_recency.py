@@ -154,3 +154,30 @@ def test_the_gap_series_fit_recovers_its_terms_and_says_what_the_next_one_buys()
     assert small_b["rec-factor-next-words"].endswith("from d = 16 on.")
     tiny = ch.gap_series_values(d, 0.1 / d, np.full(d.size, 1e-3))
     assert "from the narrowest width on" in tiny["rec-factor-next-words"]
+
+
+def test_the_share_of_recency_a_control_loses_sees_both_causes_and_noise():
+    """LayerNorm as the cause of the trained recency: a control that loses all of it, one that keeps it
+    all, pure noise, and a decoder without recency; the row's rule with each."""
+    from attention_geometry import verdicts as vd
+    from attention_geometry.stats import Estimate as E
+
+    recency = E(0.18, 0.012, 4)
+    lost, kept, noise = (ch.nope_share(E(d, se, 4), recency) for d, se in [(0.17, 0.01), (-0.003, 0.01), (0.09, 0.1)])
+    rule = lambda s: vd.bound_verdict(s, ch.NOPE_SHARE_CLAIMED, at_most=False, alternative=0.0).label
+    assert (rule(lost), rule(kept), rule(noise)) == ("reproduced", "refuted", "not decided")
+    assert ch.nope_share(E(0.01, 0.01, 4), E(0.002, 0.01, 4)) is None  # no recency to share out
+    assert "mostly LayerNorm's" in ch.nope_share_words({"rmsnorm": lost})
+    assert "whatever its norm" in ch.nope_share_words({"rmsnorm": kept, "none": kept})
+    assert "do not decide" in ch.nope_share_words({"rmsnorm": kept, "none": noise})
+    assert "no share of it" in ch.nope_share_words({"rmsnorm": None})
+
+
+def test_the_stored_matched_decoders_are_read_from_the_stored_values():
+    values = {"rec-nope-after": 0.685, "rec-nope-after-se": 0.012, "rec-nope-steps": 8000, "rec-nope-control-seeds": 5,
+              "rec-nope-rmsnorm": 0.688, "rec-nope-rmsnorm-se": 0.003, "rec-nope-rmsnorm-diff": -0.0035,
+              "rec-nope-rmsnorm-diff-se": 0.01}
+    words = ch.nope_paper_words(values)
+    assert words.startswith("In the stored paper-scale run (8,000 steps, 5 seeds)") and "whatever its norm" in words
+    assert ch.nope_paper_words(None).startswith("No stored paper-scale run")
+    assert ch.nope_paper_words({**values, "rec-nope-control-seeds": 0}).startswith("No stored")

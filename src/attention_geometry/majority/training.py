@@ -162,6 +162,7 @@ def train_majority(
     store: CheckpointStore | None = None,
     progress: bool = False,
     threads: int = 1,
+    continued: bool = False,
 ) -> MajorityRun:
     """Train one model per seed (all seeds at once) as the original does; see the module docstring.
 
@@ -174,6 +175,11 @@ def train_majority(
     the variant, the seeds and the set-up, and a rerun resumes from it.
 
     ``threads``: PyTorch intra-op threads during the call (restored after).
+
+    ``continued``: a longer run that continues the run of the same set-up (a run to fewer steps,
+    whose checkpoint it starts from when it has none of its own) and keeps its checkpoints under a
+    key of its own, so that the shorter run's state at its last step stays in the store: the same
+    curves as one run to ``setup.steps``, and the shorter run still resumable.
     """
     _check_variant(norm)
     if len(seeds) == 0:
@@ -182,17 +188,19 @@ def train_majority(
     if not isinstance(setup, MajoritySetup):
         raise fail("setup", setup, "a MajoritySetup", "has the wrong type")
     with torch_threads(threads):
-        return _Trainer(norm, seeds, setup, store or CheckpointStore(None), progress).run()
+        return _Trainer(norm, seeds, setup, store or CheckpointStore(None), progress, continued).run()
 
 
 class _Trainer:
     """The training loop of :func:`train_majority`, with its checkpointable state."""
 
-    def __init__(self, norm, seeds, setup, store, progress):
+    def __init__(self, norm, seeds, setup, store, progress, continued=False):
         self.norm, self.seeds, self.setup, self.store, self.progress = norm, seeds, setup, store, progress
         self.key = {"what": "majority", "norm": norm, "seeds": list(seeds), **asdict(setup)}
         self.key.pop("steps")  # a run stopped at step k is the start of any longer run
         self.key.pop("eval_every"), self.key.pop("checkpoint_every")
+        # a continued run starts from the shorter run's checkpoint and keeps its own beside it
+        self.start_key, self.key = (self.key, {**self.key, "continued": True}) if continued else (None, self.key)
         self.data = _all_data(seeds, setup)
         self.n_train = self.data.train_counts.shape[1]
         self.per_epoch = math.ceil(self.n_train / min(setup.batch, self.n_train))
@@ -249,6 +257,9 @@ class _Trainer:
         self._fresh()
         self.opt = torch.optim.Adam(self.params.values(), lr=self.setup.lr)
         saved = self.store.load("majority", self.key)
+        if saved is None and self.start_key is not None:  # the run this one continues
+            saved = self.store.load("majority", self.start_key)
+            saved = saved if saved is not None and saved["step"] <= self.setup.steps else None
         if saved is not None and saved["step"] > self.setup.steps:  # a longer run's checkpoint: leave it alone
             self.store = CheckpointStore(None)
         elif saved is not None:
@@ -320,7 +331,7 @@ def train_majority_per_seed(norm: str, seeds: Sequence[int], setup: MajoritySetu
 
 def train_majority_groups(norms: Sequence[str], seeds: Sequence[int], setup: MajoritySetup = MajoritySetup(), *,
                           group_size: int = 5, store: CheckpointStore | None = None, progress: bool = False,
-                          threads: int = 1, workers: int = 1) -> dict[str, MajorityRun]:
+                          threads: int = 1, workers: int = 1, continued: bool = False) -> dict[str, MajorityRun]:
     """:func:`train_majority` for every variant in ``norms``, the seeds in groups of
     ``group_size`` (groups outer, variants inner), each group checkpointed under
     its own key. The same result as one call per variant, up to float rounding;
@@ -330,13 +341,14 @@ def train_majority_groups(norms: Sequence[str], seeds: Sequence[int], setup: Maj
     ``workers > 1`` trains that many (group, variant) units at once, each in its
     own process with ``threads`` threads: the same numbers as one after the other
     (every unit is a separate training), in less wall time on several cores.
+    ``continued``: as in :func:`train_majority`, for every unit.
     """
     check_int("group_size", group_size, low=1)
     check_int("workers", workers, low=1)
     for norm in norms:
         _check_variant(norm)
     groups = [list(seeds[i:i + group_size]) for i in range(0, len(seeds), group_size)]
-    units = [(norm, group, setup, store, progress, threads) for group in groups for norm in norms]
+    units = [(norm, group, setup, store, progress, threads, continued) for group in groups for norm in norms]
     done = map_processes(_train_unit, units, workers, progress=progress, desc="majority")
     parts = {norm: [run for (n, *_), run in zip(units, done) if n == norm] for norm in norms}
     return {norm: _stack_runs(runs) for norm, runs in parts.items()}
@@ -356,15 +368,16 @@ def train_width_sweep(plan: dict[str, Sequence[int]], seeds: Sequence[int], setu
         _check_variant(norm)
     groups = [list(seeds[i:i + group_size]) for i in range(0, len(seeds), group_size)]
     cells = [(norm, check_int("d", d, low=2)) for norm, dims in plan.items() for d in dims]
-    units = [(norm, group, replace(setup, d=d), store, progress, threads) for group in groups for norm, d in cells]
+    units = [(norm, group, replace(setup, d=d), store, progress, threads, False) for group in groups
+             for norm, d in cells]
     done = map_processes(_train_unit, units, workers, progress=progress, desc="majority widths")
     return {(norm, d): _stack_runs([run for (n, _, s, *_), run in zip(units, done) if n == norm and s.d == d])
             for norm, d in cells}
 
 
 def _train_unit(unit) -> MajorityRun:
-    norm, group, setup, store, progress, threads = unit  # a worker's bar goes to its own stderr
-    return train_majority(norm, group, setup, store=store, progress=progress, threads=threads)
+    norm, group, setup, store, progress, threads, continued = unit  # a worker's bar goes to its own stderr
+    return train_majority(norm, group, setup, store=store, progress=progress, threads=threads, continued=continued)
 
 
 def steps_to_reach(steps: np.ndarray, curve: np.ndarray, threshold: float) -> np.ndarray:

@@ -14,7 +14,8 @@ __all__ = ["RecencyParams", "Simulations", "setting_values", "four_models", "lay
            "grid_study", "closed_forms", "NO_RECENCY_TOL", "ln_excess", "flat_words", "excess_words",
            "residual_ratio", "grid_tables", "grid_summary", "closed_sign_words", "adjusted_words",
            "residual_values", "ratio_words", "rise_values", "rise_trend_words", "key_profile_runs", "figure2_order", "rp_arrays", "rp_tables", "rp_trends", "rp_prediction", "peak_words", "iso_words",
-           "relativity_values", "extension_values", "extension_summary", "null_words", "QK_STEPS", "qk_study", "qk_peak_words", "nope_values", "nope_dominance_values", "dominance_words", "NOPE_CONTROLS", "nope_norm_runs", "nope_norm_values", "paper_claims",
+           "relativity_values", "extension_values", "extension_summary", "null_words", "QK_STEPS", "qk_study", "qk_peak_words", "nope_values", "nope_dominance_values", "dominance_words", "NOPE_CONTROLS", "nope_norm_runs", "nope_norm_values", "NOPE_SHARE_CLAIMED", "nope_share",
+           "nope_share_words", "nope_paper_words", "paper_claims",
            "claim_words"]
 
 
@@ -918,7 +919,8 @@ def nope_norm_values(nope: dict, controls: dict) -> tuple[dict, dict]:
     for norm, res in controls.items():
         ctrl = per_seed(res)
         rows[norm] = {"rp": stats.mean_estimate(ctrl), "diff": stats.mean_estimate(ln[: len(ctrl)] - ctrl),
-                      "seeds": len(ctrl)}
+                      "recency": stats.mean_estimate(ln[: len(ctrl)] - 0.5), "seeds": len(ctrl)}
+        rows[norm]["share"] = nope_share(rows[norm]["diff"], rows[norm]["recency"])
         values[f"rec-nope-{norm}"] = rows[norm]["rp"].value
         values[f"rec-nope-{norm}-se"] = rows[norm]["rp"].se
         values[f"rec-nope-{norm}-diff"] = rows[norm]["diff"].value
@@ -927,7 +929,66 @@ def nope_norm_values(nope: dict, controls: dict) -> tuple[dict, dict]:
             rows[norm]["diff"], above="exceeds", below="falls short of", neither="does not measurably differ from")
     values.update({"rec-nope-rmsnorm-words": said.get("rmsnorm", ""), "rec-nope-none-words": said.get("none", "")})
     values["rec-nope-control-seeds"] = min(r["seeds"] for r in rows.values()) if rows else 0
+    values["rec-nope-share-words"] = nope_share_words({n: r["share"] for n, r in rows.items()})
     return values, rows
+
+
+#: The share of the LayerNorm decoder's recency a control must lose for "LayerNorm causes it" (this
+#: book's reading): most of it.
+NOPE_SHARE_CLAIMED = 0.5
+
+
+def nope_share(diff, recency):
+    """The share of the LayerNorm decoder's recency that a matched control loses: ``diff`` (RP(LayerNorm) −
+    RP(control), paired by seed) over ``recency`` (RP(LayerNorm) − 1/2), by the delta method, with the
+    seeds' degrees of freedom; ``None`` where the recency's interval holds 0 (no recency to share out)."""
+    from ... import stats
+
+    lo, hi = recency.interval()
+    if lo <= 0 <= hi:
+        return None
+    r = stats.ratio_estimate(diff, recency)
+    dfs = [d for d in (diff.df, recency.df) if d is not None]
+    return stats.Estimate(r.value, r.se, min(dfs) if dfs else None)
+
+
+_CONTROL_NAMES = {"rmsnorm": "RMSNorm", "none": "no norm"}
+
+
+def nope_share_words(shares: dict) -> str:
+    """A sentence: the share of the LayerNorm decoder's recency each control loses (``shares``: norm ->
+    :func:`nope_share` or ``None``), and what the shares say about LayerNorm as its cause."""
+    if not shares:
+        return "No matched control was trained."
+    if any(s is None for s in shares.values()):
+        return ("The LayerNorm decoder shows no recency whose interval excludes 1/2, so there is no share of it "
+                "to attribute (more training steps would give one).")
+    parts = " and ".join(f"{s.format(2)} with {_CONTROL_NAMES[n]}" for n, s in shares.items())
+    below = all(s.interval()[1] < NOPE_SHARE_CLAIMED for s in shares.values())
+    above = all(s.interval()[0] > NOPE_SHARE_CLAIMED for s in shares.values())
+    verdict = ("each control keeps most of it, so training makes the decoder recency-biased whatever its norm"
+               if below else "each control loses most of it, so the recency is mostly LayerNorm's" if above else
+               "the seeds do not decide whether most of it is LayerNorm's")
+    return f"The share of LayerNorm's recency (RP − 1/2) that each control loses is {parts}: {verdict}."
+
+
+def nope_paper_words(stored_values: dict | None) -> str:
+    """The matched decoders of the stored paper-scale run (its glued values), in words: their recency and
+    the share of LayerNorm's that each control loses (:func:`nope_share` from the stored means)."""
+    from ... import stats
+
+    keys = ["rec-nope-after", "rec-nope-after-se", "rec-nope-steps", "rec-nope-control-seeds"]
+    if not stored_values or not all(k in stored_values for k in keys) or not stored_values["rec-nope-control-seeds"]:
+        return "No stored paper-scale run holds the matched decoders."
+    v, n = stored_values, int(stored_values["rec-nope-control-seeds"])
+    recency = stats.Estimate(v["rec-nope-after"] - 0.5, v["rec-nope-after-se"], n - 1)
+    shares = {norm: nope_share(stats.Estimate(v[f"rec-nope-{norm}-diff"], v[f"rec-nope-{norm}-diff-se"], n - 1),
+                               recency) for norm in NOPE_CONTROLS if f"rec-nope-{norm}-diff" in v}
+    rps = [f"{stats.Estimate(v['rec-nope-after'], v['rec-nope-after-se']).format(3)} with LayerNorm"] + [
+        f"{stats.Estimate(v[f'rec-nope-{norm}'], v[f'rec-nope-{norm}-se']).format(3)} with {_CONTROL_NAMES[norm]}"
+        for norm in shares]
+    return (f"In the stored paper-scale run ({v['rec-nope-steps']:,} steps, {n} seeds) the trained recency "
+            f"probability is {', '.join(rps[:-1])} and {rps[-1]}. " + nope_share_words(shares))
 
 
 def paper_claims(P, *, rows: dict, one, obs: dict, factor: dict, grid: dict, grid_rows: dict, fig2: dict,
@@ -1130,6 +1191,21 @@ def paper_claims(P, *, rows: dict, one, obs: dict, factor: dict, grid: dict, gri
                          settings=f"NoPE decoder d = {P.nope_d}, {P.nope_steps:,} steps, windows of {P.nope_seq_len} "
                                   f"bytes, {r['seeds']} training seeds (error over seeds)",
                          verdict=verdicts.sign_verdict(r["diff"], +1, what=f"RP(LayerNorm) − RP({names[norm]})"))]
+        share = r.get("share")
+        claims += [claim(id=f"nope-share-{norm}", where="Abstract; Section 1", section="sec-rec-beyond",
+                         claim_kind="reading",
+                         differs_from=f"the row 'nope-control-{norm}' asks only for a sign; this one for how much",
+                         statement=f"LayerNorm causes the trained decoder's recency (this book's reading of “cause”: "
+                                   f"the matched decoder with {names[norm]} loses at least "
+                                   f"{NOPE_SHARE_CLAIMED:.0%} of it, RP − 1/2)",
+                         measured=(f"share lost, (RP(LayerNorm) − RP({names[norm]})) / (RP(LayerNorm) − 1/2): "
+                                   + ("none: no recency" if share is None else share.format())),
+                         settings=f"NoPE decoder d = {P.nope_d}, {P.nope_steps:,} steps, windows of {P.nope_seq_len} "
+                                  f"bytes, {r['seeds']} training seeds (error over seeds, delta method)",
+                         verdict=verdicts.not_tested("the LayerNorm decoder shows no recency to share out (more "
+                                                     "training steps would give it some)") if share is None else
+                         verdicts.bound_verdict(share, NOPE_SHARE_CLAIMED, at_most=False, alternative=0.0,
+                                                what=f"share of the recency lost with {names[norm]}"))]
     return claims
 
 

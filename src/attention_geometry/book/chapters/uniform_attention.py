@@ -27,6 +27,9 @@ class UniformAttentionParams(ChapterParams):
     lr: float = Field(0.01, gt=0.0, le=1.0, description="initial Adam learning rate (the original: 0.001)")
     lr_decay_epochs: int = Field(10_000, ge=0, le=10_000_000,
         description="epochs over which the learning rate decays linearly to 0; 0: constant (the original: 10,000)")
+    ratio_steps: int = Field(1200, ge=1, le=1_000_000,
+        description="steps of the step-ratio curves: the original's variant and the fair control continued past "
+                    "steps, so a slow seed's steps can be counted (the paper's Fig. 2 curves run to about 16,800)")
     eval_every: int = Field(80, ge=1, le=1_000_000, description="steps between two points of the curves")
     eval_sequences: int = Field(2000, ge=0, le=10_000_000,
         description="test sequences behind the curves; 0: all (the final numbers use all)")
@@ -45,6 +48,12 @@ class UniformAttentionParams(ChapterParams):
     width_lr: float = Field(0.01, gt=0.0, le=1.0, description="learning rate of the width sweep")
 
     @model_validator(mode="after")
+    def _the_ratio_curves_continue_the_run(self):
+        if self.ratio_steps < self.steps:
+            raise self.reject("ratio_steps", f"is below steps = {self.steps}", "at least steps")
+        return self
+
+    @model_validator(mode="after")
     def _a_width_meets_the_control_one_narrower(self):
         dims = sorted(set(self.width_dims))
         if dims[0] < 4 and not any(d - 1 in dims for d in dims):
@@ -53,7 +62,7 @@ class UniformAttentionParams(ChapterParams):
                               "two consecutive widths, or a smallest width of at least 4")
         return self
 
-    smoke = {"n_classes": 5, "length": 12, "min_margin": 2, "n_sequences": 300, "n_seeds": 3, "steps": 6,
+    smoke = {"n_classes": 5, "length": 12, "min_margin": 2, "n_sequences": 300, "n_seeds": 3, "steps": 6, "ratio_steps": 9,
              "batch": 32, "eval_every": 3, "eval_sequences": 0, "check_keys": 10, "geo_seeds": 2,
              "geo_steps": 4, "geo_batch": 256, "width_dims": [3, 4], "width_seeds": 2, "width_steps": 4,
              "width_batch": 32}
@@ -62,10 +71,12 @@ class UniformAttentionParams(ChapterParams):
     # in two parts across sessions, resumed from checkpoints); the d = 3 geometry keeps 5 of
     # the original's 10 seeds (the table says so). The width sweep has no original: 10 seeds at
     # 7 widths (15 variant-width cells, 30 checkpointed units), 3,000 steps of batch 1,000 at
-    # lr 0.01, about 31 min on 2 cores (7 ms of CPU per seed-step at batch 1,000, measured)
+    # lr 0.01, about 31 min on 2 cores (7 ms of CPU per seed-step at batch 1,000, measured). The step
+    # ratios continue two of the three variants to 21,000 steps (1,500 epochs; the paper's Fig. 2
+    # curves run to about 16,800), from the checkpoints of the 14,000-step run: a third more training
     presets = {
         "paper": {"n_classes": 20, "length": 50, "d": 8, "min_margin": 6, "n_sequences": 100_000, "n_seeds": 10,
-                  "steps": 14_000, "batch": 6000, "lr": 0.001, "lr_decay_epochs": 10_000,
+                  "steps": 14_000, "ratio_steps": 21_000, "batch": 6000, "lr": 0.001, "lr_decay_epochs": 10_000,
                   "eval_every": 140, "eval_sequences": 0, "geo_seeds": 5, "geo_steps": 10_000,
                   "geo_batch": 6000, "geo_lr": 0.001, "width_dims": [3, 4, 5, 6, 8, 12, 16], "width_seeds": 10,
                   "width_steps": 3000, "width_batch": 1000, "width_lr": 0.01},
@@ -78,6 +89,7 @@ class UniformAttentionParams(ChapterParams):
     # same machine (4.5 ms per seed-step at batch 256, 7 ms at 1,000: the exponent 0.35 of width_batch)
     cost = CostModel(133, (
         (0.45, {"steps": 1, "n_seeds": 1, "n_sequences": 1, "length": 1}),
+        (0.15, {"ratio_steps": 1, "n_seeds": 1, "n_sequences": 1, "length": 1}),
         (0.13, {"geo_steps": 1, "geo_seeds": 1, "geo_batch": 1}),
         (0.36, {"width_steps": 1, "width_seeds": 1, "width_batch": 0.35, "len:width_dims": 1}),
     ))
@@ -227,19 +239,27 @@ def level_record(steps) -> int:
     return max(1, round((len(steps) - 1) * LEVEL_AT))
 
 
-def speed(runs: dict) -> dict:
+def speed(runs: dict, longer: dict | None = None) -> dict:
     """For the original's variant and the fair control against LayerNorm: how many times LayerNorm's
     steps each needs to reach the paper's training loss of Fig. 2a (:data:`PAPER_LOSS_LEVEL`) and
-    LayerNorm's test accuracy at :func:`level_record` (Fig. 3), seed by seed (``step_ratio``):
-    ``{(other, quantity): (ratio, censored, bound)}``."""
+    LayerNorm's test accuracy at :func:`level_record` of the run (Fig. 3), seed by seed (``step_ratio``):
+    ``{(other, quantity): (ratio, censored, bound)}``. ``longer``: the two continued past the run
+    (``ratio_steps``), whose curves count the steps of a seed slower than the run; LayerNorm's curve is
+    the run's, left open (NaN) after it."""
+    import numpy as np
+
     import attention_geometry as ag
     ln = runs["layernorm"]
     at = level_record(ln.steps)
     out = {}
     for other in ("original_code", "rmsnorm"):
-        out[other, "training loss"] = ag.step_ratio(ln.steps, ln.loss, runs[other].loss, level=PAPER_LOSS_LEVEL)
-        out[other, "test accuracy"] = ag.step_ratio(ln.steps, ln.test_accuracy, runs[other].test_accuracy, at,
-                                                    rising=True)
+        o = (longer or runs)[other]
+        if not np.array_equal(o.steps[:ln.steps.size], ln.steps):
+            raise ValueError(f"the {other} curves do not continue the run's records; allowed: a continued run")
+        pad = lambda c: np.pad(np.asarray(c, dtype=float), ((0, 0), (0, o.steps.size - ln.steps.size)),
+                               constant_values=np.nan)
+        out[other, "training loss"] = ag.step_ratio(o.steps, pad(ln.loss), o.loss, level=PAPER_LOSS_LEVEL)
+        out[other, "test accuracy"] = ag.step_ratio(o.steps, pad(ln.test_accuracy), o.test_accuracy, at, rising=True)
     return out
 
 
@@ -284,8 +304,9 @@ def speed_words(ratio_interval: tuple[float, float], censored: int) -> str:
     return "a number of steps not told apart from three times LayerNorm's"
 
 
-def speed_glue(runs: dict, sp: dict) -> dict:
-    """The table of step ratios and the words for the training loss (Fig. 2a's "3x more steps")."""
+def speed_glue(runs: dict, sp: dict, bound_steps: int = 0) -> dict:
+    """The table of step ratios and the words for the training loss (Fig. 2a's "3x more steps");
+    ``bound_steps``: the last step of the continued curves (0: the run's own)."""
     import numpy as np
 
     import attention_geometry as ag
@@ -293,7 +314,9 @@ def speed_glue(runs: dict, sp: dict) -> dict:
     ln = runs["layernorm"]
     at = level_record(ln.steps)
     reached = int(np.isfinite(sp["original_code", "training loss"][0]).sum())
-    rows, out = [], {"ua-level-step": int(ln.steps[at]), "ua-speed-bound": float(ln.steps[-1] / ln.steps[at]),
+    last = int(max(bound_steps, ln.steps[-1]))  # the last step the ratio curves reach
+    rows, out = [], {"ua-level-step": int(ln.steps[at]), "ua-speed-bound": float(last / ln.steps[at]),
+                     "ua-ratio-steps": last,
                      "ua-loss-level": PAPER_LOSS_LEVEL, "ua-loss-level-reached": reached}
     for (other, q), (ratio, censored, bound) in sp.items():
         key = f"ua-speed-{other}-{q.replace(' ', '-')}"
@@ -504,7 +527,8 @@ def claims(P, check: dict, cs, diffs: dict, runs: dict, geo_diff, sp: dict | Non
             measured=f"{est.format()}° at step {runs[norm].steps[-1]:,}", settings=settings,
             verdict=ag.angle_verdict(runs[norm].final["angle"], runs[norm].steps[-1], value, 16_000)))
     if sp is not None:
-        out += speed_claims(P, runs, sp, row, settings)
+        out += speed_claims(P, runs, sp, row, settings + (
+            f"; the two others continued to {P.ratio_steps:,} steps for the ratios" if P.ratio_steps > P.steps else ""))
     if split is not None:
         out += query_claims(split, row, settings)
     out.append(ag.Claim(
