@@ -25,6 +25,7 @@ def calls():
         "floor_verdict": lambda: vd.floor_verdict(3.0, 10.0, atol=1.0),
         "sign_and_size_verdict": lambda: vd.sign_and_size_verdict(E, 1.05, rtol=0.2),
         "ratio_verdict": lambda: vd.ratio_verdict(E, 1.05, rtol=0.2, note="the factor tends to e"),
+        "censored_verdict": lambda: vd.censored_verdict(E, 3.0, censored=2, n=10, what="step ratio", decide="a longer run would"),
         "hypothesis_verdict": lambda: vd.hypothesis_verdict(1e-4, claim_rejects_null=True),
         "property_verdict": lambda: vd.property_verdict(True, "exact"),
         "ceiling_verdict": lambda: vd.ceiling_verdict(Estimate(0.9, 0.01), 0.99, Estimate(0.95, 0.01)),

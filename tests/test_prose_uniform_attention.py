@@ -39,7 +39,7 @@ def test_speed_verdict_sizes_signs_and_censoring():
     assert ch.speed_verdict(three / 2, none, 5.0, claimed=None, what="x").label == "reproduced"
     assert ch.speed_verdict(three / 4, none, 5.0, claimed=None, what="x").label == "refuted"
     some = np.array([1, 0, 0, 0, 0], bool)
-    assert ch.speed_verdict(three, some, 3.0, claimed=3.0, what="x").label == "not tested"
+    assert ch.speed_verdict(three, some, 3.0, claimed=3.0, what="x").label == "not decided"
     assert ch.speed_verdict(three * 2, some, 6.0, claimed=3.0, what="x").label == "differs"
 
 

@@ -184,7 +184,10 @@ def test_synthesis_claims_can_hold_or_fail_and_name_their_sources():
     failed = ag.synthesis_claims(_fake_results(True), ROLES, Estimate(0.01, 0.001), settings="toy")
     by_id = {c.id: c for c in held}
     assert {c.verdict.label for c in held} == {"reproduced"}
-    assert failed[0].verdict.label == "refuted" and failed[2].verdict.label == "refuted"
+    assert failed[0].verdict.label == "refuted" and failed[2].verdict.label == "differs"
+    # a slow decay is not exponential collapse: its fitted log-rate misses the constant, which a sign cannot see
+    slow = ag.synthesis_claims(_fake_results(False), ROLES, Estimate(-0.05, 0.001), settings="toy")[2]
+    assert slow.verdict.label == "differs"
     assert by_id["kim-abstract-recency-full-decoder"].source == "abstract"
     assert not by_id["wu-abstract-pure-masked-collapse"].at_paper_settings  # the Cesàro model is not Wu's setup
 

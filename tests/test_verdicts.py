@@ -163,3 +163,17 @@ def _bad_label():  # Verdict refuses an unknown label itself; verdict_words chec
     v = Verdict("reproduced", "")
     object.__setattr__(v, "label", "maybe")
     return v
+
+
+def test_a_censored_mean_is_not_decided_and_says_what_would_decide_it():
+    """A lower bound (censored units at the most the run can show) decides nothing against a claimed
+    value it lies below or around; the reason gives the bound and what would decide it."""
+    from attention_geometry.verdicts import censored_verdict
+
+    v = censored_verdict(Estimate(2.4, 0.2, 9), 3.0, censored=4, n=10, what="step ratio", decide="a longer run would")
+    assert v.label == "not decided" and "at least 2.4" in v.reason and "4 of 10" in v.reason
+    assert v.reason.endswith("a longer run would") and v.evidence["rule"] == "censored_verdict"
+    with pytest.raises(ValueError):
+        censored_verdict(Estimate(2.4, 0.2, 9), 3.0, censored=0, n=10, what="step ratio", decide="a longer run")
+    with pytest.raises(ValueError):
+        censored_verdict(Estimate(2.4, 0.2, 9), 3.0, censored=4, n=10, what="step ratio", decide="")

@@ -902,6 +902,8 @@ def claims(P, *, grid_ln, ds, ns, contour, meas, gauss, short, g7_short, radius,
     out.append(ag.Claim(
         "sel-lm", where="abstract; Fig. 4", source="abstract", **row,
         statement="Transformers do indeed benefit from these properties of LayerNorm in general language modeling",
+        differs_from="chapter 2's rows on the same sentence test its second half, the \"majority\" task; this "
+                     "one its first, language modelling",
         measured=f"held-out loss, projection-only − LN, per window: {lm.format()} nats/byte",
         settings=f"{P.lm_windows} held-out windows, one training seed per model; {tiny_settings}", **trained,
         verdict=ag.sign_verdict(lm, +1, what="projection-only − LN")))

@@ -358,8 +358,9 @@ def speed_verdict(ratio, censored, bound: float, *, claimed: float | None, what:
         return ag.sign_verdict(ag.mean_estimate(np.log(ratio)), +1, what=f"log step ratio, {what}")
     v = ag.ratio_verdict(ag.mean_estimate(ratio), claimed, rtol=STEP_RATIO_RTOL, what=f"step ratio, {what}")
     if censored.any() and not (v.label == "differs" and ratio.mean() > claimed):
-        return ag.not_tested(f"{int(censored.sum())} of {censored.size} seeds never reach {level} "
-                             f"within the run (a ratio above {bound:.2g}); a longer run would decide it")
+        return ag.censored_verdict(ag.mean_estimate(ratio), claimed, censored=int(censored.sum()), n=int(censored.size),
+                                   what=f"step ratio, {what}", decide=f"a censored seed's ratio is above {bound:.2g}; "
+                                   "training continued until every seed reaches the level would decide it")
     return v
 
 
