@@ -65,12 +65,14 @@ def test_a_stored_run_decides_the_verdict(tmp_path):
     first = table.splitlines()[2]
     assert records[0]["final_verdict"]["label"] == "not decided" and "*not decided*" in first
     assert "refuted as measured, but the model trained 1,000 of 50,000 steps" in first
-    # the stored run's stand-in keeps its verdict but no longer calls it the paper's settings
+    # the stored run's stand-in no longer calls it the paper's settings, and a paper claim refuted only in
+    # a stand-in is not decided
     at_paper.update(shortfall="", stand_in="a 4-layer decoder swept in width")
     (folder / "values.json").write_text(json.dumps({"x": 1.0, "claims": [at_paper]}))
     table, records = claims_markdown(_claims(), load_paper_run("toy", tmp_path))
     verdict_cell = table.splitlines()[2].rsplit(" | ", 1)[1]
-    assert records[0]["final_verdict"]["label"] == "refuted" and "paper's settings" not in verdict_cell
+    assert records[0]["final_verdict"]["label"] == "not decided" and "paper's settings" not in verdict_cell
+    assert "refuted in the stand-in (a 4-layer decoder swept in width)" in verdict_cell
     assert "in the paper-scale run, with a 4-layer decoder swept in width: the slope at d = 1024" in verdict_cell
     # a stored verdict without evidence cannot be computed by today's rules: it does not stand
     at_paper.update(stand_in="", verdict={"label": "refuted", "reason": "negative at d = 1024"})

@@ -896,7 +896,7 @@ def phrase(verdict: Verdict, source: str) -> str:
 
 def settle(at_defaults: Verdict, at_paper: Verdict | None, *, defaults_are_paper: bool = False,
            shortfall: str = "", stand_in: str = "", assumption: str = "",
-           assumption_checked: str = "") -> Verdict:
+           assumption_checked: str = "", paper_claim: bool = False) -> Verdict:
     """The verdict that stands: at the paper's settings when measured there.
 
     ``at_paper``: the verdict of the stored paper-scale run (``None``: not run);
@@ -916,7 +916,11 @@ def settle(at_defaults: Verdict, at_paper: Verdict | None, *, defaults_are_paper
     (``at_defaults`` decisive) checks the assumption of a stored verdict only when
     the two point the same way -- both agree with the claim, or both disagree:
     draws that agree with each other on the opposite verdict show that the stored
-    one may rest on its draw, so it is then ``not decided``.
+    one may rest on its draw, so it is then ``not decided``. ``paper_claim``: the row
+    is a claim of the paper (not the book's reading); a ``differs`` or ``refuted``
+    measured in a ``stand_in`` then says nothing of the paper's setup and is ``not
+    decided`` too, unless ``assumption_checked`` shows that the stand-in does not
+    matter. Every ``not decided`` made here says what would decide it.
     """
     if at_paper is not None:
         where = f"in the paper-scale run, with {stand_in}" if stand_in else "at the paper's settings"
@@ -929,11 +933,18 @@ def settle(at_defaults: Verdict, at_paper: Verdict | None, *, defaults_are_paper
         reason = settled.reason if at_paper is not None else f"with {stand_in}: {settled.reason}"
         settled = Verdict(Label.REPRODUCED_IN_STAND_IN, reason)
     if shortfall and settled.label in _DECISIVE:
-        return Verdict(Label.NOT_DECIDED, f"{settled.label} as measured, but {shortfall} ({settled.reason})")
+        return Verdict(Label.NOT_DECIDED, f"{settled.label} as measured, but {shortfall}; a run without that "
+                                          f"shortfall would decide it ({settled.reason})")
+    if (paper_claim and stand_in and settled.label in (Label.DIFFERS, Label.REFUTED)
+            and not assumption_checked):
+        return Verdict(Label.NOT_DECIDED, f"{settled.label} in the stand-in ({stand_in}), which is not the "
+                                          f"paper's setup; the paper's own setup, or evidence that the stand-in "
+                                          f"does not matter, would decide it ({settled.reason})")
     if assumption and settled.label in _DECISIVE:
         if not assumption_checked:
             return Verdict(Label.NOT_DECIDED, f"{settled.label} as measured, but it rests on {assumption}, "
-                                              f"not the paper's ({settled.reason})")
+                                              f"not the paper's; a measurement without it, or evidence that it "
+                                              f"does not matter, would decide it ({settled.reason})")
         if (at_paper is not None and at_defaults.label in _DECISIVE
                 and (at_defaults.label in _AGREES) != (settled.label in _AGREES)):
             return Verdict(Label.NOT_DECIDED, f"{settled.label} as measured, but it rests on {assumption}, and "

@@ -133,7 +133,8 @@ def claims_markdown(claims: Sequence[Claim], run=None, *, this_is_the_run: bool 
         shortfall = at_paper.get("shortfall", "") if paper_verdict is not None else c.shortfall
         final = settle(c.verdict, paper_verdict, defaults_are_paper=c.at_paper_settings or this_is_the_run,
                        shortfall=shortfall, stand_in=at_paper.get("stand_in", "") if paper_verdict else c.stand_in,
-                       assumption=c.assumption, assumption_checked=c.assumption_checked)
+                       assumption=c.assumption, assumption_checked=c.assumption_checked,
+                       paper_claim=c.claim_kind == "paper")
         where = f"{{cite:t}}`{c.paper}`, {c.where}" + ("" if c.where == c.source else f" ({c.source})")
         rows.append((
             where,
