@@ -188,6 +188,21 @@ def test_a_stored_sign_and_size_verdict_gives_the_sign_row_and_the_size_row_thei
     assert vd.part_evidence(vd.sign_verdict(measured, 1).evidence, "ratio_verdict") is None
 
 
+def test_a_size_row_reads_its_own_stored_row_where_the_stored_run_holds_one():
+    """measured_as stands in only for a run that judged the size under the sign row's id: where the stored
+    run holds the size row itself (its own ratio_verdict), that row is the one judged, not the sign row."""
+    measured = Estimate(2.7, 0.01, df=300)
+    stored = [{**claim(vd.sign_verdict(measured, +1)).record(), "settings": "paper"},
+              {**vd.Claim("c1-size", "kim2025recency", "Eq. 5", "full text", "the size is Eq. 5", "m", "paper",
+                          vd.ratio_verdict(measured, 1.0, rtol=0.05)).record(), "settings": "paper"}]
+    run = SimpleNamespace(claims=json.loads(json.dumps(stored)))
+    size = vd.Claim("c1-size", "kim2025recency", "Eq. 5", "full text", "the size is Eq. 5", "m", "defaults",
+                    vd.ratio_verdict(Estimate(2.5, 0.5, df=10), 1.0, rtol=0.05), measured_as="c1")
+    _, records = claims_markdown([size], run)
+    assert records[0]["paper_run_verdict"] and records[0]["final_verdict"]["label"] == "differs"
+    assert records[0]["at_paper_settings_record"]["id"] == "c1-size"
+
+
 def test_a_stored_run_is_judged_with_todays_tolerance_and_keeps_its_own_measurements():
     """A chapter that narrows a tolerance (here 0.1 -> none) judges the stored run's own estimates
     with it, through draws_verdict, whose stored band goes with the tolerance; the estimates, the

@@ -41,9 +41,16 @@ def test_the_extension_summary_groups_the_additions_by_outcome():
     assert text == "it survives with a, c; it is not established with b"
 
 
-def test_the_share_of_wins_is_about_half_only_near_one_half():
-    assert ch.half_words(0.505).startswith("about half the time")
-    assert ch.half_words(0.56).startswith("in a share well away from half")
+def test_the_share_of_wins_is_resolved_off_one_half_only_where_its_interval_excludes_it():
+    from attention_geometry.stats import Estimate
+
+    above = ch.half_words(Estimate(0.50148, 0.000022))  # the stored paper-scale run: 67 standard errors above
+    assert above.startswith("more often than the farther one, resolved above 1/2 by 0.0015 (67 standard errors)")
+    below = ch.half_words(Estimate(0.4985, 0.0001))
+    assert below.startswith("less often than the farther one, resolved below 1/2 by 0.0015 (15 standard errors)")
+    noise = ch.half_words(Estimate(0.49994, 0.00021))  # the defaults
+    assert noise.startswith("about half the time, within the noise of 1/2 (0.3 standard errors")
+    assert "about half" not in above + below and "resolved" not in noise
 
 
 def test_the_rows_without_layernorm_are_flat_only_when_no_key_strays():
@@ -54,7 +61,8 @@ def test_the_rows_without_layernorm_are_flat_only_when_no_key_strays():
 def test_the_excess_without_layernorm_is_named_only_beyond_three_standard_errors():
     assert ch.excess_words(6.2).startswith("6 standard errors above 1/2")
     assert ch.excess_words(-4.0).startswith("4 standard errors below 1/2")
-    assert ch.excess_words(1.0) == "within 3 standard errors of 1/2"
+    assert ch.excess_words(1.0) == "within 3 standard errors of 1/2, as flat as the large-width limit"
+    assert "where the large-width limit is flat" in ch.excess_words(6.2)
 
 
 def test_the_residual_ratio_words_name_the_weight_it_follows():
@@ -181,3 +189,52 @@ def test_the_stored_matched_decoders_are_read_from_the_stored_values():
     assert words.startswith("In the stored paper-scale run (8,000 steps, 5 seeds)") and "whatever its norm" in words
     assert ch.nope_paper_words(None).startswith("No stored paper-scale run")
     assert ch.nope_paper_words({**values, "rec-nope-control-seeds": 0}).startswith("No stored")
+
+
+def test_the_mechanism_words_follow_the_dominance_of_w_q_w_k_after_training():
+    """The trained recency traced to a diagonally dominant W_QᵀW_K (Theorem 1's mechanism) or not: the
+    row's rule and the sentence, both ways, undecided, and without recency to trace."""
+    from attention_geometry.stats import Estimate as E
+
+    rp = E(0.685, 0.012, 4)
+    stored = E(0.014, 0.024, 4)  # the stored paper-scale run: not distinguishable from a random matrix's 0
+    dominant, noise = E(0.6, 0.02, 4), E(0.1, 0.05, 4)
+    labels = [ch.nope_dominance_verdict(rp, d).label for d in (dominant, stored, noise)]
+    assert labels == ["reproduced", "refuted", "not decided"]
+    assert ch.nope_dominance_verdict(E(0.5005, 0.001, 4), dominant).label == "not tested"
+    yes = ch.nope_mechanism_words(rp, dominant)
+    assert yes.startswith("In this run the trained decoder's recency probability is 0.685 ± 0.012")
+    assert "above a random matrix's" in yes and yes.endswith("comes with a diagonally dominant W_QᵀW_K, Theorem 1's mechanism.")
+    no = ch.nope_mechanism_words(rp, stored, where="In the stored paper-scale run")
+    assert "not distinguishable from a random matrix's (about 0), and below 0.1" in no
+    assert no.endswith("does not come through Theorem 1's diagonal mechanism.")
+    assert "the seeds do not decide whether it reaches 0.1" in ch.nope_mechanism_words(rp, noise)
+    assert "no recency whose interval excludes 1/2" in ch.nope_mechanism_words(E(0.5005, 0.001, 4), dominant)
+
+
+def test_the_stored_run_words_are_computed_from_its_values_and_labelled_as_its():
+    from types import SimpleNamespace
+
+    params = {"d": 16, "n_samples": 10_000_000, "ext_models": 32, "nope_d": 64, "nope_steps": 8000,
+              "nope_seq_len": 64, "nope_seeds": 5, "factor_dims": [16, 100, 400]}
+    values = {"rec-thm1-rp2": 0.50148, "rec-thm1-rp2-se": 0.000022, "rec-noln-rp": 0.50039,
+              "rec-noln-rp-se": 0.000064, "rec-noln-ln-diff": 0.00108, "rec-noln-ln-diff-se": 0.000068,
+              "rec-noln-spread-max": 38.3, "rec-nope-after": 0.685, "rec-nope-after-se": 0.012,
+              "rec-nope-dom-after": 0.014, "rec-nope-dom-after-se": 0.024}
+    stored = SimpleNamespace(values=values, parameters=params, text=lambda k: {  # a str's text/plain form
+        "rec-qk-peak-words": "'it is largest at the identity, within the noise'"}.get(k))
+    w = ch.paper_run_words(stored)
+    assert w["rec-thm1-rp2-paper-words"].startswith("In the stored paper-scale run (d = 16, 10,000,000 sequences) "
+                                                    "the nearer key wins more often than the farther one, resolved above")
+    assert "6 standard errors above 1/2" in w["rec-noln-paper-words"] and "is larger than without" in w["rec-noln-paper-words"]
+    assert w["rec-row2-paper-words"] == ("in the stored paper-scale run (d = 16, 10,000,000 sequences) the second layer's "
+                                         "rows are not flat (a key strays up to 38 standard errors from its row's mean)")
+    assert w["rec-qk-peak-paper-words"].endswith("it is largest at the identity, within the noise")
+    assert "does not come through Theorem 1's diagonal mechanism" in w["rec-nope-mechanism-paper-words"]
+    assert w["rec-nope-paper-setting-words"].startswith("the stored paper-scale run a 64-wide one for 8,000 steps")
+    assert w["rec-paper-sizes-words"].endswith("10,000,000 per model at d = 16 and takes the study to d = 400")
+    older = ch.paper_run_words(SimpleNamespace(values={}, parameters=params, text=lambda k: None))
+    assert older["rec-noln-paper-words"] == "No stored paper-scale run holds it."
+    assert older["rec-row2-paper-words"] == ch.NO_STORED_RUN
+    assert set(ch.paper_run_words(None)) == set(w)
+    assert ch.paper_run_words(None, this_is_the_run=True)["rec-qk-peak-paper-words"] == ch.THIS_IS_THE_RUN

@@ -817,7 +817,8 @@ class Claim:
     how this row's claim differs from that one (``""``: it does not; the ledger
     then requires the two verdicts to agree). ``measured_as``: the id of the row
     whose stored measurement this row reads, where a stored run judged it under
-    another row (the size of a claim whose sign keeps the old id); ``""``: its own.
+    another row (the size of a claim whose sign keeps the old id) and holds no
+    row of this row's own id; ``""``: its own.
     """
 
     id: str

@@ -124,7 +124,9 @@ def claims_markdown(claims: Sequence[Claim], run=None, *, this_is_the_run: bool 
         if c.id in ids:
             raise ValueError(f"claim id {c.id!r} appears twice in one table; ids must be unique")
         ids.add(c.id)
-        at_paper = _as_judged_today(c, stored.get(c.measured_as or c.id))
+        # a stored row under the claim's own id is its own judgment; measured_as only stands in for a run
+        # that judged it under another row's id
+        at_paper = _as_judged_today(c, stored.get(c.id) if c.id in stored else stored.get(c.measured_as or c.id))
         # a stored verdict stands only as today's rule computes it from the run's evidence; a row measured
         # at the paper's settings by default is judged on this run's measurement
         usable = (at_paper is not None and _has_evidence(at_paper) and _same_rule(c, at_paper)

@@ -15,7 +15,8 @@ __all__ = ["RecencyParams", "Simulations", "setting_values", "four_models", "lay
            "residual_ratio", "grid_tables", "grid_summary", "closed_sign_words", "adjusted_words",
            "residual_values", "ratio_words", "rise_values", "rise_trend_words", "key_profile_runs", "figure2_order", "rp_arrays", "rp_tables", "rp_trends", "rp_prediction", "peak_words", "iso_words",
            "relativity_values", "extension_values", "extension_summary", "null_words", "QK_STEPS", "qk_study", "qk_peak_words", "nope_values", "nope_dominance_values", "dominance_words", "NOPE_CONTROLS", "nope_norm_runs", "nope_norm_values", "NOPE_SHARE_CLAIMED", "nope_share",
-           "nope_share_words", "nope_paper_words", "paper_claims",
+           "nope_share_words", "nope_paper_words", "NOPE_DOM_CLAIMED", "nope_dominance_verdict", "nope_mechanism_words",
+           "THIS_IS_THE_RUN", "NO_STORED_RUN", "paper_run_words", "GRAM_CHECK_SEQUENCES", "PROFILE_SE_MAX", "paper_claims",
            "claim_words"]
 
 
@@ -149,12 +150,15 @@ def flat_words(spread_max: float, threshold: float = 3.0) -> str:
 
 
 def excess_words(z: float, threshold: float = 3.0) -> str:
-    """Where RP⁽²⁾ without LayerNorm lies: ``z`` standard errors above 1/2."""
+    """Where RP⁽²⁾ without LayerNorm lies: ``z`` standard errors above 1/2; beyond ``threshold`` the finite
+    width is said not to be as flat as the large-width limit."""
     if z > threshold:
-        return f"{z:.0f} standard errors above 1/2: a small recency without LayerNorm"
+        return (f"{z:.0f} standard errors above 1/2: at this finite width a small recency without LayerNorm, "
+                "where the large-width limit is flat")
     if z < -threshold:
-        return f"{-z:.0f} standard errors below 1/2: a small primacy without LayerNorm"
-    return f"within {threshold:g} standard errors of 1/2"
+        return (f"{-z:.0f} standard errors below 1/2: at this finite width a small primacy without LayerNorm, "
+                "where the large-width limit is flat")
+    return f"within {threshold:g} standard errors of 1/2, as flat as the large-width limit"
 
 
 class Simulations:
@@ -240,15 +244,28 @@ def theorem1_values(iso, P) -> dict:
     return {"rec-thm1-level": S2[n - 1, 0], "rec-thm1-contrast": th.layer2_contrast(P.d, n),
             "rec-thm1-profile": math.expm1(th.layer2_log_profile(P.d, n)[n - 2]), "rec-thm1-mf-diff": mf,
             "rec-thm1-rp2": iso.rp[1], "rec-thm1-rp2-se": iso.rp_se[1],
-            "rec-thm1-rp2-words": half_words(iso.rp[1])}
+            "rec-thm1-rp2-words": half_words(_rp2(iso))}
 
 
-def half_words(rp: float, tolerance: float = 0.02) -> str:
-    """How often the nearer key wins, in words: about half the time when ``rp`` is within
-    ``tolerance`` of 1/2."""
-    if abs(rp - 0.5) < tolerance:
-        return f"about half the time (within {tolerance:g} of 1/2)"
-    return f"in a share well away from half (more than {tolerance:g} off)"
+def _rp2(s) -> "object":
+    """RP⁽²⁾ of a simulation as an Estimate."""
+    from ... import stats
+
+    return stats.Estimate(s.rp[1], s.rp_se[1])
+
+
+def half_words(rp, level: float = 0.95) -> str:
+    """How often the nearer key wins, in words, from the interval of ``rp`` (an Estimate of RP⁽²⁾): resolved
+    above or below 1/2, with by how much, where the ``level`` interval excludes 1/2; about half the time,
+    within the noise of 1/2, only where it does not."""
+    lo, hi = rp.interval(level)
+    excess = rp.value - 0.5
+    z = abs(excess) / rp.se if rp.se > 0 else float("inf")
+    if lo > 0.5:
+        return f"more often than the farther one, resolved above 1/2 by {excess:.2g} ({z:.0f} standard errors)"
+    if hi < 0.5:
+        return f"less often than the farther one, resolved below 1/2 by {-excess:.2g} ({z:.0f} standard errors)"
+    return f"about half the time, within the noise of 1/2 ({z:.1f} standard errors from it)"
 
 
 def factor_study(fac_run, P) -> dict:
@@ -874,12 +891,14 @@ def nope_values(nope: dict, P) -> dict:
 
 def nope_dominance_values(nope: dict) -> dict:
     """The diagonal dominance of the trained decoder's W_Qᵀ W_K (``ext.nope_dominance``, mean over layers)
-    before and after training, over seeds, and the words on the paired change."""
+    before and after training, over seeds, the words on the paired change, and the sentence relating the
+    trained recency to the dominance after training (:func:`nope_mechanism_words`)."""
     from ... import stats
 
     change = stats.mean_estimate([r["dom_after"].mean() - r["dom_before"].mean() for r in nope["runs"]])
     return {"rec-nope-dom-before": nope["dom_before_mean"], "rec-nope-dom-after": nope["dom_after_mean"],
-            "rec-nope-dom-words": dominance_words(change)}
+            "rec-nope-dom-words": dominance_words(change),
+            "rec-nope-mechanism-words": nope_mechanism_words(nope["after_mean"], nope["dom_after_mean"])}
 
 
 def dominance_words(change) -> str:
@@ -991,6 +1010,113 @@ def nope_paper_words(stored_values: dict | None) -> str:
             f"probability is {', '.join(rps[:-1])} and {rps[-1]}. " + nope_share_words(shares))
 
 
+#: The diagonal dominance dom(W_QᵀW_K) a trained decoder's W_QᵀW_K must reach to count as diagonally dominant, as
+#: Theorem 1's W_Q = W_K = I is (this book's reading, a lenient one): a tenth of the way from a random matrix
+#: (dom about 0) to the identity (dom = 1).
+NOPE_DOM_CLAIMED = 0.1
+
+
+def nope_dominance_verdict(rp, dom, level: float = 0.95) -> "object":
+    """The verdict on Theorem 1's mechanism in the trained decoder: ``rp`` is its RP after training and ``dom``
+    its dom(W_QᵀW_K) after training (Estimates over seeds). ``verdicts.bound_verdict``: dom at least
+    :data:`NOPE_DOM_CLAIMED`, against a random matrix's 0; not tested where the decoder shows no recency (the
+    ``level`` interval of ``rp`` holds 1/2), since then there is no recency to trace."""
+    from ... import verdicts
+
+    lo, hi = rp.interval(level)
+    if lo <= 0.5 <= hi:
+        return verdicts.not_tested("the trained decoder shows no recency whose interval excludes 1/2, so there is "
+                                   "no recency to trace to W_QᵀW_K (more training steps would give it some)")
+    return verdicts.bound_verdict(dom, NOPE_DOM_CLAIMED, at_most=False, level=level, alternative=0.0,
+                                  what="dom(W_QᵀW_K) after training")
+
+
+def nope_mechanism_words(rp, dom, where: str = "In this run", level: float = 0.95) -> str:
+    """A sentence relating the trained decoder's recency ``rp`` to the diagonal dominance ``dom`` of its
+    W_QᵀW_K after training (Estimates over seeds), by :func:`nope_dominance_verdict`; ``where`` names the run."""
+    from ... import verdicts
+
+    verdict = nope_dominance_verdict(rp, dom, level)
+    lo, hi = dom.interval(level)
+    random = ("not distinguishable from a random matrix's (about 0)" if lo <= 0 <= hi else
+              "above a random matrix's (about 0)" if lo > 0 else "below a random matrix's (about 0)")
+    head = (f"{where} the trained decoder's recency probability is {rp.format(3)} and the dominance of its "
+            f"W_QᵀW_K after training is {dom.format(2)}, {random}")
+    if verdict.label == verdicts.Label.NOT_TESTED:
+        return f"{head}: the decoder shows no recency whose interval excludes 1/2 to trace to the diagonal."
+    return head + verdicts.verdict_words(
+        verdict, reproduced=f", and at least {NOPE_DOM_CLAIMED:g}: the trained recency comes with a diagonally "
+                            "dominant W_QᵀW_K, Theorem 1's mechanism.",
+        otherwise=f", and below {NOPE_DOM_CLAIMED:g}: the trained recency does not come through Theorem 1's "
+                  "diagonal mechanism.",
+        undecided=f"; the seeds do not decide whether it reaches {NOPE_DOM_CLAIMED:g}, so whether the trained "
+                  "recency comes through Theorem 1's diagonal mechanism is open.")
+
+
+#: What the paper-scale run's own notebook says where the chapter shows a stored run's words beside this run's.
+THIS_IS_THE_RUN = "this run is the stored paper-scale run"
+#: What the chapter says where no stored run holds a quantity.
+NO_STORED_RUN = "no stored paper-scale run holds it"
+
+
+def paper_run_words(stored, *, this_is_the_run: bool = False) -> dict:
+    """The stored paper-scale run's words for the quantities whose words the chapter shows for this run:
+    computed by today's functions from the stored values and parameters (``stored``: a ``PaperRun`` or
+    ``None``), or its glued text where the values do not hold the quantity (:func:`~..stored.stored_text`).
+    Each is said "in the stored paper-scale run"; ``this_is_the_run``: this run is that run."""
+    from ... import stats, words as wd
+    from ..notebooks import parse_glued
+    from ..stored import stored_text
+
+    sentence = lambda clause: clause[0].upper() + clause[1:] + "."
+    clauses = ("rec-row2-paper-words", "rec-qk-peak-paper-words", "rec-nope-paper-setting-words",
+               "rec-paper-sizes-words")
+    sentences = ("rec-thm1-rp2-paper-words", "rec-noln-paper-words", "rec-nope-mechanism-paper-words")
+    fallback = THIS_IS_THE_RUN if this_is_the_run else NO_STORED_RUN
+    out = {k: fallback for k in clauses} | {k: sentence(fallback) for k in sentences}
+    if stored is None or this_is_the_run:
+        return out
+    v, p = stored.values, stored.parameters
+    has = lambda *keys: all(k in v for k in keys)
+    at = f"d = {p['d']}, {p['n_samples']:,} sequences"
+    if has("rec-thm1-rp2", "rec-thm1-rp2-se"):
+        rp = stats.Estimate(v["rec-thm1-rp2"], v["rec-thm1-rp2-se"])
+        out["rec-thm1-rp2-paper-words"] = (f"In the stored paper-scale run ({at}) the nearer key wins "
+                                           f"{half_words(rp)}: RP⁽²⁾ = {rp.value:.5f} ± {rp.se:.5f}.")
+    if has("rec-noln-rp", "rec-noln-rp-se", "rec-noln-ln-diff", "rec-noln-ln-diff-se"):
+        rp, ln = (stats.Estimate(v[f"rec-noln-{k}"], v[f"rec-noln-{k}-se"]) for k in ("rp", "ln-diff"))
+        larger = wd.trend_word(ln, above="larger", below="smaller", neither="not measurably different")
+        out["rec-noln-paper-words"] = (f"In the stored paper-scale run ({at}) RP⁽²⁾ without LayerNorm = "
+                                       f"{rp.value:.5f} ± {rp.se:.5f} lies {excess_words((rp.value - 0.5) / rp.se)}, "
+                                       f"and RP⁽²⁾ with LayerNorm is {larger} than without.")
+    if has("rec-noln-spread-max"):
+        out["rec-row2-paper-words"] = (f"in the stored paper-scale run ({at}) the second layer's rows are "
+                                       f"{flat_words(v['rec-noln-spread-max'])}")
+    # the peak's dominance is not among the stored values: the run's own words, from its values or its notebook
+    peak = v.get("rec-qk-peak-words") or (stored_text(stored, ["rec-qk-peak-words"]) or {}).get("rec-qk-peak-words")
+    if peak is not None:
+        out["rec-qk-peak-paper-words"] = (f"in the stored paper-scale run (d = {p['d']}, {p['ext_models']} weight "
+                                          f"draws) {parse_glued(peak)}")
+    if has("rec-nope-after", "rec-nope-after-se", "rec-nope-dom-after", "rec-nope-dom-after-se"):
+        df = p["nope_seeds"] - 1
+        rp, dom = (stats.Estimate(v[f"rec-nope-{k}"], v[f"rec-nope-{k}-se"], df) for k in ("after", "dom-after"))
+        out["rec-nope-mechanism-paper-words"] = nope_mechanism_words(
+            rp, dom, where=f"In the stored paper-scale run ({p['nope_steps']:,} steps, {p['nope_seeds']} seeds)")
+    out["rec-nope-paper-setting-words"] = (f"the stored paper-scale run a {p['nope_d']}-wide one for "
+                                           f"{p['nope_steps']:,} steps on {p['nope_seq_len']}-byte windows, "
+                                           f"{p['nope_seeds']} seeds")
+    out["rec-paper-sizes-words"] = (f"the stored paper-scale run simulates {p['n_samples']:,} per model at d = {p['d']} and "
+                                    f"takes the study to d = {max(p['factor_dims'])}")
+    return out
+
+
+#: Sequences of the check that the Gram path and the token-space layer agree.
+GRAM_CHECK_SEQUENCES = 256
+#: The largest standard error of the simulated key profile at which the figure of the paper's Figures 2 and 5
+#: draws its markers.
+PROFILE_SE_MAX = 0.02
+
+
 def paper_claims(P, *, rows: dict, one, obs: dict, factor: dict, grid: dict, grid_rows: dict, fig2: dict,
                  relativity: dict, specs: dict, ext_rows: dict, nope: dict, qk: dict | None = None,
                  nope_norms: dict | None = None) -> list:
@@ -1016,12 +1142,12 @@ def paper_claims(P, *, rows: dict, one, obs: dict, factor: dict, grid: dict, gri
     note = f"the factor tends to e = {math.e:.3f} as d grows (eq-rec-factor-limit)"
     contrast = "the contrast S⁽²⁾_L,L−1 − S⁽²⁾_L1"
     # each claim's sign and its closed form's size are rows of their own, judged by the same two rules
-    # on the same measurement (a stored run that judged the two at once gives both: verdicts.part_evidence)
+    # on the same measurement; the stored run holds both rows, each under its own id (no measured_as)
     claims = [claim(id="theorem-1", where="Theorem 1", section="sec-rec-factor",
                     statement="for d ≫ 1, S⁽²⁾ exhibits recency bias",
                     measured=f"contrast {fmt(thm1['measured'])}", settings=at(d=one.d, N=one.n_samples, extra=", control variates"),
                     verdict=verdicts.sign_verdict(thm1["measured"], +1, what=contrast)),
-              claim(id="theorem-1-size", where="Theorem 1, Eq. 5", section="sec-rec-factor", measured_as="theorem-1",
+              claim(id="theorem-1-size", where="Theorem 1, Eq. 5", section="sec-rec-factor",
                     statement="S⁽²⁾_ij as in Eq. 5: the size of the contrast",
                     measured=f"contrast {fmt(thm1['measured'])}, Eq. 5: {thm1['paper']:.3g}",
                     settings=at(d=one.d, N=one.n_samples, extra=", control variates"),
@@ -1180,6 +1306,17 @@ def paper_claims(P, *, rows: dict, one, obs: dict, factor: dict, grid: dict, gri
                               "in place of the trained decoders of Zuo et al.",
                      verdict=verdicts.sign_verdict(stats.Estimate(nope_after.value - 0.5, nope_after.se, nope_after.df), +1,
                                                    what="RP - 1/2 after training"))]
+    dom_before, dom_after = nope["dom_before_mean"], nope["dom_after_mean"]
+    claims += [claim(id="nope-dominance", where="Theorem 1 (W_Q = W_K = I); Section 1", section="sec-rec-beyond",
+                     claim_kind="reading",
+                     statement="the trained decoder's recency comes with a diagonally dominant W_QᵀW_K, Theorem 1's "
+                               f"mechanism (this book's reading: dom(W_QᵀW_K) at least {NOPE_DOM_CLAIMED:g} after "
+                               "training, where the identity has 1 and a random matrix about 0)",
+                     measured=f"dom(W_QᵀW_K) after training {fmt(dom_after)} (at initialisation {fmt(dom_before)}); "
+                              f"RP after training {fmt(nope_after)}",
+                     settings=f"NoPE decoder d = {P.nope_d}, {P.nope_steps:,} steps, windows of {P.nope_seq_len} bytes, "
+                              f"{P.nope_seeds} training seeds (error over seeds)",
+                     verdict=nope_dominance_verdict(nope_after, dom_after))]
     names = {"rmsnorm": "RMSNorm", "none": "no norm"}
     for norm, r in (nope_norms or {}).items():
         claims += [claim(id=f"nope-control-{norm}", where="Abstract; Section 1", section="sec-rec-beyond",
@@ -1248,7 +1385,11 @@ def claim_words(claims: list) -> dict:
                                           otherwise="the rise does not grow with c at every step of the grid",
                                           undecided="whether the rise grows with c at every step is not resolved"),
             "rec-fig2-words": words("figure-2-alpha", reproduced="holds here", otherwise="fails here",
-                                    undecided="is not resolved here")}
+                                    undecided="is not resolved here"),
+            "rec-rp-pred-words": words("rp-2-predicted",
+                                       reproduced="in this run it does, at every grid point tested",
+                                       otherwise="in this run it does not, at some grid point tested",
+                                       undecided="this run does not decide it")}
 
 
 def rp_arrays(grid: dict, P, layers) -> tuple[dict, dict, dict, dict]:
