@@ -920,8 +920,8 @@ def settle(at_defaults: Verdict, at_paper: Verdict | None, *, defaults_are_paper
     one may rest on its draw, so it is then ``not decided``. ``paper_claim``: the row
     is a claim of the paper (not the book's reading); a ``differs`` or ``refuted``
     measured in a ``stand_in`` then says nothing of the paper's setup and is ``not
-    decided`` too, unless ``assumption_checked`` shows that the stand-in does not
-    matter. Every ``not decided`` made here says what would decide it.
+    decided`` too (``assumption_checked`` is about ``assumption``, not the stand-in).
+    Every ``not decided`` made here says what would decide it.
     """
     if at_paper is not None:
         where = f"in the paper-scale run, with {stand_in}" if stand_in else "at the paper's settings"
@@ -936,8 +936,7 @@ def settle(at_defaults: Verdict, at_paper: Verdict | None, *, defaults_are_paper
     if shortfall and settled.label in _DECISIVE:
         return Verdict(Label.NOT_DECIDED, f"{settled.label} as measured, but {shortfall}; a run without that "
                                           f"shortfall would decide it ({settled.reason})")
-    if (paper_claim and stand_in and settled.label in (Label.DIFFERS, Label.REFUTED)
-            and not assumption_checked):
+    if paper_claim and stand_in and settled.label in (Label.DIFFERS, Label.REFUTED):
         return Verdict(Label.NOT_DECIDED, f"{settled.label} in the stand-in ({stand_in}), which is not the "
                                           f"paper's setup; the paper's own setup, or evidence that the stand-in "
                                           f"does not matter, would decide it ({settled.reason})")
