@@ -197,3 +197,155 @@ def test_bracket_words_place_the_measurement_between_the_mlp_ends():
     assert "independent" in ch.bracket_words(ag.Estimate(1.2, 0.05), 1.18, 1.5)
     assert "same matrix" in ch.bracket_words(ag.Estimate(1.45, 0.05), 1.18, 1.5)
     assert "outside" in ch.bracket_words(ag.Estimate(2.0, 0.05), 1.18, 1.5)
+
+
+# --- this run beside the stored paper-scale run ------------------------------------------------
+
+class _StoredRun:
+    """A stand-in for a stored paper run: its glued values, parameters, claims, texts and figures."""
+
+    def __init__(self, values=None, parameters=None, claims=None, texts=None, figures=None):
+        self.values, self.parameters, self.claims = values or {}, parameters or {}, claims
+        self._texts, self._figures = texts or {}, figures or {}
+
+    def text(self, name):
+        return self._texts.get(name)
+
+    def figure(self, name):
+        return self._figures.get(name)
+
+
+def test_ptt_pretrained_words_flip_with_the_sign_of_the_resolved_difference():
+    import attention_geometry as ag
+
+    assert "deeper after" in ch.ptt_pretrained_words(ag.Estimate(2.97, 0.08), ag.Estimate(2.63, 0.01))
+    assert "shallower after" in ch.ptt_pretrained_words(ag.Estimate(0.32, 0.18), ag.Estimate(1.59, 0.02))
+    assert "unresolved" in ch.ptt_pretrained_words(ag.Estimate(1.6, 0.2), ag.Estimate(1.59, 0.02))
+
+
+def test_local_u_words_flip_with_the_sign_of_the_interval():
+    import attention_geometry as ag
+
+    assert ch.local_u_words(ag.Estimate(0.19, 0.05)).startswith("each chunk has its own local U")
+    assert ch.local_u_words(ag.Estimate(-0.3, 0.05)).startswith("the chunks have no local U")
+    assert "not resolved" in ch.local_u_words(ag.Estimate(-0.10, 0.06))
+
+
+def test_stored_words_give_the_stored_runs_numbers_or_say_it_lacks_them():
+    values = {"jac-pre-lptt": 2.97, "jac-pre-lptt-se": 0.08, "jac-twin-lptt": 2.63, "jac-twin-lptt-se": 0.01,
+              "jac-local-u": 0.19, "jac-local-u-se": 0.05}
+    run = _StoredRun(values, {"pretrained_seq_len": 2048})
+    words = ch.stored_ptt_words(run, this_is_the_run=False)
+    assert words.startswith("In the stored paper-scale run") and "2.97 ± 0.08 pretrained" in words
+    assert "windows of 2048 tokens" in words and "deeper after pretraining" in words
+    shallow = ch.stored_ptt_words(_StoredRun({**values, "jac-pre-lptt": 1.0}), this_is_the_run=False)
+    assert "shallower after pretraining" in shallow and "windows" not in shallow
+    local = ch.stored_local_u_words(run, this_is_the_run=False)
+    assert "+0.19 ± 0.05" in local and "its own local U" in local
+    assert "no local U" in ch.stored_local_u_words(_StoredRun({**values, "jac-local-u": -0.5}), this_is_the_run=False)
+    older = _StoredRun({"jac-pre-lptt": 2.97})  # a run from before the measurement
+    assert "not in the stored run" in ch.stored_ptt_words(older, this_is_the_run=False)
+    assert "not in the stored run" in ch.stored_local_u_words(older, this_is_the_run=False)
+    assert ch.stored_ptt_words(None, this_is_the_run=False).startswith("No paper-scale run is stored")
+    assert ch.stored_local_u_words(run, this_is_the_run=True) == ch.THIS_IS_THE_PAPER_RUN
+
+
+def test_stored_oos_words_count_the_stored_rows_or_say_there_are_none():
+    rows = [{"id": "oos-gpt2-alpha", "verdict": {"label": "reproduced"}},
+            {"id": "oos-gpt2-wasserstein", "verdict": {"label": "differs"}}, {"id": "rope", "verdict": {"label": "x"}}]
+    words = ch.stored_oos_words(_StoredRun(claims=rows), this_is_the_run=False)
+    assert words.startswith("In the stored paper-scale run, 1 of the 2 measured numbers") and "1 outside" in words
+    assert "not in the stored run" in ch.stored_oos_words(_StoredRun(claims=rows[2:]), this_is_the_run=False)
+    assert ch.stored_oos_words(None, this_is_the_run=False).startswith("No paper-scale run is stored")
+    assert ch.stored_oos_words(None, this_is_the_run=True) == ch.THIS_IS_THE_PAPER_RUN
+
+
+def test_profiles_words_follow_what_exists():
+    run = _StoredRun()
+    assert "kept with the stored paper-scale run" in ch.profiles_words(run, True, this_is_the_run=False)
+    assert "not in the stored run" in ch.profiles_words(run, False, this_is_the_run=False)
+    assert "No paper-scale run is stored" in ch.profiles_words(None, False, this_is_the_run=False)
+    assert "kept with this run" in ch.profiles_words(None, False, this_is_the_run=True)
+    assert ch.variance_absent_words(run) == "is not in the stored run"
+    assert "no paper-scale run is stored" in ch.variance_absent_words(None)
+    rows = ch.variance_rows({ch.STORED_RUN: None}, missing="not in the stored run")
+    assert rows[0]["setting"] == "not in the stored run"
+
+
+def test_shape_and_tolerance_words_come_from_their_sources():
+    from attention_geometry.book import CHAPTERS
+
+    p = CHAPTERS["jacobians"].presets["paper"]
+    words = ch.shape_words(p, "qwen2", 0.02, 0.02)
+    assert words.startswith(f"{p['n_layers']} layers, d = {p['width']}, {p['n_heads']} query and {p['n_kv_heads']}")
+    assert f"L = {p['seq_len']}" in words and "σ₀ = 0.02, which is also the stand-in" in words
+    assert "stand-in" not in ch.shape_words(p, "qwen2", 0.02, 0.05)
+    assert ch.shape_words(p, "gpt2") == (f"{p['gpt2_layers']} layers, width {p['gpt2_width']}, {p['gpt2_heads']} heads, "
+                                         f"L = {p['gpt2_seq_len']}")
+    tol = ch.tolerance_words({"alpha": (0.2, 0.0), "log10_ptt": (0.0, 0.25)},
+                             {"alpha": ("α", ""), "log10_ptt": ("the peak/trough", " decades")})
+    assert tol == "α within 20 %, the peak/trough within 0.25 decades"
+    assert "30 %" in ch.tolerance_words({"alpha": (0.3, 0.0)}, {"alpha": ("α", "")})
+
+
+def test_positions_scale_words_flip_around_one():
+    assert ch.positions_scale_words(1.0) == "about as large as the token embeddings"
+    assert ch.positions_scale_words(3.0) == "larger than the token embeddings"
+    assert ch.positions_scale_words(0.3) == "smaller than the token embeddings"
+
+
+def test_pair_cosines_and_alike_words():
+    import numpy as np
+
+    cos = np.stack([np.eye(4) + 0.2 * (1 - np.eye(4)), np.eye(4) + 0.7 * (1 - np.eye(4))])
+    cos[1, 0, 3] = 5.0  # above the diagonal: not a pair the mean reads
+    assert np.allclose(ch.pair_cosines(cos), [0.2, 0.7])
+    assert ch.alike_words(0.2, 0.7) == "after the first layer they are alike (more alike than in the first block)"
+    assert ch.alike_words(0.5, 0.3).startswith("after the first layer they are partly alike (less alike")
+    assert "nearly at right angles" in ch.alike_words(0.02, 0.03) and "as alike as" in ch.alike_words(0.02, 0.03)
+
+
+def test_prediction_paper_glue_shows_the_stored_runs_figure_and_rows_or_says_it_has_none():
+    from IPython.display import Image
+
+    from attention_geometry.figures.theme import new_figure
+
+    def figure():
+        fig = new_figure(figsize=(3, 2))
+        fig.subplots().plot([1, 2], [1, 2])
+        return fig
+
+    rows = [{"embeddings": "RMS σ₀", "rms ln-misfit, predicted": 0.27}]
+    stored_table = ch.table([{"run": "this run", "embeddings": "RMS σ₀", "rms ln-misfit, predicted": 0.11}]).data
+    held = _StoredRun(texts={"jac-tab-prediction": stored_table},
+                      figures={"jac-fig-prediction": ch.figure_png(figure())})
+    out = ch.prediction_paper_glue(held, figure(), rows, this_is_the_run=False)
+    assert isinstance(out["jac-fig-prediction"], Image) and out["jac-fig-prediction"].data.startswith(b"\x89PNG")
+    assert "below: the stored paper-scale run" in out["jac-fig-prediction-source"]
+    table = ch.markdown_table_rows(out["jac-tab-prediction"].data)
+    assert [(r["run"], r["rms ln-misfit, predicted"]) for r in table] == [("this run", "0.27"),
+                                                                          (ch.STORED_RUN, "0.11")]
+    mine = figure()
+    lacking = ch.prediction_paper_glue(_StoredRun(), mine, rows, this_is_the_run=False)
+    assert lacking["jac-fig-prediction"] is mine and "not in the stored run" in lacking["jac-pred-paper-words"]
+    assert len(ch.markdown_table_rows(lacking["jac-tab-prediction"].data)) == 1
+    assert "No paper-scale run is stored" in ch.prediction_paper_glue(None, mine, rows, this_is_the_run=False)[
+        "jac-pred-paper-words"]
+    itself = ch.prediction_paper_glue(held, mine, rows, this_is_the_run=True)
+    assert itself["jac-fig-prediction"] is mine and itself["jac-pred-paper-words"] == ch.THIS_IS_THE_PAPER_RUN
+
+
+def test_stacked_png_puts_the_second_image_under_the_first():
+    import io
+
+    from matplotlib import image as mpimg
+
+    from attention_geometry.figures.theme import new_figure
+
+    a, b = new_figure(figsize=(3, 2)), new_figure(figsize=(2, 1))
+    a.subplots(), b.subplots()
+    top, bottom = (mpimg.imread(io.BytesIO(ch.figure_png(f, dpi=50)), format="png") for f in (a, b))
+    assert top.shape[1] > bottom.shape[1]
+    both = mpimg.imread(io.BytesIO(ch.stacked_png(ch.figure_png(a, dpi=50), ch.figure_png(b, dpi=50))), format="png")
+    assert both.shape[:2] == (top.shape[0] + bottom.shape[0], top.shape[1])
+    assert (both[: top.shape[0], :, :3] == top[..., :3]).all()  # the first image on top, unchanged

@@ -17,7 +17,11 @@ __all__ = ["JacobiansParams", "PAPER_SHAPE", "estimate_text", "fit_quality_words
            "w_source_words", "prediction_words", "paper_shape_table", "shape_cells",
            "first_layer_words", "ends_misfit_words", "proxy_words",
            "embedding_meaning_words", "PROFILES_FILE", "stack_draws", "variance_shares", "variance_rows",
-           "largest_level_words", "SETTING_WORDS", "verdict_count_words", "signed_root", "excess_words"]
+           "largest_level_words", "SETTING_WORDS", "verdict_count_words", "signed_root", "excess_words",
+           "THIS_IS_THE_PAPER_RUN", "STORED_RUN", "stored_run_words", "ptt_pretrained_words", "stored_ptt_words",
+           "local_u_words", "stored_local_u_words", "stored_oos_words", "profiles_words", "variance_absent_words",
+           "shape_words", "tolerance_words", "positions_scale_words", "pair_cosines", "alike_words",
+           "markdown_table_rows", "figure_png", "stacked_png", "prediction_paper_glue"]
 
 
 class JacobiansParams(ChapterParams):
@@ -164,8 +168,9 @@ class JacobiansParams(ChapterParams):
 # The chapter's words and tables: each sentence that compares or concludes beside a glued number
 # takes its words from one of these functions, so that it holds at any parameters.
 
-#: The paper's model at initialisation, as it states it: Qwen2-0.5B, L = 2048, H = 24, sigma_0 = 0.02.
-PAPER_SHAPE = dict(L=2048, H=24, width=896, std=0.02)
+#: The paper's model at initialisation, as it states it: Qwen2-0.5B, L = 2048, H = 24, sigma_0 = 0.02,
+#: its profile averaged over 200 sequences.
+PAPER_SHAPE = dict(L=2048, H=24, width=896, std=0.02, sequences=200)
 
 
 def estimate_text(e, digits: int = 3) -> str:
@@ -262,12 +267,13 @@ def paper_cost_words(per_profile: dict, preset: dict, wall_seconds: float | None
     if not math.isfinite(qwen) or wall_seconds is None:
         return "the line under the table gives the cost of a run"
     k, d = preset["probes"], preset["width"]
-    hours = qwen * d / k * 200 / 3600
+    n = PAPER_SHAPE["sequences"]
+    hours = qwen * d / k * n / 3600
     gpt = per_profile.get("gpt2", math.nan)
     gpt_text = (f" and {gpt:.3g} s per GPT-2-shaped profile ({preset['gpt2_probes']} probes)"
                 if math.isfinite(gpt) and "gpt2_probes" in preset else "")
     return (f"the stored run took {qwen:.3g} s per Qwen2-shaped profile ({k} probes, one forward pass){gpt_text}, "
-            f"each part timed on its own profiles, so 200 exact profiles ({d} cotangents each) would take at most about "
+            f"each part timed on its own profiles, so {n} exact profiles ({d} cotangents each) would take at most about "
             f"{hours:.0f} hours on the same two CPU cores (cost taken as proportional to the cotangents, which "
             f"overcounts the forward pass they share); the whole chapter took {wall_seconds / 3600:.1f} hours")
 
@@ -558,13 +564,13 @@ def variance_shares(arrays: dict, prefix: str) -> dict:
 SETTING_WORDS = {"on": "positions on", "off": "positions off", "on minus off": "on minus off (paired)"}
 
 
-def variance_rows(shares: dict[str, dict | None]) -> list[dict]:
+def variance_rows(shares: dict[str, dict | None], missing: str = "not run at the paper's settings") -> list[dict]:
     """The rows of ``jac-tab-variance``: ``shares`` maps a run's name to :func:`variance_shares`
-    of it (``None``: no such run)."""
+    of it (``None``: not measured in that run, ``missing`` says why)."""
     rows = []
     for run, by_setting in shares.items():
         if by_setting is None:
-            rows.append({"run": run, "setting": "not run at the paper's settings", "draws": None, "sequences": None,
+            rows.append({"run": run, "setting": missing, "draws": None, "sequences": None,
                          "probes": None, "variance of log10 ρ̂²": None})
             continue
         for setting, v in by_setting.items():
@@ -597,3 +603,251 @@ def verdict_count_words(labels: list[str]) -> str:
     rest = n - agree - differ
     return (f"{agree} of the {n} measured numbers lie inside the prediction's tolerance band, {differ} outside it"
             + (f", and {rest} are not decided" if rest else ""))
+
+
+# ---------------------------------------------------------------------------------------------
+# This run and the stored paper-scale run: a sentence on a quantity names the run its numbers are
+# from, and the stored run's words for the same quantity stand beside this run's (or a sentence
+# says the stored run does not hold them). ``stored`` is a PaperRun or ``None``; ``this_is_the_run``
+# is True where this execution is the paper-scale run itself (then there is no other stored run).
+
+#: What a sentence about the stored paper-scale run says where this run is that run.
+THIS_IS_THE_PAPER_RUN = "This run is the paper-scale run itself: the numbers above are at the paper's settings."
+
+#: The label of the stored paper-scale run's rows in a table that shows this run's beside them.
+STORED_RUN = "the stored paper-scale run"
+
+
+def stored_run_words(stored, keys: tuple[str, ...], say, what: str, *, this_is_the_run: bool) -> str:
+    """The stored paper-scale run's sentence on one quantity: ``"In the stored paper-scale run, "``
+    and ``say(*values)`` (that run's numbers and words, from its glued ``keys``) where it holds every
+    key; else that ``what`` is not in the stored run, or that no paper-scale run is stored; or
+    :data:`THIS_IS_THE_PAPER_RUN`."""
+    if this_is_the_run:
+        return THIS_IS_THE_PAPER_RUN
+    if stored is None:
+        return f"No paper-scale run is stored, so {what} is not measured at the paper's settings."
+    values = stored.values or {}
+    if any(values.get(k) is None for k in keys):
+        return f"For {what}, the stored paper-scale run has no value: not in the stored run."
+    return f"In {STORED_RUN}, {say(*(values[k] for k in keys))}."
+
+
+def ptt_pretrained_words(pretrained, init) -> str:
+    """Whether the valley is deeper after pretraining, from the log10 peak-to-trough pretrained and at
+    initialisation (Estimates, independent): by the 95 % interval of their difference."""
+    from ...stats import Estimate
+
+    lo, hi = Estimate(pretrained.value - init.value, math.hypot(pretrained.se, init.se)).interval()
+    if lo > 0:
+        return "the valley is deeper after pretraining than at initialisation"
+    if hi < 0:
+        return "the valley is shallower after pretraining than at initialisation"
+    return "pretraining leaves the valley's depth unresolved against initialisation"
+
+
+def stored_ptt_words(stored, *, this_is_the_run: bool) -> str:
+    """The stored run's log10 peak-to-trough of SmolLM2 pretrained and at initialisation, in the words
+    of :func:`ptt_pretrained_words`."""
+    from ...stats import Estimate
+
+    def say(p, p_se, t, t_se):
+        windows = (stored.parameters or {}).get("pretrained_seq_len")
+        at = f" (windows of {windows} tokens)" if windows else ""
+        return (f"the log10 peak-to-trough{at} is {p:.2f} ± {p_se:.2f} pretrained and {t:.2f} ± {t_se:.2f} at "
+                f"initialisation: {ptt_pretrained_words(Estimate(p, p_se), Estimate(t, t_se))}")
+
+    return stored_run_words(stored, ("jac-pre-lptt", "jac-pre-lptt-se", "jac-twin-lptt", "jac-twin-lptt-se"), say,
+                            "the peak-to-trough of SmolLM2 pretrained and at initialisation",
+                            this_is_the_run=this_is_the_run)
+
+
+def local_u_words(local_u) -> str:
+    """Whether the chunks of the chunked windows have their own U, from log10 of a chunk's lesser end
+    over its median (an Estimate), by its 95 % interval."""
+    lo, hi = local_u.interval()
+    if lo > 0:
+        return "each chunk has its own local U (its lesser end stands above its median)"
+    if hi < 0:
+        return "the chunks have no local U (their lesser end lies below their median)"
+    return "a local U inside the chunks is not resolved"
+
+
+def stored_local_u_words(stored, *, this_is_the_run: bool) -> str:
+    """The stored run's local U inside the chunks, in the words of :func:`local_u_words`."""
+    from ...stats import Estimate
+
+    def say(u, u_se):
+        return f"log10 of the chunk's lesser end over its median is {u:+.2f} ± {u_se:.2f}: {local_u_words(Estimate(u, u_se))}"
+
+    return stored_run_words(stored, ("jac-local-u", "jac-local-u-se"), say, "the local U inside the chunks",
+                            this_is_the_run=this_is_the_run)
+
+
+def stored_oos_words(stored, *, this_is_the_run: bool) -> str:
+    """The verdicts of the stored run's out-of-sample rows (claim ids ``oos-*``), counted in the words of
+    :func:`verdict_count_words`, or that the stored run has none."""
+    if this_is_the_run:
+        return THIS_IS_THE_PAPER_RUN
+    if stored is None:
+        return "No paper-scale run is stored, so the prediction out of sample is not tested at the paper's settings."
+    labels = [str((c.get("verdict") or {}).get("label")) for c in (stored.claims or [])
+              if str(c.get("id", "")).startswith("oos-")]
+    if not labels:
+        return "The stored paper-scale run has no out-of-sample rows: not in the stored run."
+    return f"In {STORED_RUN}, {verdict_count_words(labels)}."
+
+
+def profiles_words(stored, has_file: bool, *, this_is_the_run: bool) -> str:
+    """Where the per-probe profiles that :func:`variance_shares` splits are kept: with this run (the
+    paper-scale run), with the stored paper-scale run, or nowhere at the paper's settings."""
+    what = "The per-probe profiles of every sequence, with positions and without them"
+    if this_is_the_run:
+        return f"{what}, are kept with this run ({PROFILES_FILE}, float32, every position)."
+    if stored is None:
+        return "No paper-scale run is stored, so the split at the paper's shape is not measured."
+    if has_file:
+        return f"{what}, are kept with {STORED_RUN} ({PROFILES_FILE}, float32, every position)."
+    return ("The stored paper-scale run kept only averaged profiles, so the split of the variance at the paper's "
+            "shape is not in the stored run.")
+
+
+def variance_absent_words(stored) -> str:
+    """What stands for the split of the variance at the paper's shape where it is not measured (after
+    "the variance ... per probe")."""
+    return "is not in the stored run" if stored is not None else "is not measured (no paper-scale run is stored)"
+
+
+def shape_words(p: dict, arch: str, std: float | None = None, standin: float | None = None) -> str:
+    """A decoder's shape from a run's parameters ``p`` (a preset or a stored run's), as the prose gives
+    it: ``arch`` ``"qwen2"`` (with ``std``, its sigma_0; ``standin``: the stand-in scale at its width,
+    named when it is the same) or ``"gpt2"``."""
+    if arch == "gpt2":
+        return f"{p['gpt2_layers']} layers, width {p['gpt2_width']}, {p['gpt2_heads']} heads, L = {p['gpt2_seq_len']}"
+    words = (f"{p['n_layers']} layers, d = {p['width']}, {p['n_heads']} query and {p['n_kv_heads']} key/value heads, "
+             f"L = {p['seq_len']}")
+    if std is not None:
+        words += f", σ₀ = {std:.3g}"
+        if standin is not None and math.isclose(std, standin, rel_tol=1e-6):
+            words += ", which is also the stand-in scale at that width"
+    return words
+
+
+def tolerance_words(tol: dict, names: dict) -> str:
+    """The tolerances of the out-of-sample verdicts (``tol[q] = (rtol, atol)``; ``names[q] = (name,
+    unit)``, the quantity's plain-text name and the unit of its absolute tolerance), as the table's
+    caption gives them."""
+    parts = []
+    for q, (rtol, atol) in tol.items():
+        name, unit = names[q]
+        bits = ([f"{rtol:.0%}".replace("%", " %")] if rtol else []) + ([f"{atol:g}{unit}"] if atol else [])
+        parts.append(f"{name} within {' + '.join(bits) or '0'}")
+    return ", ".join(parts)
+
+
+def positions_scale_words(ratio: float) -> str:
+    """How large a GPT-2-shaped decoder's learned positions are against its token embeddings, from the
+    ratio of their RMS (positions over tokens)."""
+    if ratio > 1.25:
+        return "larger than the token embeddings"
+    if ratio < 0.8:
+        return "smaller than the token embeddings"
+    return "about as large as the token embeddings"
+
+
+def pair_cosines(cosines) -> "np.ndarray":
+    """``(H,)``: per block, the mean cosine between the MLP inputs at two different positions (the
+    strict lower triangle of :func:`~attention_geometry.jacobians.decoders.mlp_input_cosines`'
+    ``(H, L, L)``)."""
+    import numpy as np
+
+    c = np.asarray(cosines, dtype=np.float64)
+    rows, cols = np.tril_indices(c.shape[-1], k=-1)
+    return c[:, rows, cols].mean(-1)
+
+
+def alike_words(first: float, later: float) -> str:
+    """How alike two positions' MLP inputs are, from the mean cosine in the first block (``first``)
+    and over the later ones (``later``): what sharing of the MLP's gain that leaves."""
+    if later >= 0.5:
+        level = "alike"
+    elif later >= 0.1:
+        level = "partly alike"
+    else:
+        level = "nearly at right angles, as the embeddings are"
+    trend = ("more alike than in the first block" if later > first + 0.05
+             else "less alike than in the first block" if later < first - 0.05 else "as alike as in the first block")
+    return f"after the first layer they are {level} ({trend})"
+
+
+def markdown_table_rows(text: str) -> list[dict]:
+    """The rows of a Markdown pipe table (as :func:`table` glues one and a stored run keeps it), as
+    ``[{column: cell}]``; ``[]`` for anything else."""
+    lines = [ln.strip() for ln in str(text).splitlines() if ln.strip().startswith("|")]
+    if len(lines) < 2:
+        return []
+    cells = [[c.strip() for c in ln.strip("|").split("|")] for ln in lines]
+    header = cells[0]
+    return [dict(zip(header, row)) for row in cells[2:] if len(row) == len(header)]
+
+
+def figure_png(fig, dpi: int = 110) -> bytes:
+    """A matplotlib figure as PNG bytes (at the notebooks' ``figure.dpi``)."""
+    import io
+
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=dpi, bbox_inches="tight")
+    return buf.getvalue()
+
+
+def stacked_png(top: bytes, bottom: bytes) -> bytes:
+    """Two PNG images one above the other on white (the narrower one centred), as one PNG."""
+    import io
+
+    import numpy as np
+    from matplotlib import image as mpimg
+
+    a, b = (mpimg.imread(io.BytesIO(png), format="png")[..., :3] for png in (top, bottom))
+    width = max(a.shape[1], b.shape[1])
+
+    def pad(x):
+        left = (width - x.shape[1]) // 2
+        return np.pad(x, ((0, 0), (left, width - x.shape[1] - left), (0, 0)), constant_values=1.0)
+
+    buf = io.BytesIO()
+    mpimg.imsave(buf, np.concatenate([pad(a), pad(b)]), format="png")
+    return buf.getvalue()
+
+
+def prediction_paper_glue(stored, figure, rows: list[dict], *, this_is_the_run: bool) -> dict:
+    """The unfitted prediction's figure and table with the stored paper-scale run's beside this run's:
+    ``jac-fig-prediction`` (this run's ``figure``, with the stored run's PNG drawn under it where it
+    holds one), ``jac-fig-prediction-source`` (which run each part is), ``jac-tab-prediction`` (this
+    run's ``rows`` and the stored run's, each marked by its run) and ``jac-pred-paper-words``, the
+    sentence that says which run the figure and the table show."""
+    from IPython.display import Image
+
+    from ..stored import stored_figure, stored_text
+
+    name, tab = "jac-fig-prediction", "jac-tab-prediction"
+    shown = stored_figure(stored, name, None, this_is_the_run=this_is_the_run)[0]
+    png = shown.data if shown is not None else None
+    text = stored_text(stored, [tab], this_is_the_run=this_is_the_run)
+    mine = [{"run": "this run", **r} for r in rows]
+    theirs = [{**{h: r.get(h) for h in mine[0]}, "run": STORED_RUN} for r in markdown_table_rows(text[tab])] \
+        if text and mine else []
+    if this_is_the_run:
+        source, words = "This run, the paper-scale run itself", THIS_IS_THE_PAPER_RUN
+    elif png is not None:
+        source = f"Above: this run; below: {STORED_RUN}"
+        words = (f"The figure draws this run above {STORED_RUN}, and the table's rows marked \"{STORED_RUN}\" are "
+                 "that run's" + ("." if theirs else " (its table: not in the stored run)."))
+    elif stored is None:
+        source = "This run (no paper-scale run is stored)"
+        words = "No paper-scale run is stored, so the figure and the table show this run alone."
+    else:
+        source = "This run (the stored paper-scale run does not hold this figure)"
+        words = ("The stored paper-scale run does not hold the unfitted prediction (not in the stored run), so the "
+                 "figure and the table show this run alone" + (", with the stored run's rows." if theirs else "."))
+    return {name: Image(stacked_png(figure_png(figure), png)) if png is not None else figure,
+            "jac-fig-prediction-source": source, tab: table(mine + theirs), "jac-pred-paper-words": words}
