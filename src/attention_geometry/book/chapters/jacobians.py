@@ -637,13 +637,12 @@ def ptt_pretrained_words(pretrained, init) -> str:
     """Whether the valley is deeper after pretraining, from the log10 peak-to-trough pretrained and at
     initialisation (Estimates, independent): by the 95 % interval of their difference."""
     from ...stats import Estimate
+    from ...words import trend_word
 
-    lo, hi = Estimate(pretrained.value - init.value, math.hypot(pretrained.se, init.se)).interval()
-    if lo > 0:
-        return "the valley is deeper after pretraining than at initialisation"
-    if hi < 0:
-        return "the valley is shallower after pretraining than at initialisation"
-    return "pretraining leaves the valley's depth unresolved against initialisation"
+    return trend_word(Estimate(pretrained.value - init.value, math.hypot(pretrained.se, init.se)),
+                      above="the valley is deeper after pretraining than at initialisation",
+                      below="the valley is shallower after pretraining than at initialisation",
+                      neither="pretraining leaves the valley's depth unresolved against initialisation")
 
 
 def stored_ptt_words(stored, *, this_is_the_run: bool) -> str:
@@ -665,12 +664,11 @@ def stored_ptt_words(stored, *, this_is_the_run: bool) -> str:
 def local_u_words(local_u) -> str:
     """Whether the chunks of the chunked windows have their own U, from log10 of a chunk's lesser end
     over its median (an Estimate), by its 95 % interval."""
-    lo, hi = local_u.interval()
-    if lo > 0:
-        return "each chunk has its own local U (its lesser end stands above its median)"
-    if hi < 0:
-        return "the chunks have no local U (their lesser end lies below their median)"
-    return "a local U inside the chunks is not resolved"
+    from ...words import trend_word
+
+    return trend_word(local_u, above="each chunk has its own local U (its lesser end stands above its median)",
+                      below="the chunks have no local U (their lesser end lies below their median)",
+                      neither="a local U inside the chunks is not resolved")
 
 
 def stored_local_u_words(stored, *, this_is_the_run: bool) -> str:
