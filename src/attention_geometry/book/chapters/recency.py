@@ -1071,13 +1071,15 @@ def paper_run_words(stored, *, this_is_the_run: bool = False) -> dict:
     sentence = lambda clause: clause[0].upper() + clause[1:] + "."
     clauses = ("rec-row2-paper-words", "rec-qk-peak-paper-words", "rec-nope-paper-setting-words",
                "rec-paper-sizes-words")
-    sentences = ("rec-thm1-rp2-paper-words", "rec-noln-paper-words", "rec-nope-mechanism-paper-words")
+    sentences = ("rec-thm1-rp2-paper-words", "rec-noln-paper-words", "rec-nope-mechanism-paper-words",
+                 "rec-nope-paper-words")
     fallback = THIS_IS_THE_RUN if this_is_the_run else NO_STORED_RUN
     out = {k: fallback for k in clauses} | {k: sentence(fallback) for k in sentences}
     if stored is None or this_is_the_run:
         return out
     v, p = stored.values, stored.parameters
     has = lambda *keys: all(k in v for k in keys)
+    out["rec-nope-paper-words"] = nope_paper_words(v)  # the matched decoders: what the controls keep
     at = f"d = {p['d']}, {p['n_samples']:,} sequences"
     if has("rec-thm1-rp2", "rec-thm1-rp2-se"):
         rp = stats.Estimate(v["rec-thm1-rp2"], v["rec-thm1-rp2-se"])
