@@ -827,7 +827,7 @@ def prediction_paper_glue(stored, figure, rows: list[dict], *, this_is_the_run: 
 
     from ..stored import stored_figure, stored_text
 
-    name, tab = "jac-fig-prediction", "jac-tab-prediction"
+    name, tab = "jac-fig-prediction", "jac-tab-prediction"  # the stored run's, read under the keys glued below
     shown = stored_figure(stored, name, None, this_is_the_run=this_is_the_run)[0]
     png = shown.data if shown is not None else None
     text = stored_text(stored, [tab], this_is_the_run=this_is_the_run)
@@ -847,5 +847,6 @@ def prediction_paper_glue(stored, figure, rows: list[dict], *, this_is_the_run: 
         source = "This run (the stored paper-scale run does not hold this figure)"
         words = ("The stored paper-scale run does not hold the unfitted prediction (not in the stored run), so the "
                  "figure and the table show this run alone" + (", with the stored run's rows." if theirs else "."))
-    return {name: Image(stacked_png(figure_png(figure), png)) if png is not None else figure,
-            "jac-fig-prediction-source": source, tab: table(mine + theirs), "jac-pred-paper-words": words}
+    return {"jac-fig-prediction": Image(stacked_png(figure_png(figure), png)) if png is not None else figure,
+            "jac-fig-prediction-source": source, "jac-tab-prediction": table(mine + theirs),
+            "jac-pred-paper-words": words}
