@@ -130,22 +130,20 @@ class JacobiansParams(ChapterParams):
              "heads_layers": 1, "heads_seq_len": 8, "n_inits": 3, "pretrained_sequences": 4,
              "pretrained_seq_len": 24, "pretrained_probes": 1, "chunk_len": 8, "toy_layers": 1,
              "toy_width": 16, "toy_seq_len": 16, "toy_steps": 4, "toy_eval_sequences": 2, "n_draws": 2}
-    # The paper's shapes (Qwen2-0.5B; GPT-2 small), sigma = 0.02. The preset is the stored run's (16
-    # sequences x 4 probes) until the next paper run, which sets n_sequences 200 and probes 2: 200
-    # sequences (the paper's number) x 2 orthogonal probes, spread over 8 weight draws (25 each),
-    # RoPE on and off with the same inputs and probes, checkpointed per sequence (batch_size 1).
-    # Timed on the 2-core reference machine (one thread, 2026-12-04): one profile of 2 probes
-    # takes about 195 s, so the 2 x 200 profiles with and without RoPE and the 200 with embeddings
-    # of RMS 1 take about 600 x 195 s = 33 h of one core; the residual streams (4 sequences per draw,
-    # four forward passes each) and the L/2 profiles of the out-of-sample test about 2 h more; about
-    # 20 h on both cores, plus the rest of the chapter (1.5 h in the stored run): a run across
-    # sessions, resumed from committed checkpoints.
-    # GPT-2 and SmolLM2 at the sizes of the stored run (16 sequences; 4 and 2 probes).
+    # The paper's shapes (Qwen2-0.5B; GPT-2 small), sigma = 0.02: 200 sequences (the paper's number) x
+    # 2 orthogonal probes, spread over 8 weight draws (25 each), RoPE on and off with the same inputs
+    # and probes, checkpointed per sequence (batch_size 1). Timed on the 2-core reference machine (one
+    # thread, 2026-12-04): one profile of 2 probes takes about 195 s, so the 2 x 200 profiles with and
+    # without RoPE and the 200 with embeddings of RMS 1 take about 600 x 195 s = 33 h of one core; the
+    # residual streams (4 sequences per draw, four forward passes each) and the L/2 profiles of the
+    # out-of-sample test about 2 h more; about 20 h on both cores, plus the rest of the chapter (1.5 h
+    # in the stored run of 16 sequences x 4 probes): a run across sessions, resumed from committed
+    # checkpoints. GPT-2 and SmolLM2 keep the sizes of that run (16 sequences; 4 and 2 probes).
     presets = {
         "paper": {"n_layers": 24, "width": 896, "n_heads": 14, "n_kv_heads": 2, "seq_len": 2048,
                   "init_stds": [0.02], "width_standin": True, "gpt2_layers": 12,
-                  "gpt2_width": 768, "gpt2_heads": 12, "gpt2_seq_len": 1024, "n_sequences": 16,
-                  "probes": 4, "gpt2_sequences": 16, "gpt2_probes": 4, "n_draws": 8,
+                  "gpt2_width": 768, "gpt2_heads": 12, "gpt2_seq_len": 1024, "n_sequences": 200,
+                  "probes": 2, "gpt2_sequences": 16, "gpt2_probes": 4, "n_draws": 8,
                   "batch_size": 1, "n_boot": 200, "mc_draws": 20_000,
                   "pathway_widths": [64, 128, 256, 512, 896], "n_inits": 16,
                   "pretrained_sequences": 16, "pretrained_seq_len": 2048, "pretrained_probes": 2,
