@@ -12,6 +12,7 @@ import math
 import numpy as np
 import pytest
 
+import attention_geometry as ag
 from attention_geometry.book.ledger import LEDGER_FIELDS, conflicting_verdicts, normalised_statement, write_ledger_files
 from attention_geometry.power import (
     detectable_effect,
@@ -218,12 +219,21 @@ def test_not_decided_says_what_would_decide_it():
     assert "samples (now 10)" in value_verdict(Estimate(0.54, 0.02), 0.5, atol=0.05, n=10).reason
     assert "samples (now 10)" in bound_verdict(Estimate(0.95, 0.05), 1.0, at_most=True, n=10).reason
     assert samples_to_decide(0.1, 0.0, 10) == math.inf
+    assert "samples (now 10)" in ag.range_verdict(Estimate(0.95, 0.05), 0.0, 1.0, n=10).reason
+    assert "samples (now 200)" in ag.proportion_verdict(196, 200, at_least=0.99).reason
+    two = ag.values_verdict([Estimate(1.0, 0.01), Estimate(2.04, 0.02)], [1.0, 2.0], atol=0.05)
+    assert two.label == "not decided" and "for 2, the hardest item" in two.reason and "samples" in two.reason
 
 
 def test_a_reproduced_tolerance_rule_reports_what_it_could_have_seen():
     v = value_verdict(Estimate(0.5, 0.01), 0.5, atol=0.05)
     assert v.label == "reproduced" and "a departure of 0.028 beyond the band (80 % power)" in v.reason
     assert "past the bound" in bound_verdict(Estimate(0.1, 0.05), 1.0, at_most=True).reason
+    assert "past the nearer bound" in ag.range_verdict(Estimate(0.5, 0.01), 0.0, 1.0).reason
+    every = ag.proportion_verdict(1000, 1000, at_least=0.99)
+    assert every.label == "reproduced" and "a true proportion of 0.981" in every.reason
+    both = ag.values_verdict([Estimate(1.0, 0.01), Estimate(2.0, 0.02)], [1.0, 2.0], atol=0.1)
+    assert both.label == "reproduced" and "0.056 beyond the band on every item" in both.reason
 
 
 def test_detectable_effect_is_seen_with_its_power():

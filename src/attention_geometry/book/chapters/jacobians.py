@@ -10,7 +10,7 @@ from ..cost import CostModel
 from ..params import ChapterParams, CorpusDir, Seed
 
 __all__ = ["JacobiansParams", "PAPER_SHAPE", "estimate_text", "fit_quality_words", "float32_words", "float64_words",
-           "bracket_words", "gain_words", "heads_flat_words", "heads_words", "late_rise_words", "paper_cost_words",
+           "bracket_words", "gain_words", "monotone_words", "heads_flat_words", "heads_words", "late_rise_words", "paper_cost_words",
            "regime_words", "single_probe_words",
            "sizes_note", "table", "timing_words", "unbiased_words", "uniform_words",
            "fits_table", "fits_rows", "late_table", "pretrained_table", "estimator_table", "leading_number", "stored_figure", "stored_table_rows",
@@ -211,6 +211,20 @@ def gain_words(covers: bool) -> str:
     """Whether the fitted first-layer gain's interval covers the value the initialisation predicts."""
     return ("within its 95 % interval, as the initialisation predicts" if covers
             else "outside its 95 % interval (or the fit is degenerate): the initialisation does not predict it")
+
+
+def monotone_words(monotone: float, floor: float, claimed: float = 0.99, tol: float = 0.01) -> str:
+    """What the paper's two Spearman values can tell apart: ``monotone``, the Spearman a curve with
+    no U reaches against the average profile (``monotone_spearman``); ``floor``, the Spearman
+    the monotone trends of the profiles with and without positions guarantee
+    (``monotone_floor``); each read against the claimed value less ``tol``, the verdicts'
+    threshold."""
+    target = claimed - tol
+    fit = (f"so a Spearman of {claimed:g} with the paper's form could come from primacy or recency alone"
+           if monotone >= target else f"so a Spearman of {claimed:g} says more than that the profile falls or rises")
+    rope = (f"and the two profiles' trends alone would give RoPE against no RoPE a Spearman of {claimed:g}"
+            if floor >= target else f"while their trends alone do not force the RoPE comparison to {claimed:g}")
+    return f"{fit}, {rope}"
 
 
 def late_rise_words(rising: list[str]) -> tuple[str, str]:
