@@ -13,7 +13,8 @@ import numpy as np
 import pytest
 
 import attention_geometry as ag
-from attention_geometry.book.ledger import LEDGER_FIELDS, conflicting_verdicts, normalised_statement, write_ledger_files
+from attention_geometry.book.ledger import (LEDGER_FIELDS, ConflictingVerdicts, check_one_verdict, conflicting_verdicts,
+                                           normalised_statement, write_ledger_files)
 from attention_geometry.power import (
     detectable_effect,
     model_reference,
@@ -378,6 +379,14 @@ def test_rows_quoting_one_sentence_must_agree_or_say_how_they_differ(tmp_path):
     assert normalised_statement(a["statement"]) == normalised_statement(b["statement"])
     assert [(x["id"], y["id"]) for x, y in conflicting_verdicts([a, b, c, d])] == [("a", "b")]
     assert conflicting_verdicts([b, d]) == []  # the same verdict
+    half = _row("e", "synthesis", "this book's reading of “A peak-to-trough ratio of ≈ 10^2”: with the residual",
+                "refuted")
+    assert [x["id"] for pair in conflicting_verdicts([d, half]) for x in pair] == ["d", "e"]  # a quote inside
+    short = _row("f", "synthesis", "“of ≈ 10^2” again", "refuted")  # too short a fragment to be a sentence
+    assert conflicting_verdicts([d, short]) == []
+    with pytest.raises(ConflictingVerdicts, match="e \\(synthesis: refuted\\)"):
+        check_one_verdict([d, half])
+    check_one_verdict([d, _row("g", "synthesis", half["statement"], "refuted", differs_from="with the residual")])
     js, cs = write_ledger_files([a, b], tmp_path)
     assert "claim_kind" in LEDGER_FIELDS and cs.read_text().splitlines()[0].split(",")[4] == "claim_kind"
 
