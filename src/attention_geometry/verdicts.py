@@ -209,6 +209,8 @@ def _to_decide(est: Estimate, margin: float, n: int | None, level: float) -> str
     factor = (_z(level) * est.se / margin) ** 2
     if n is not None:
         needed = samples_to_decide(est.se, margin, check_int("n", n, low=1), level=level)
+        if needed <= n:  # on the verge: the interval's edge is within rounding of the claim's
+            return f"a few more samples (now {n:,}) would decide it if the value stays at {est.value:.3g}"
         return f"about {needed:,.0f} samples (now {n:,}) would decide it if the value stays at {est.value:.3g}"
     if factor < 1.5:  # the interval is on the verge: a few more samples would clear the edge
         return f"a few more samples would decide it if the value stays at {est.value:.3g}"

@@ -8,6 +8,7 @@ from pydantic import Field
 
 from ..cost import CostModel
 from ..params import ChapterParams, CorpusDir, Seed
+from ..stored import NO_STORED_RUN, THIS_IS_THE_RUN_CLAUSE
 
 __all__ = ["RecencyParams", "Simulations", "setting_values", "four_models", "layer1_table", "theorem1_values",
            "half_words", "factor_study", "factor_curves", "factor_values", "gap_order_values", "gap_series_values", "gap_order_words", "observability", "observability_words", "noln_values",
@@ -16,7 +17,7 @@ __all__ = ["RecencyParams", "Simulations", "setting_values", "four_models", "lay
            "residual_values", "ratio_words", "rise_values", "rise_trend_words", "key_profile_runs", "figure2_order", "rp_arrays", "rp_tables", "rp_trends", "rp_prediction", "peak_words", "iso_words",
            "relativity_values", "extension_values", "extension_summary", "null_words", "QK_STEPS", "qk_study", "qk_peak_words", "nope_values", "nope_dominance_values", "dominance_words", "NOPE_CONTROLS", "nope_norm_runs", "nope_norm_values", "NOPE_SHARE_CLAIMED", "nope_share",
            "nope_share_words", "nope_paper_words", "NOPE_DOM_CLAIMED", "nope_dominance_verdict", "nope_mechanism_words",
-           "THIS_IS_THE_RUN", "NO_STORED_RUN", "paper_run_words", "GRAM_CHECK_SEQUENCES", "PROFILE_SE_MAX", "paper_claims",
+           "THIS_IS_THE_RUN_CLAUSE", "NO_STORED_RUN", "paper_run_words", "GRAM_CHECK_SEQUENCES", "PROFILE_SE_MAX", "paper_claims",
            "claim_words"]
 
 
@@ -1083,12 +1084,6 @@ def nope_mechanism_words(rp, dom, where: str = "In this run", level: float = 0.9
                   "recency comes through Theorem 1's diagonal mechanism is open.")
 
 
-#: What the paper-scale run's own notebook says where the chapter shows a stored run's words beside this run's.
-THIS_IS_THE_RUN = "this run is the stored paper-scale run"
-#: What the chapter says where no stored run holds a quantity.
-NO_STORED_RUN = "no stored paper-scale run holds it"
-
-
 def paper_run_words(stored, *, this_is_the_run: bool = False) -> dict:
     """The stored paper-scale run's words for the quantities whose words the chapter shows for this run:
     computed by today's functions from the stored values and parameters (``stored``: a ``PaperRun`` or
@@ -1103,7 +1098,7 @@ def paper_run_words(stored, *, this_is_the_run: bool = False) -> dict:
                "rec-paper-sizes-words")
     sentences = ("rec-thm1-rp2-paper-words", "rec-noln-paper-words", "rec-nope-mechanism-paper-words",
                  "rec-nope-paper-words")
-    fallback = THIS_IS_THE_RUN if this_is_the_run else NO_STORED_RUN
+    fallback = THIS_IS_THE_RUN_CLAUSE if this_is_the_run else NO_STORED_RUN
     out = {k: fallback for k in clauses} | {k: sentence(fallback) for k in sentences}
     if stored is None or this_is_the_run:
         return out

@@ -6,6 +6,7 @@ from pydantic import Field, model_validator
 
 from ..cost import CostModel
 from ..params import ChapterParams, Seed
+from ..stored import THIS_IS_THE_RUN
 
 __all__ = ["UniformAttentionParams"]
 
@@ -780,10 +781,6 @@ def width_glue(P, ws: dict) -> dict:
                     f"ua-width-one-dim-{short}-words": one_dimension_words(shift.interval(), gain.interval(), better > 0),
                     f"ua-width-trend-{short}-words": trend_words(slope.interval(), gap0.interval(), better > 0)})
     return _markdown(out)
-
-
-#: What a paper-scale run's notebook says of its own numbers (for :func:`stored_text`).
-THIS_IS_THE_RUN = "This run is the paper-scale run: the numbers above are at the paper's settings."
 
 
 def width_paper_glue(stored, fallback, *, this_is_the_run: bool = False) -> dict:
