@@ -118,15 +118,18 @@ class SelectabilityParams(ChapterParams):
     }
     # the shares of the time at the defaults that scale with each group of parameters; the seconds: the
     # chapter at its defaults in the cold book build of a clean clone on 2026-12-03 (commit 11be456; two
-    # kernels at a time on the 2-core reference machine, synthesis alone on both cores); a clean clone's
-    # build starts the longest first by them
-    cost = CostModel(116, (
-        (0.3, {"grid_sets": 1, "grid_n_max": 2, "grid_d_max": 1}),
-        (0.3, {"tiny_steps": 1, "tiny_batch": 1, "tiny_seq_len": 1}),
-        (0.2, {"table_sets": 1, "table_n_max": 2}),
-        (0.1, {"pretrained_sequences": 1, "pretrained_seq_len": 1}),
+    # kernels at a time on the 2-core reference machine, synthesis alone on both cores), 116 s with one
+    # training seed, of which the training took 0.3; with eight seeds the training is eight times as long
+    # (116 + 7 x 35 = 360 s; measured 2026-12-05 on one thread beside a paper run: 262 s, 180 s of them
+    # training 16 models, where one seed took 119 s); the sets are spread over the seeds, so the measurements
+    # cost what they did. A clean clone's build starts the longest first by them
+    cost = CostModel(360, (
+        (0.097, {"grid_sets": 1, "grid_n_max": 2, "grid_d_max": 1}),
+        (0.773, {"tiny_seeds": 1, "tiny_steps": 1, "tiny_batch": 1, "tiny_seq_len": 1}),
+        (0.064, {"table_sets": 1, "table_n_max": 2}),
+        (0.032, {"pretrained_sequences": 1, "pretrained_seq_len": 1}),
         # the reach of 16 keys per head (SmolLM2's 90 heads dominate): about 14 s of CPU time here
-        (0.05, {"reach_keys": 1, "pretrained_seq_len": 1}),
+        (0.016, {"reach_keys": 1, "pretrained_seq_len": 1}),
     ))
 
 
