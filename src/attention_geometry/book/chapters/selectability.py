@@ -435,8 +435,8 @@ def stored_seeds_words(stored, *, this_is_the_run: bool = False) -> str:
 
 
 def stored_seeds_glue(stored, *, this_is_the_run: bool = False) -> dict:
-    """The sentence of :func:`stored_seeds_words`, glued."""
-    return {"sel-stored-seeds-words": stored_seeds_words(stored, this_is_the_run=this_is_the_run)}
+    """The sentence of :func:`stored_seeds_words`, glued (Markdown)."""
+    return _markdown({"sel-stored-seeds-words": stored_seeds_words(stored, this_is_the_run=this_is_the_run)})
 
 
 def schedule_words(P) -> str:
