@@ -230,3 +230,21 @@ def test_reach_and_trend_over_seeds_take_each_seeds_mean():
     trends = ch.trend_estimates(along)
     assert set(trends) == set(ch.TREND)
     assert trends[ch.TREND[0]].draw_means == pytest.approx((-3.0, -4.0, -5.0))
+
+
+def test_one_seed_keeps_its_verdict_for_the_assumption_and_several_need_min_draws():
+    """A run of one training seed (the stored paper run) keeps its verdict over the key sets, for
+    ``draws_assumption`` to qualify in the book; a run of several seeds is qualified by ``draws_verdict``
+    here, so fewer than MIN_DRAWS seeds cannot decide."""
+    import attention_geometry as ag
+    from attention_geometry.draws import DrawEstimate
+    from attention_geometry.stats import Estimate
+
+    decided = ag.sign_verdict(Estimate(1.0, 0.1), +1)
+    assert ch.seeds_verdict(decided, 1) is decided
+    one = DrawEstimate(1.0, 0.1, df=9, n_draws=1, draw_means=(1.0,))
+    assert ch.seeds_verdict(decided, one) is decided
+    three = DrawEstimate(1.0, 0.1, df=2, n_draws=3, draw_means=(0.9, 1.0, 1.1))
+    assert ch.seeds_verdict(decided, three).label == "not decided"
+    eight = DrawEstimate(1.0, 0.1, df=7, n_draws=8, draw_means=tuple(0.9 + 0.03 * i for i in range(8)))
+    assert ch.seeds_verdict(decided, eight).label == "reproduced"

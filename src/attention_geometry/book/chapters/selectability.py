@@ -627,13 +627,26 @@ def along_paper_glue(stored, fallback_figure, fallback_table: str, *, this_is_th
                       "sel-tab-along-paper": table})
 
 
+def seeds_verdict(verdict, draws, **kw) -> "object":
+    """``draws_verdict`` over the training seeds, for a run of at least two: there a verdict decides only
+    over ``MIN_DRAWS`` seeds that share its side. A run of one seed (the stored paper-scale run) keeps its
+    verdict over the key sets, and the book decides whether that seed stands for all of them by the
+    defaults' seeds (``draws_assumption``, :func:`with_stored_seeds`); ``draws``: a ``DrawEstimate``
+    (or a sequence of them) or the number of seeds."""
+    import attention_geometry as ag
+
+    first = draws[0] if isinstance(draws, (list, tuple)) else draws
+    count = first if isinstance(first, int) else getattr(first, "n_draws", 2)
+    return verdict if count == 1 else ag.draws_verdict(verdict, draws, **kw)
+
+
 def training_claim(P, seed_runs: list, trends: dict, training):
     """The book's reading that training lowers the fraction of unselectable keys from its level at
     initialisation, in the states of the paper's Tables 1-2. The replicate is the training seed
     (``trends``: :func:`trend_estimates`, over the seeds): each state's sign decides only over at least
     ``MIN_DRAWS`` seeds that share it (``draws_verdict``)."""
     import attention_geometry as ag
-    parts = {PLACES[key]: ag.draws_verdict(ag.sign_verdict(est, -1, what=f"trained − initial, {PLACES[key]}"), est)
+    parts = {PLACES[key]: seeds_verdict(ag.sign_verdict(est, -1, what=f"trained − initial, {PLACES[key]}"), est)
              for key, est in trends.items()}
     return ag.Claim(
         "sel-training-trend", paper="brody2023expressivity", where="Tables 1-2 (the trained models' states)",
@@ -1083,7 +1096,7 @@ def claims(P, *, grid_ln, ds, ns, contour, meas, gauss, short, g7_short, radius,
             measured=" / ".join(e.format() for e in est) + f" (Gaussian, same n: {gauss[8 if place == 'residual' else 7].mean():.1f})",
             settings=f"{P.table_sets} sets of {P.table_n_min}-{P.table_n_max} keys spread over the seeds; "
                      f"{tiny_settings}", **trained,
-            verdict=ag.draws_verdict(ag.table_verdict(est, PAPER_TABLES[(norm, place)], n_range, paper_range,
+            verdict=seeds_verdict(ag.table_verdict(est, PAPER_TABLES[(norm, place)], n_range, paper_range,
                                                       atol=TABLE_ATOL, labels=[f"layer {i}" for i in range(1, 5)]),
                                      departure, reference=(-TABLE_ATOL, TABLE_ATOL))))
     table3 = over_seeds(short["projection"]["normed"].mean(1), k)
@@ -1095,7 +1108,7 @@ def claims(P, *, grid_ln, ds, ns, contour, meas, gauss, short, g7_short, radius,
         measured=f"largest % in any set and layer of any seed's model: {ln_after:.2f} (epsilon = 0: "
                  f"{on_sphere:.2f})", settings=tiny_settings, **trained,
         # a largest value over every seed's sets: no seed has a side of its own, the count of seeds decides
-        verdict=ag.draws_verdict(ag.after_norm_verdict(ln_after, on_sphere, radius.min(),
+        verdict=seeds_verdict(ag.after_norm_verdict(ln_after, on_sphere, radius.min(),
                                                        eps=models["layernorm"].config.eps), k)),
       ag.Claim(
         "sel-table3", where="Table 3 (SST-2, at most 128 tokens)", source="repository", **row,
@@ -1103,7 +1116,7 @@ def claims(P, *, grid_ln, ds, ns, contour, meas, gauss, short, g7_short, radius,
         measured=f"{table3.format()} % (Gaussian d = 7, same n: {g7_short.mean():.1f} %)",
         settings=f"{P.short_sets} sets of {P.short_n_min}-{P.short_n_max} keys spread over the seeds; "
                  f"{tiny_settings}", **trained,
-        verdict=ag.draws_verdict(ag.not_tested("the paper's Table 3 values are not in the sources available to "
+        verdict=seeds_verdict(ag.not_tested("the paper's Table 3 values are not in the sources available to "
                                                "this book"), table3))]
     out.append(ag.Claim(
         "sel-lm", where="abstract; Fig. 4", source="abstract", **row,
@@ -1113,7 +1126,7 @@ def claims(P, *, grid_ln, ds, ns, contour, meas, gauss, short, g7_short, radius,
         measured=f"held-out loss, projection-only − LN, mean over the windows, over the seeds: {lm.format()} "
                  "nats/byte",
         settings=f"{P.lm_windows} held-out windows, each under every seed's models; {tiny_settings}", **trained,
-        verdict=ag.draws_verdict(ag.sign_verdict(lm, +1, what="projection-only − LN"), lm)))
+        verdict=seeds_verdict(ag.sign_verdict(lm, +1, what="projection-only − LN"), lm)))
     out += reach_claims(P, reach or {}, trained, tiny_settings)
     return out
 
@@ -1143,7 +1156,7 @@ def reach_claims(P, reach: dict, trained: dict, tiny_settings: str) -> list:
         verdict = ag.sign_verdict(diff, +1, what="reach, trained − Gaussian", n=diff.df + 1)
         over = f"{heads} heads"
         if seeds is not None:  # a trained model: the replicate is the training seed
-            verdict = ag.draws_verdict(verdict, diff)
+            verdict = seeds_verdict(verdict, diff)
             over = f"{seeds} training seeds ({heads} heads)" if seeds > 1 else over
         out.append(ag.Claim(
             cid, paper="brody2023expressivity", where="abstract, (b)", source="abstract", section="sel-reach",
