@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 __all__ = ["STORED_RUN", "THIS_IS_THE_RUN", "THIS_IS_THE_RUN_CLAUSE", "NO_STORED_RUN", "glued_text_of", "stored_figure",
-           "stored_text", "stored_run_words"]
+           "stored_table", "stored_text", "stored_run_words"]
 
 #: The label of the stored paper-scale run wherever this run's numbers stand beside it.
 STORED_RUN = "the stored paper-scale run"
@@ -57,6 +57,20 @@ def stored_figure(stored: Any, name: str, fallback: Any, *,
     if png is None:
         return fallback, "this run: no stored run at the paper's settings holds the figure"
     return Image(png), "the stored run at the paper's settings"
+
+
+def stored_table(stored: Any, key: str, fallback: Any, *, this_is_the_run: bool = False) -> tuple[Any, str]:
+    """The table glued under ``key`` as the stored paper run (a ``PaperRun`` or ``None``) glued it (its
+    Markdown), else ``fallback`` (this run's; ``this_is_the_run``: this run is the paper-scale run); with the
+    words that say which, as :func:`stored_figure` says them of a figure."""
+    from IPython.display import Markdown
+
+    if this_is_the_run:
+        return fallback, "this run, the paper-scale run itself"
+    text = stored_text(stored, [key])
+    if text is None:
+        return fallback, "this run: no stored run at the paper's settings holds the table"
+    return Markdown(text[key]), "the stored run at the paper's settings"
 
 
 def stored_run_words(stored: Any, keys: tuple[str, ...], say: Any, what: str, *, this_is_the_run: bool) -> str:

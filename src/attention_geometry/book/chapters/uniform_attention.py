@@ -850,6 +850,36 @@ def speed_paper_words(stored, *, this_is_the_run: bool = False) -> str:
                     f"original's variant needs {text[keys[0]]}, and the fair control {text[keys[1]]}.")
 
 
+def query_paper_glue(stored, fallback, *, this_is_the_run: bool = False) -> dict:
+    """The split of the learned queries at the paper's settings (``ua-tab-query-paper``), the table the
+    stored paper run glued as ``ua-tab-query``, whose rows ``ua-query-*`` it decides; ``fallback``, this
+    run's table, where no stored run holds it, with the words that say which."""
+    from ..stored import stored_table
+
+    table, source = stored_table(stored, "ua-tab-query", fallback, this_is_the_run=this_is_the_run)
+    return {"ua-tab-query-paper": table, "ua-query-paper-source": source}
+
+
+def speed_paper_glue(stored, fallback, *, this_is_the_run: bool = False) -> dict:
+    """The step ratios at the paper's settings (``ua-tab-speed-paper``), the table the stored paper run
+    glued as ``ua-tab-speed``, whose rows ``ua-fig2a-steps-*`` and ``ua-fig3-steps-*`` it decides;
+    ``fallback``, this run's table, where no stored run holds it, with the words that say which."""
+    from ..stored import stored_table
+
+    table, source = stored_table(stored, "ua-tab-speed", fallback, this_is_the_run=this_is_the_run)
+    return {"ua-tab-speed-paper": table, "ua-speed-paper-source": source}
+
+
+def geometry_paper_glue(stored, fallback, *, this_is_the_run: bool = False) -> dict:
+    """The d = 3 keys and queries at the paper's settings (``fig-ua-geometry-paper``), as the stored paper
+    run drew ``fig-ua-geometry``; ``fallback``, this run's figure, where no stored run holds it, with the
+    words that say which."""
+    from ..stored import stored_figure
+
+    fig, source = stored_figure(stored, "fig-ua-geometry", fallback, this_is_the_run=this_is_the_run)
+    return {"fig-ua-geometry-paper": fig, "ua-geometry-paper-source": source}
+
+
 def width_claims(P, ws: dict, row: dict) -> list:
     """The book's readings of the width sweep, per quantity: the projection costs the attention one
     dimension (the pooled shift, on the side of the control one dimension narrower), and the cost shrinks
