@@ -245,8 +245,7 @@ def theorem1_values(iso, P) -> dict:
     n = P.n_tokens
     S2 = th.theorem1_scores(P.d, n)
     mf = np.nanmax(np.abs(th.mean_field_scores(P.d, n, n_layers=2)[1] - S2))
-    return {"rec-thm1-level": S2[n - 1, 0], "rec-thm1-contrast": th.layer2_contrast(P.d, n),
-            "rec-thm1-profile": math.expm1(th.layer2_log_profile(P.d, n)[n - 2]), "rec-thm1-mf-diff": mf,
+    return {"rec-thm1-profile": math.expm1(th.layer2_log_profile(P.d, n)[n - 2]), "rec-thm1-mf-diff": mf,
             "rec-thm1-rp2": iso.rp[1], "rec-thm1-rp2-se": iso.rp_se[1],
             "rec-thm1-rp2-words": half_words(_rp2(iso))}
 
