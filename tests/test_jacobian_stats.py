@@ -192,13 +192,17 @@ def test_draw_profile_statistics_take_their_errors_over_the_weight_draws():
     draws = ag.draw_slices(k * m, k)
     sample = ag.ProfileSample(rho2)
     out = ag.draw_profile_statistics(sample, H, draws, off=ag.ProfileSample(rho2[:, ::-1].copy()))
-    assert set(out) == {"spearman", "wasserstein", "noise_wasserstein", "log10_ptt", "ceiling", "rise", "ends", "rope",
-                        "rope_ceiling"}
+    assert set(out) == {"spearman", "wasserstein", "noise_wasserstein", "log10_ptt", "ceiling", "rise", "ends",
+                        "monotone", "rope", "rope_ceiling", "rope_floor"}
     assert all(e.n_draws == k and e.df == k - 1 and len(e.draw_means) == k for e in out.values())
     even, odd = (np.concatenate([rho2[s] for s in draws[i::2]]) for i in (0, 1))  # halves by draw
     assert out["log10_ptt"].value == pytest.approx(ag.held_out_log10_peak_to_trough(even, odd))
     assert out["spearman"].value == pytest.approx(ag.held_out_fit(even, odd, H).spearman)
     assert out["rope"].value == pytest.approx(ag.spearman(sample.profile(), sample.profile()[::-1]))
+    assert out["monotone"].value == pytest.approx(ag.monotone_spearman(sample.profile()))
+    j = np.arange(L)
+    assert out["rope_floor"].value == pytest.approx(ag.monotone_floor(ag.spearman(j, sample.profile()),
+                                                                      ag.spearman(j, sample.profile()[::-1])))
     by_sequence = ag.bootstrap_estimate(lambda s: ag.log10_peak_to_trough(s.profile()), sample, n_boot=200,
                                         rng=np.random.default_rng(0))
     assert out["log10_ptt"].se > by_sequence.se  # the tilt differs between draws, not between a draw's sequences
@@ -321,3 +325,42 @@ def test_the_prediction_excess_is_zero_for_a_right_prediction_and_finds_a_wrong_
     assert far.label == ag.Label.REFUTED
     with pytest.raises(ValueError, match="prediction"):
         ag.prediction_excess(truth[None], truth[None], truth[:-1])
+
+
+def test_a_monotone_curve_is_the_alternative_and_the_floor_is_sharp():
+    """A U has a small monotone Spearman and a primacy curve a large one; the floor on the
+    Spearman of two profiles from their trends alone is never crossed, is reached by two
+    profiles whose departures from the trend are opposite, and falls to -1 for opposite
+    trends."""
+    L = 200
+    j = np.arange(L, dtype=float)
+    assert ag.monotone_spearman((j - L / 2) ** 2) < 0.05
+    assert ag.monotone_spearman(np.exp(-j / 30)) == pytest.approx(1.0)
+    rng = np.random.default_rng(0)
+    for trend in (1, -1, 1j):  # both rising, both falling, one of each
+        for _ in range(100):
+            a, b = ((trend if trend != 1j else (-1) ** i) * j + rng.normal(0, rng.uniform(1, 300), L) for i in range(2))
+            assert ag.spearman(a, b) >= ag.monotone_floor(ag.spearman(j, a), ag.spearman(j, b)) - 1e-12
+    assert ag.monotone_floor(-0.99, -0.99) == pytest.approx(ag.monotone_floor(0.99, 0.99))
+    assert ag.monotone_floor(0.99, 0.99) > 0.9
+    t = (j - j.mean()) / j.std()
+    e = np.tile([1.0, -1.0], L // 2) * 0.3  # a zigzag, orthogonal to the trend
+    a, b = t + e, t - e
+    floor = ag.monotone_floor(ag.spearman(j, a), ag.spearman(j, b))
+    assert ag.spearman(a, b) == pytest.approx(floor, abs=0.02)
+    assert ag.monotone_floor(0.9, -0.9) == -1.0 and ag.monotone_floor(1.0, 1.0) == 1.0
+    with pytest.raises(ValueError, match="profile"):
+        ag.monotone_spearman([1.0, 2.0])
+
+
+def test_a_claimed_spearman_a_monotone_curve_also_reaches_is_uninformative():
+    """The ceiling rule with the monotone alternative: for a primacy profile the paper's 0.99 is
+    out of reach of nothing, so it is uninformative; for a U it can be reproduced."""
+    ceiling = Estimate(0.99, 0.002)
+    sp = Estimate(0.995, 0.001)
+    primacy = ag.ceiling_verdict(sp, 0.99, ceiling, n=16, paper_n=200, alternative=Estimate(0.99, 0.001))
+    assert primacy.label == "uninformative"
+    u = ag.ceiling_verdict(sp, 0.99, ceiling, n=16, paper_n=200, alternative=Estimate(0.2, 0.01))
+    assert u.label == "reproduced"
+    close = ag.ceiling_verdict(Estimate(0.975, 0.01), 0.99, ceiling, n=16)
+    assert close.label == "not decided" and "samples (now 16) would decide it" in close.reason

@@ -246,6 +246,7 @@ PROSE_ALLOWED = {
     # form names the search range that binds instead of a value that is not one
     (f"{PACKAGE}.stats", "Estimate.format"), (f"{PACKAGE}.stats", "Estimate.__str__"),
     (f"{PACKAGE}.stats", "FittedParameter.format"), (f"{PACKAGE}.stats", "FittedParameter.__str__"),
+    (f"{PACKAGE}.ratios", "ExactProportion.format"),  # "2/2,000 = 0.001": the count, as its exact interval is read
     # a name from a fixed set that code compares ("degenerate" / "interior"; "U-shape", "monotone", ...)
     (f"{PACKAGE}.stats", "FittedParameter.label"), (f"{PACKAGE}.cesaro", "classify_profile"),
     (f"{PACKAGE}.stats", "band_position"),  # "below" / "within" / "above", one per value

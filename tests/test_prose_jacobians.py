@@ -247,7 +247,7 @@ def test_stored_words_give_the_stored_runs_numbers_or_say_it_lacks_them():
     assert "not in the stored run" in ch.stored_ptt_words(older, this_is_the_run=False)
     assert "not in the stored run" in ch.stored_local_u_words(older, this_is_the_run=False)
     assert ch.stored_ptt_words(None, this_is_the_run=False).startswith("No paper-scale run is stored")
-    assert ch.stored_local_u_words(run, this_is_the_run=True) == ch.THIS_IS_THE_PAPER_RUN
+    assert ch.stored_local_u_words(run, this_is_the_run=True) == ch.THIS_IS_THE_RUN
 
 
 def test_stored_oos_words_count_the_stored_rows_or_say_there_are_none():
@@ -257,7 +257,7 @@ def test_stored_oos_words_count_the_stored_rows_or_say_there_are_none():
     assert words.startswith("In the stored paper-scale run, 1 of the 2 measured numbers") and "1 outside" in words
     assert "not in the stored run" in ch.stored_oos_words(_StoredRun(claims=rows[2:]), this_is_the_run=False)
     assert ch.stored_oos_words(None, this_is_the_run=False).startswith("No paper-scale run is stored")
-    assert ch.stored_oos_words(None, this_is_the_run=True) == ch.THIS_IS_THE_PAPER_RUN
+    assert ch.stored_oos_words(None, this_is_the_run=True) == ch.THIS_IS_THE_RUN
 
 
 def test_profiles_words_follow_what_exists():
@@ -332,7 +332,7 @@ def test_prediction_paper_glue_shows_the_stored_runs_figure_and_rows_or_says_it_
     assert "No paper-scale run is stored" in ch.prediction_paper_glue(None, mine, rows, this_is_the_run=False)[
         "jac-pred-paper-words"]
     itself = ch.prediction_paper_glue(held, mine, rows, this_is_the_run=True)
-    assert itself["jac-fig-prediction"] is mine and itself["jac-pred-paper-words"] == ch.THIS_IS_THE_PAPER_RUN
+    assert itself["jac-fig-prediction"] is mine and itself["jac-pred-paper-words"] == ch.THIS_IS_THE_RUN
 
 
 def test_stacked_png_puts_the_second_image_under_the_first():

@@ -53,7 +53,6 @@ def test_instability_words_name_what_each_rank_is():
 
 def test_the_stable_construction_and_its_table_at_small_sizes():
     from attention_geometry import ln_dynamics as ld
-    from attention_geometry.stats import proportion_estimate
 
     for centre in (False, True):
         rows = ch.stable_constructions(4, 3, centre)
@@ -67,9 +66,24 @@ def test_the_stable_construction_and_its_table_at_small_sizes():
                                     False, 50)
     assert sorted(unstable) == [1, 2] and all(s["stable"] == 0 and s["growth"] is None for s in unstable.values())
     text = ch.stability_table({"(d)": summary, "(c)": unstable},
-                              {"(d)": {k: proportion_estimate(3, 100) for k in summary}})
+                              {"(d)": {k: ch.basin_share(np.r_[np.full(3, k), np.ones(97)], k) for k in summary}})
     assert "nan" not in text.lower() and "None" not in text
     assert "measure zero (none stable)" in text and "| (d) | 2 | 1 | 1 |" in text
+
+
+def test_a_basin_share_of_none_or_a_few_inputs_stays_inside_zero_one():
+    """0/n and 2/2000 (the basins of construction (d)): the exact interval starts at 0 or above, where
+    a normal interval around the fraction went below 0; the table and the ledger's text show it."""
+    none, few = ch.basin_share(np.ones(2000), 2), ch.basin_share(np.r_[2, 2, np.ones(1998)], 2)
+    for est, k in ((none, 0), (few, 2)):
+        lo, hi = est.interval()
+        assert 0.0 <= lo <= est.value <= hi <= 1.0 and est.value == k / 2000 and est.se > 0
+    assert none.interval()[0] == 0.0 and few.interval()[0] > 0.0
+    assert ch.basin_share(np.full(10, 2), 2).interval()[1] == 1.0
+    assert ch.share_text(few) == "2/2,000 = 0.001, exact 95 % interval [0.0001211, 0.003608]"
+    assert "-" not in ch.share_text(none)
+    table = ch.stability_table({"(d)": {2: _summary(1, 1, (3, 3), (0, 0), (0.5, 0.5), 1.0)}}, {"(d)": {2: none}})
+    assert "| 0.0000 [0.0000, 0.0018] |" in table
 
 
 def test_the_ablation_stand_in_trains_measures_and_tabulates():

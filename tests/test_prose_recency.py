@@ -237,4 +237,4 @@ def test_the_stored_run_words_are_computed_from_its_values_and_labelled_as_its()
     assert older["rec-noln-paper-words"] == "No stored paper-scale run holds it."
     assert older["rec-row2-paper-words"] == ch.NO_STORED_RUN
     assert set(ch.paper_run_words(None)) == set(w)
-    assert ch.paper_run_words(None, this_is_the_run=True)["rec-qk-peak-paper-words"] == ch.THIS_IS_THE_RUN
+    assert ch.paper_run_words(None, this_is_the_run=True)["rec-qk-peak-paper-words"] == ch.THIS_IS_THE_RUN_CLAUSE

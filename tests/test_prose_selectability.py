@@ -125,3 +125,126 @@ def test_the_trace_along_training_at_the_paper_settings_comes_from_the_stored_ru
     assert none["sel-along-paper-words"].data.startswith("No stored run") and none["sel-tab-along-paper"].data == "| this |"
     own = chapter.along_paper_glue(stored, "this run's figure", "| this |", this_is_the_run=True)
     assert own["sel-along-paper-words"].data.startswith("This run is the paper-scale run")
+
+
+def test_sets_spread_over_the_training_seeds_are_estimated_over_the_seeds():
+    """Each seed measures a consecutive share of the sets; stacked they are the sets in order, and the
+    estimate over the seeds is the mean of the seeds' means with their spread (one seed: over its sets)."""
+    import numpy as np
+    import pytest
+
+    assert ch.training_seeds(ch.SelectabilityParams(seed=5, tiny_seeds=3)) == [5, 6, 7]
+    shares = ch.spread(list(range(10)), 4)
+    assert sorted(len(s) for s in shares) == [2, 2, 3, 3] and sum(shares, []) == list(range(10))
+    values = np.array([1.0, 2.0, 3.0, 10.0, 11.0, 12.0])
+    two = ch.over_seeds(values, 2)
+    assert two.n_draws == 2 and two.draw_means == (2.0, 11.0) and two.value == pytest.approx(6.5)
+    assert two.se == pytest.approx(4.5) and two.df == 1
+    one = ch.over_seeds(values, 1)
+    assert one.n_draws == 1 and one.df == 5 and one.value == pytest.approx(values.mean())
+    per_seed = [{"layernorm": {"normed": np.zeros((2, 4))}}, {"layernorm": {"normed": np.ones((3, 4))}}]
+    stacked = ch.stack_seeds(per_seed)["layernorm"]["normed"]
+    assert stacked.shape == (5, 4) and stacked[:2].sum() == 0 and stacked[2:].min() == 1
+
+
+def test_a_table_row_over_seeds_judges_each_layer_against_its_band():
+    """The departures from the paper's values carry each seed's side of the band ± TABLE_ATOL."""
+    import numpy as np
+
+    import attention_geometry as ag
+    paper = ch.PAPER_TABLES[("projection", "normed")]
+    rng = np.random.default_rng(0)
+    near = np.array(paper)[None] + rng.normal(0, 0.2, (16, 4))  # 8 seeds of 2 sets, each layer at the paper's value
+    est, departure = ch.table_draws({"projection": {"normed": near}}, "projection", "normed", 8)
+    assert all(e.n_draws == 8 for e in est) and all(abs(d.value) < 1 for d in departure)
+    inner = ag.table_verdict(est, paper, (768, 1024), (768, 1024), atol=ch.TABLE_ATOL)
+    assert inner.label.value == "reproduced"
+    band = (-ch.TABLE_ATOL, ch.TABLE_ATOL)
+    assert ag.draws_verdict(inner, departure, reference=band).label.value == "reproduced"
+    one_seed = ch.table_draws({"projection": {"normed": near}}, "projection", "normed", 1)
+    verdict = ag.table_verdict(one_seed[0], paper, (768, 1024), (768, 1024), atol=ch.TABLE_ATOL)
+    assert ag.draws_verdict(verdict, one_seed[1], reference=band).label.value == "not decided"
+
+
+def test_stopping_and_settings_words_count_the_training_seeds():
+    from types import SimpleNamespace as S
+
+    P = ch.SelectabilityParams()
+    one = {"layernorm": S(plateau=True, steps=300), "projection": S(plateau=False, steps=450)}
+    assert ch.stopped_words(one) == ("the LayerNorm model at step 300 (a plateau of its held-out loss) and the model "
+                                     "without scaling at step 450 (the step cap, before a plateau)")
+    other = {"layernorm": S(plateau=False, steps=450), "projection": S(plateau=False, steps=450)}
+    words = ch.stopped_words([one, other])
+    assert "the LayerNorm model at steps 300-450 over its 2 seeds (a plateau of the held-out loss in 1 of 2" in words
+    assert "the model without scaling at step 450 in each of its 2 seeds (the step cap" in words
+    assert ch.training_settings(P, one).startswith("1 training seed per model, trained to step 300 / 450 (")
+    assert ch.training_settings(P, [one, other]).startswith("2 training seeds per model, trained to step 300-450 / 450")
+    assert "one training seed" in ch.seeds_words(1, 64) and ch.seeds_words(8, 64) == "8 training seeds"
+    assert "over the 8 training seeds" in ch.replicate_words(8, "windows")
+    assert "cover the choice of windows, not the training seed" in ch.replicate_words(1, "windows")
+
+
+def test_the_stored_runs_one_seed_decides_only_where_the_seeds_here_agree():
+    """A stored paper-scale run with one seed per model (no tiny_seeds parameter) gets the assumption on the
+    rows measured on the trained models that it holds, checked only by a decisive verdict over the seeds."""
+    from types import SimpleNamespace as S
+
+    import attention_geometry as ag
+    est = ag.over_draws([[0.1, 0.2]] * 8)
+    decisive = ag.draws_verdict(ag.sign_verdict(est, +1), est)
+    assert decisive.label.value == "reproduced"
+    undecided = ag.not_tested("no values")
+    rows = [ag.Claim("sel-lm", paper="p", where="w", source="abstract", statement="s", measured="m", settings="x",
+                     verdict=decisive),
+            ag.Claim("sel-table3", paper="p", where="w", source="abstract", statement="s", measured="m", settings="x",
+                     verdict=undecided),
+            ag.Claim("sel-fig1d", paper="p", where="w", source="abstract", statement="s", measured="m", settings="x",
+                     verdict=decisive)]
+    stored = S(parameters={}, claims=[{"id": "sel-lm"}, {"id": "sel-table3"}, {"id": "sel-fig1d"}])
+    out = {c.id: c for c in ch.with_stored_seeds(rows, stored)}
+    assert out["sel-lm"].assumption.startswith("a single draw") and "agree" in out["sel-lm"].assumption_checked
+    assert out["sel-table3"].assumption and out["sel-table3"].assumption_checked == ""
+    assert out["sel-fig1d"].assumption == ""  # not measured on the trained models
+    assert ch.with_stored_seeds(rows, None) == rows
+    enough = S(parameters={"tiny_seeds": 8}, claims=stored.claims)
+    assert all(c.assumption == "" for c in ch.with_stored_seeds(rows, enough))
+    assert "1 seed per model" in ch.stored_seeds_words(stored) and "enough" in ch.stored_seeds_words(enough)
+    assert ch.stored_seeds_words(None).startswith("No paper-scale run")
+
+
+def test_reach_and_trend_over_seeds_take_each_seeds_mean():
+    import numpy as np
+    import pytest
+
+    heads = np.array([0.5, 0.6, 0.7, 0.8])
+    reach = [np.stack([heads + shift, heads, np.ones(4)])[None] for shift in (0.01, 0.03)]  # (layers, 3, heads)
+    summary = ch.reach_over_seeds(reach)
+    assert summary["seeds"] == 2 and summary["measured"].size == 8
+    assert summary["diff"].draw_means == pytest.approx((0.01, 0.03)) and summary["diff"].n_draws == 2
+    rows = ch.reach_claims(ch.SelectabilityParams(), {"tiny decoder, LayerNorm": summary}, {}, "")
+    assert rows[0].id == "sel-reach-tiny" and "2 training seeds (8 heads)" in rows[0].measured
+    assert rows[0].verdict.label.value == "not decided"  # two seeds cannot decide
+    first, last = np.zeros((2, 4)), np.full((2, 4), -3.0)
+    along = [{norm: {0: {p: first for p in ch.ALONG[norm]}, 450: {p: last - s for p in ch.ALONG[norm]}}
+              for norm in ch.ALONG} for s in range(3)]
+    trends = ch.trend_estimates(along)
+    assert set(trends) == set(ch.TREND)
+    assert trends[ch.TREND[0]].draw_means == pytest.approx((-3.0, -4.0, -5.0))
+
+
+def test_one_seed_keeps_its_verdict_for_the_assumption_and_several_need_min_draws():
+    """A run of one training seed (the stored paper run) keeps its verdict over the key sets, for
+    ``draws_assumption`` to qualify in the book; a run of several seeds is qualified by ``draws_verdict``
+    here, so fewer than MIN_DRAWS seeds cannot decide."""
+    import attention_geometry as ag
+    from attention_geometry.draws import DrawEstimate
+    from attention_geometry.stats import Estimate
+
+    decided = ag.sign_verdict(Estimate(1.0, 0.1), +1)
+    assert ch.seeds_verdict(decided, 1) is decided
+    one = DrawEstimate(1.0, 0.1, df=9, n_draws=1, draw_means=(1.0,))
+    assert ch.seeds_verdict(decided, one) is decided
+    three = DrawEstimate(1.0, 0.1, df=2, n_draws=3, draw_means=(0.9, 1.0, 1.1))
+    assert ch.seeds_verdict(decided, three).label == "not decided"
+    eight = DrawEstimate(1.0, 0.1, df=7, n_draws=8, draw_means=tuple(0.9 + 0.03 * i for i in range(8)))
+    assert ch.seeds_verdict(decided, eight).label == "reproduced"

@@ -189,3 +189,36 @@ def test_dimensions_lost_words_need_a_resolved_gain_and_read_the_band():
     assert ch.dimensions_lost_words((0.85, 1.1), (-0.01, 0.1), True).startswith("cannot be counted")
     assert ch.dimensions_lost_words((0.85, 1.1), (-0.1, -0.05), False).startswith("costs")  # a loss falls
     assert ch.dimensions_lost_words((0.85, 1.1), gain, False).startswith("cannot be counted")  # a loss that rises
+
+
+def test_the_query_and_speed_tables_and_the_d3_figure_at_the_paper_settings_come_from_the_stored_run(tmp_path):
+    """The stored run's own tables under this run's table keys; this run's table or figure, with a sentence
+    that says so, where the stored run lacks it or none is stored; and the paper-scale run itself says so."""
+    import json
+
+    from attention_geometry.book.paper import PaperRun
+
+    def glue(name, value):
+        return {"output_type": "display_data", "metadata": {"scrapbook": {"name": name, "mime_prefix": ""}},
+                "data": {"text/markdown": value, "text/plain": "<IPython.core.display.Markdown object>"}}
+    (tmp_path / "02_uniform_attention.ipynb").write_text(json.dumps({"cells": [{"cell_type": "code", "source": "",
+        "outputs": [glue("ua-tab-query", "| stored query |\n|---|"), glue("ua-tab-speed", "| stored speed |\n|---|")]}]}))
+    stored = PaperRun(chapter="uniform_attention", folder=tmp_path, parameters={}, claims=None, provenance=None,
+                      values={})
+    q, s = ch.query_paper_glue(stored, "this query"), ch.speed_paper_glue(stored, "this speed")
+    assert q["ua-tab-query-paper"].data == "| stored query |\n|---|" and s["ua-tab-speed-paper"].data.startswith(
+        "| stored speed |")
+    assert q["ua-query-paper-source"] == s["ua-speed-paper-source"] == "the stored run at the paper's settings"
+    g = ch.geometry_paper_glue(stored, "this figure")  # the toy notebook holds no PNG
+    assert g["fig-ua-geometry-paper"] == "this figure"
+    assert g["ua-geometry-paper-source"] == "this run: no stored run at the paper's settings holds the figure"
+    for run in (None, PaperRun(chapter="uniform_attention", folder=tmp_path / "none", parameters={}, claims=None,
+                               provenance=None, values={})):
+        (tmp_path / "none").mkdir(exist_ok=True)
+        (tmp_path / "none" / "02_uniform_attention.ipynb").write_text(json.dumps({"cells": []}))  # lacks the tables
+        lacking = ch.query_paper_glue(run, "this query")
+        assert lacking == {"ua-tab-query-paper": "this query",
+                           "ua-query-paper-source": "this run: no stored run at the paper's settings holds the table"}
+        assert ch.speed_paper_glue(run, "this speed")["ua-tab-speed-paper"] == "this speed"
+    itself = ch.speed_paper_glue(stored, "this speed", this_is_the_run=True)
+    assert itself == {"ua-tab-speed-paper": "this speed", "ua-speed-paper-source": "this run, the paper-scale run itself"}

@@ -12,7 +12,9 @@ import math
 import numpy as np
 import pytest
 
-from attention_geometry.book.ledger import LEDGER_FIELDS, conflicting_verdicts, normalised_statement, write_ledger_files
+import attention_geometry as ag
+from attention_geometry.book.ledger import (LEDGER_FIELDS, ConflictingVerdicts, check_one_verdict, conflicting_verdicts,
+                                           normalised_statement, write_ledger_files)
 from attention_geometry.power import (
     detectable_effect,
     model_reference,
@@ -218,12 +220,21 @@ def test_not_decided_says_what_would_decide_it():
     assert "samples (now 10)" in value_verdict(Estimate(0.54, 0.02), 0.5, atol=0.05, n=10).reason
     assert "samples (now 10)" in bound_verdict(Estimate(0.95, 0.05), 1.0, at_most=True, n=10).reason
     assert samples_to_decide(0.1, 0.0, 10) == math.inf
+    assert "samples (now 10)" in ag.range_verdict(Estimate(0.95, 0.05), 0.0, 1.0, n=10).reason
+    assert "samples (now 200)" in ag.proportion_verdict(196, 200, at_least=0.99).reason
+    two = ag.values_verdict([Estimate(1.0, 0.01), Estimate(2.04, 0.02)], [1.0, 2.0], atol=0.05)
+    assert two.label == "not decided" and "for 2, the hardest item" in two.reason and "samples" in two.reason
 
 
 def test_a_reproduced_tolerance_rule_reports_what_it_could_have_seen():
     v = value_verdict(Estimate(0.5, 0.01), 0.5, atol=0.05)
     assert v.label == "reproduced" and "a departure of 0.028 beyond the band (80 % power)" in v.reason
     assert "past the bound" in bound_verdict(Estimate(0.1, 0.05), 1.0, at_most=True).reason
+    assert "past the nearer bound" in ag.range_verdict(Estimate(0.5, 0.01), 0.0, 1.0).reason
+    every = ag.proportion_verdict(1000, 1000, at_least=0.99)
+    assert every.label == "reproduced" and "a true proportion of 0.981" in every.reason
+    both = ag.values_verdict([Estimate(1.0, 0.01), Estimate(2.0, 0.02)], [1.0, 2.0], atol=0.1)
+    assert both.label == "reproduced" and "0.056 beyond the band on every item" in both.reason
 
 
 def test_detectable_effect_is_seen_with_its_power():
@@ -368,6 +379,14 @@ def test_rows_quoting_one_sentence_must_agree_or_say_how_they_differ(tmp_path):
     assert normalised_statement(a["statement"]) == normalised_statement(b["statement"])
     assert [(x["id"], y["id"]) for x, y in conflicting_verdicts([a, b, c, d])] == [("a", "b")]
     assert conflicting_verdicts([b, d]) == []  # the same verdict
+    half = _row("e", "synthesis", "this book's reading of “A peak-to-trough ratio of ≈ 10^2”: with the residual",
+                "refuted")
+    assert [x["id"] for pair in conflicting_verdicts([d, half]) for x in pair] == ["d", "e"]  # a quote inside
+    short = _row("f", "synthesis", "“of ≈ 10^2” again", "refuted")  # too short a fragment to be a sentence
+    assert conflicting_verdicts([d, short]) == []
+    with pytest.raises(ConflictingVerdicts, match="e \\(synthesis: refuted\\)"):
+        check_one_verdict([d, half])
+    check_one_verdict([d, _row("g", "synthesis", half["statement"], "refuted", differs_from="with the residual")])
     js, cs = write_ledger_files([a, b], tmp_path)
     assert "claim_kind" in LEDGER_FIELDS and cs.read_text().splitlines()[0].split(",")[4] == "claim_kind"
 

@@ -62,6 +62,25 @@ def test_heterogeneity_verdict_labels():
         heterogeneity_verdict({})
 
 
+def test_an_exact_proportion_is_read_by_the_rules_inside_zero_one():
+    from attention_geometry.evidence import decode, encode
+    from attention_geometry.ratios import clopper_pearson, exact_proportion
+    from attention_geometry.verdicts import bound_verdict, sign_verdict
+
+    for k, n in [(0, 2000), (2, 2000), (7, 7), (0, 1)]:
+        est = exact_proportion(k, n)
+        lo, hi = est.interval()
+        assert 0.0 <= lo <= est.value == k / n <= hi <= 1.0 and est.se > 0
+        assert est.interval(0.9) == clopper_pearson(k, n, level=0.9)
+        assert decode(encode(est), None) == est  # stored evidence computes the verdict again with this interval
+    none = exact_proportion(0, 2000)
+    assert sign_verdict(none, +1).label == "not decided" and "[0, 0.00184]" in sign_verdict(none, +1).reason
+    assert bound_verdict(none, 0.1, at_most=True).label == "reproduced"
+    assert "0/2,000 = 0" in bound_verdict(none, 0.1, at_most=True, what="fraction").reason
+    with pytest.raises(ValueError, match="successes"):
+        exact_proportion(3, 2)
+
+
 def test_proportion_estimate_covers_near_zero():
     rng = np.random.default_rng(0)
     for p, n in [(0.0, 50), (0.02, 100), (0.3, 40)]:

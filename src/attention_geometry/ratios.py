@@ -10,15 +10,19 @@ r"""Ratios and proportions whose intervals say when they are not numbers.
 * :func:`clopper_pearson` -- the exact binomial interval of a proportion
   ``k / n``: the claim "every window is full rank" is read as "the proportion is
   at least ``1 - tol``", with this interval, not as a minimum over the windows
-  (which flips from 1 to less than 1 as the sample grows).
+  (which flips from 1 to less than 1 as the sample grows);
+* :func:`exact_proportion` -- a proportion ``k / n`` as an
+  :class:`~attention_geometry.stats.Estimate` whose interval is the exact one
+  (:class:`ExactProportion`), so that every rule reads it inside ``[0, 1]``.
 """
 
 import math
+from dataclasses import dataclass
 
 from ._checks import check_float, check_int
 from .stats import Estimate
 
-__all__ = ["fieller_interval", "clopper_pearson"]
+__all__ = ["fieller_interval", "clopper_pearson", "ExactProportion", "exact_proportion"]
 
 
 def _level(level: float) -> float:
@@ -53,3 +57,32 @@ def clopper_pearson(successes: int, n: int, *, level: float = 0.95) -> tuple[flo
     lo = 0.0 if k == 0 else float(beta.ppf(alpha / 2, k, n - k + 1))
     hi = 1.0 if k == n else float(beta.ppf(1 - alpha / 2, k + 1, n - k))
     return lo, hi
+
+
+@dataclass(frozen=True)
+class ExactProportion(Estimate):
+    r"""The fraction ``value = successes / n`` of ``n`` independent trials, whose :meth:`interval` is
+    the exact (Clopper--Pearson) one of :func:`clopper_pearson`: inside ``[0, 1]`` at every count,
+    from 0 when none succeed and to 1 when all do. ``se`` is the Agresti--Coull standard error
+    :math:`\sqrt{\tilde p(1-\tilde p)/(n+4)}`, :math:`\tilde p = (k+2)/(n+4)`, positive at 0 and at
+    ``n``; the rules use it only to say what the measurement could have seen and what sample would
+    decide it, never for the interval."""
+
+    successes: int = 0
+    n: int = 0
+
+    def interval(self, level: float = 0.95) -> tuple[float, float]:
+        """The exact two-sided ``level`` interval of the proportion."""
+        return clopper_pearson(self.successes, self.n, level=level)
+
+    def format(self, digits: int = 3) -> str:
+        """``2/2,000 = 0.001``: the count and the fraction."""
+        return f"{self.successes:,}/{self.n:,} = {self.value:.{digits}g}"
+
+
+def exact_proportion(successes: int, n: int) -> ExactProportion:
+    """The fraction ``successes / n`` with its exact interval (:class:`ExactProportion`)."""
+    n = check_int("n", n, low=1)
+    k = check_int("successes", successes, low=0, high=n)
+    p = (k + 2) / (n + 4)
+    return ExactProportion(k / n, math.sqrt(p * (1 - p) / (n + 4)), successes=k, n=n)

@@ -209,6 +209,8 @@ def _to_decide(est: Estimate, margin: float, n: int | None, level: float) -> str
     factor = (_z(level) * est.se / margin) ** 2
     if n is not None:
         needed = samples_to_decide(est.se, margin, check_int("n", n, low=1), level=level)
+        if needed <= n:  # on the verge: the interval's edge is within rounding of the claim's
+            return f"a few more samples (now {n:,}) would decide it if the value stays at {est.value:.3g}"
         return f"about {needed:,.0f} samples (now {n:,}) would decide it if the value stays at {est.value:.3g}"
     if factor < 1.5:  # the interval is on the verge: a few more samples would clear the edge
         return f"a few more samples would decide it if the value stays at {est.value:.3g}"
@@ -587,7 +589,8 @@ def ceiling_verdict(est: Estimate, claimed: float, ceiling: Estimate, *, tol: fl
             return Verdict(Label.NOT_DECIDED, f"{text}: below the claim, but so is the reference; the noise "
                                               f"would allow it from about {more:,.0f} samples (now {n:,})")
         return Verdict(Label.NOT_DECIDED, f"{text}: below the claim, but so is the reference")
-    return Verdict(Label.NOT_DECIDED, f"{text}: the interval straddles the claim")
+    return Verdict(Label.NOT_DECIDED, f"{text}: the interval straddles the claim; "
+                                      f"{_to_decide(est, abs(est.value - target), n, level)}")
 
 
 @rule
@@ -642,22 +645,30 @@ def proportion_verdict(successes: int, n: int, *, at_least: float, level: float 
     lo, hi = clopper_pearson(successes, n, level=level)
     text = (f"{what} = {successes:,}/{n:,} = {successes / n:.3g}, exact {level:.0%} interval "
             f"[{lo:.3g}, {hi:.3g}]; claimed at least {at_least:.3g}")
-    if lo >= at_least:
-        return Verdict(Label.REPRODUCED, text)
+    if lo >= at_least:  # the true proportion it would have seen below the tolerance (80 % power)
+        seen = at_least - detectable_effect(math.sqrt(at_least * (1 - at_least) / n), level=level)
+        return Verdict(Label.REPRODUCED, f"{text}; it would have seen a true proportion of {seen:.3g} "
+                                         "(80 % power)")
     if hi < at_least:
         return Verdict(Label.REFUTED, text)
-    return Verdict(Label.NOT_DECIDED, f"{text}: the interval straddles it")
+    p = successes / n
+    se = math.sqrt(max(p * (1 - p), at_least * (1 - at_least)) / n)
+    return Verdict(Label.NOT_DECIDED, f"{text}: the interval straddles it; "
+                                      f"{_to_decide(Estimate(p, se), abs(p - at_least), n, level)}")
 
 
 @rule
 def range_verdict(est: Estimate, low: float, high: float, *, claimed_inside: bool = True, level: float = 0.95,
-                  what: str = "the measurement") -> Verdict:
+                  what: str = "the measurement", n: int | None = None) -> Verdict:
     """A claimed range: ``low <= est <= high`` (``claimed_inside``) or ``est`` outside it.
 
     Both sides count: "within a factor 10" on a log10 ratio is the range
     ``[-1, 1]``. With the claim *inside*: ``reproduced`` when the whole ``level``
     interval lies in the range, ``refuted`` when the interval misses the range,
-    ``not decided`` otherwise; with the claim *outside* the two labels swap.
+    ``not decided`` otherwise; with the claim *outside* the two labels swap. A
+    ``reproduced`` says the smallest departure past the nearer bound it could have
+    seen, a ``not decided`` the sample size that would decide it (``n``: the samples
+    behind ``est``).
     """
     low = check_float("low", low)
     high = check_float("high", high, low=low)
@@ -665,11 +676,13 @@ def range_verdict(est: Estimate, low: float, high: float, *, claimed_inside: boo
     inside, outside = low <= lo and hi <= high, hi < low or lo > high
     claim = f"claimed {'inside' if claimed_inside else 'outside'} [{low:.3g}, {high:.3g}]"
     text = f"{what} = {est.format()}, {_interval_text(est, level)}; {claim}"
+    margin = min(abs(est.value - low), abs(est.value - high))  # to the nearer bound
     if inside or outside:
         holds = inside == claimed_inside
+        seen = f"; {_could_see(est, level, 'past the nearer bound')}" if holds else ""
         return Verdict(Label.REPRODUCED if holds else Label.REFUTED,
-                       f"{text}: the interval lies {'inside' if inside else 'outside'}")
-    return Verdict(Label.NOT_DECIDED, f"{text}; the interval straddles a bound")
+                       f"{text}: the interval lies {'inside' if inside else 'outside'}{seen}")
+    return Verdict(Label.NOT_DECIDED, f"{text}; the interval straddles a bound; {_to_decide(est, margin, n, level)}")
 
 
 @rule
@@ -783,10 +796,14 @@ def values_verdict(estimates: Sequence[Estimate], claimed: Sequence[float], *, r
                                                                                           each))
     text = f"{text} (tolerance ±{tol:.2g}, {level:.0%} intervals)"
     if all(v.label == Label.REPRODUCED for v in each):
-        return Verdict(Label.REPRODUCED, text)
+        widest = max(estimates, key=lambda e: e.se)
+        return Verdict(Label.REPRODUCED, f"{text}; {_could_see(widest, level, 'beyond the band on every item')}")
     if any(v.label == Label.DIFFERS for v in each):
         return Verdict(Label.DIFFERS, text)
-    return Verdict(Label.NOT_DECIDED, text)
+    open_items = [(lab, e, c) for lab, e, c, v in zip(labels, estimates, claimed, each) if v.label == Label.NOT_DECIDED]
+    lab, e, c = max(open_items, key=lambda t: t[1].se / max(abs(tol - abs(t[1].value - t[2])), 1e-300))
+    return Verdict(Label.NOT_DECIDED, f"{text}; for {lab}, the hardest item, "
+                                      f"{_to_decide(e, abs(tol - abs(e.value - c)), None, level)}")
 
 
 @dataclass(frozen=True)

@@ -42,7 +42,8 @@ from .tables import markdown_table
 from .toc import book_chapters
 
 __all__ = ["LEDGER_FIELDS", "PAPERS", "book_ledger", "ledger_row", "executed_values", "ledger_untested", "ledger_verdicts",
-           "chapter_claims", "collect_ledger", "ledger_page", "paper_scoreboard", "paper_tally", "conflicting_verdicts",
+           "chapter_claims", "collect_ledger", "ledger_page", "paper_scoreboard", "paper_tally", "conflicting_verdicts", "quoted_fragments",
+           "quote_the_same", "check_one_verdict", "ConflictingVerdicts", "MIN_QUOTE_WORDS",
            "normalised_statement", "reason_gist", "short_reason", "write_ledger_files"]
 
 #: Bibliography key -> how the ledger names the paper.
@@ -134,22 +135,59 @@ def normalised_statement(text: str) -> str:
     return " ".join(text.split())
 
 
+#: The fewest words a quoted fragment needs to count as a sentence of the paper when matched
+#: inside another row's statement (shorter fragments, "ρ=0.99", match too much).
+MIN_QUOTE_WORDS = 4
+
+
+def quoted_fragments(statement: str) -> list[str]:
+    """The fragments of ``statement`` that quote the paper (text in “…” or "…"), each
+    :func:`normalised_statement`, those of at least :data:`MIN_QUOTE_WORDS` words; the whole
+    statement when it quotes nothing that long."""
+    found = re.findall(r"“([^”]+)”|\"([^\"]+)\"", statement)
+    fragments = [normalised_statement(a or b) for a, b in found]
+    fragments = [f for f in fragments if len(f.split()) >= MIN_QUOTE_WORDS]
+    return fragments or [normalised_statement(statement)]
+
+
+def quote_the_same(first: str, second: str) -> bool:
+    """Whether two statements quote the same sentence: equal once normalised, or a quoted
+    fragment of one (:func:`quoted_fragments`) contained in the other, so that a row quoting
+    half a sentence meets the row quoting all of it."""
+    a, b = normalised_statement(first), normalised_statement(second)
+    if a == b:
+        return True
+    return (any(f in b for f in quoted_fragments(first) if len(f.split()) >= MIN_QUOTE_WORDS)
+            or any(f in a for f in quoted_fragments(second) if len(f.split()) >= MIN_QUOTE_WORDS))
+
+
 def conflicting_verdicts(rows: list[dict]) -> list[tuple[dict, dict]]:
     """Pairs of ledger rows from *different* chapters that quote the same sentence of the same
-    paper (:func:`normalised_statement`) with different verdicts, neither saying how its claim
+    paper (:func:`quote_the_same`) with different verdicts, neither saying how its claim
     differs from the other's (a non-empty ``differs_from``). One claim, one verdict: the build
-    fails on any pair returned."""
-    groups: dict[tuple[str, str], list[dict]] = {}
-    for r in rows:
-        groups.setdefault((r["paper"], normalised_statement(r["statement"])), []).append(r)
+    fails on any pair returned (:func:`check_one_verdict`)."""
     pairs = []
-    for group in groups.values():
-        for i, a in enumerate(group):
-            for b in group[i + 1:]:
-                if (a["chapter"] != b["chapter"] and a["verdict"] != b["verdict"]
-                        and not (a.get("differs_from") or b.get("differs_from"))):
-                    pairs.append((a, b))
+    for i, a in enumerate(rows):
+        for b in rows[i + 1:]:
+            if (a["paper"] == b["paper"] and a["chapter"] != b["chapter"] and a["verdict"] != b["verdict"]
+                    and not (a.get("differs_from") or b.get("differs_from"))
+                    and quote_the_same(a["statement"], b["statement"])):
+                pairs.append((a, b))
     return pairs
+
+
+class ConflictingVerdicts(ValueError):
+    """Two chapters give one sentence of a paper two verdicts without saying how they differ."""
+
+
+def check_one_verdict(rows: list[dict]) -> None:
+    """Raise :class:`ConflictingVerdicts` naming every pair :func:`conflicting_verdicts` finds."""
+    pairs = conflicting_verdicts(rows)
+    if pairs:
+        raise ConflictingVerdicts("one claim, two verdicts (give the rows one verdict, or say how they differ "
+                                  "in differs_from): " + "; ".join(
+                                      f"{a['id']} ({a['chapter']}: {a['verdict']}) and {b['id']} "
+                                      f"({b['chapter']}: {b['verdict']})" for a, b in pairs))
 
 
 def write_ledger_files(rows: list[dict], folder: Path) -> tuple[Path, Path]:

@@ -27,7 +27,7 @@ from typing import Callable
 
 from .appendices import caveats_page, errata_page, parameters_page, reproducibility_page
 from .findings import PREFACE_MARKER, fill_generated
-from .ledger import book_ledger, ledger_page, write_ledger_files
+from .ledger import ConflictingVerdicts, book_ledger, check_one_verdict, ledger_page, write_ledger_files
 from .notebooks import has_machine_paths, strip_machine_paths
 from .files import write_bytes_atomic, write_json_atomic, write_text_atomic
 from .project import Project
@@ -215,7 +215,12 @@ def build_html(project: Project, *, force: bool = False,
         sys.stderr.write(done.stdout)
         raise HtmlBuildFailed(f"Jupyter Book failed (exit {done.returncode}); see its warnings above")
     _prune_removed_pages(project, toc_pages(project))
-    write_ledger_files(book_ledger(project=project) or [], project.html)  # claims.json, claims.csv
+    rows = book_ledger(project=project) or []
+    try:
+        check_one_verdict(rows)  # one claim, one verdict across chapters
+    except ConflictingVerdicts as e:
+        raise HtmlBuildFailed(str(e)) from None
+    write_ledger_files(rows, project.html)  # claims.json, claims.csv
     write_text_atomic(stamp, digest)
     return True
 

@@ -8,7 +8,17 @@ import functools
 from pathlib import Path
 from typing import Any
 
-__all__ = ["glued_text_of", "stored_figure", "stored_text"]
+__all__ = ["STORED_RUN", "THIS_IS_THE_RUN", "THIS_IS_THE_RUN_CLAUSE", "NO_STORED_RUN", "glued_text_of", "stored_figure",
+           "stored_table", "stored_text", "stored_run_words"]
+
+#: The label of the stored paper-scale run wherever this run's numbers stand beside it.
+STORED_RUN = "the stored paper-scale run"
+#: What a chapter says of the stored run's numbers where this execution is the paper-scale run itself.
+THIS_IS_THE_RUN = "This run is the paper-scale run itself: the numbers above are at the paper's settings."
+#: The same, as a clause inside a sentence.
+THIS_IS_THE_RUN_CLAUSE = "this run is the paper-scale run itself"
+#: What a chapter says where no stored paper-scale run holds a quantity (a clause).
+NO_STORED_RUN = "no stored paper-scale run holds it"
 
 
 @functools.lru_cache(maxsize=4)
@@ -47,3 +57,32 @@ def stored_figure(stored: Any, name: str, fallback: Any, *,
     if png is None:
         return fallback, "this run: no stored run at the paper's settings holds the figure"
     return Image(png), "the stored run at the paper's settings"
+
+
+def stored_table(stored: Any, key: str, fallback: Any, *, this_is_the_run: bool = False) -> tuple[Any, str]:
+    """The table glued under ``key`` as the stored paper run (a ``PaperRun`` or ``None``) glued it (its
+    Markdown), else ``fallback`` (this run's; ``this_is_the_run``: this run is the paper-scale run); with the
+    words that say which, as :func:`stored_figure` says them of a figure."""
+    from IPython.display import Markdown
+
+    if this_is_the_run:
+        return fallback, "this run, the paper-scale run itself"
+    text = stored_text(stored, [key])
+    if text is None:
+        return fallback, "this run: no stored run at the paper's settings holds the table"
+    return Markdown(text[key]), "the stored run at the paper's settings"
+
+
+def stored_run_words(stored: Any, keys: tuple[str, ...], say: Any, what: str, *, this_is_the_run: bool) -> str:
+    """The stored paper-scale run's sentence on one quantity: ``"In the stored paper-scale run, "``
+    and ``say(*values)`` (that run's numbers and words, from its glued ``keys``) where it holds every
+    key; else that ``what`` is not in the stored run, or that no paper-scale run is stored; or
+    :data:`THIS_IS_THE_RUN`. ``stored``: a ``PaperRun`` or ``None``."""
+    if this_is_the_run:
+        return THIS_IS_THE_RUN
+    if stored is None:
+        return f"No paper-scale run is stored, so {what} is not measured at the paper's settings."
+    values = stored.values or {}
+    if any(values.get(k) is None for k in keys):
+        return f"For {what}, the stored paper-scale run has no value: not in the stored run."
+    return f"In {STORED_RUN}, {say(*(values[k] for k in keys))}."

@@ -14,6 +14,7 @@ __all__ = [
     "plot_expected_vs_monte_carlo",
     "plot_profile_bands",
     "plot_paper_shape_fits",
+    "plot_positions",
     "plot_prediction",
     "plot_pathways",
     "plot_heads",
@@ -201,6 +202,35 @@ def plot_paper_shape_fits(curves: dict):
               title="The distance W: the mass each puts on the last position")
     left.legend(fontsize="x-small")
     right.legend(fontsize="x-small", loc="upper left")
+    return fig
+
+
+def plot_positions(arrays: dict, labels: dict, title: str):
+    r"""Each decoder's average profile with and without its positional information, from the
+    per-probe arrays ``arrays[f"{prefix}-on"]``, ``arrays[f"{prefix}-off"]``: ``(draws, sequences,
+    probes, L)`` estimates of :math:`\rho(j)^2` with the same inputs and probes. ``labels``: prefix
+    -> panel title. Top: both averages (log scale); bottom: their ratio, on over off, with the
+    band of two standard errors over the weight draws (the pairing cancels what the two share)."""
+    fig = new_figure(figsize=(5.6 * max(len(labels), 1), 6.2), layout="constrained")
+    axes = np.asarray(fig.subplots(2, max(len(labels), 1), squeeze=False, sharex="col"))
+    for col, (prefix, label) in enumerate(labels.items()):
+        top, bottom = axes[0, col], axes[1, col]
+        on, off = (np.asarray(arrays[f"{prefix}-{s}"], dtype=float) for s in ("on", "off"))
+        x = _x(on.shape[-1])
+        for a, colour, what in ((on, "C0", "with positions"), (off, "C1", "without")):
+            top.plot(x, np.sqrt(a.mean(axis=(0, 1, 2))), color=colour, lw=1.2, label=what)
+        top.set(yscale="log", ylabel=r"$\rho(j)$", title=label)
+        top.legend(fontsize="x-small")
+        per_draw = np.log10(on.mean(axis=(1, 2)) / off.mean(axis=(1, 2))) / 2  # log10 of rho on / rho off
+        mid = per_draw.mean(0)
+        se = per_draw.std(0, ddof=1) / np.sqrt(len(per_draw)) if len(per_draw) > 1 else np.zeros_like(mid)
+        bottom.fill_between(x, mid - 2 * se, mid + 2 * se, color="C2", alpha=0.25, lw=0,
+                            label="± 2 SE over the weight draws")
+        bottom.plot(x, mid, color="C2", lw=1.0, label=r"$\log_{10}$ on / off")
+        bottom.axhline(0.0, color="0.4", lw=0.8)
+        bottom.set(xlabel="position $x = j/L$", ylabel=r"$\log_{10}\,\rho_\mathrm{on}/\rho_\mathrm{off}$")
+        bottom.legend(fontsize="x-small")
+    fig.suptitle(title)
     return fig
 
 

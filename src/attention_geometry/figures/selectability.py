@@ -93,9 +93,10 @@ def plot_tiny_training(losses, held_out):
 
 
 def plot_along_training(rows):
-    """Left: % unselectable keys against training step (mean over key sets and layers, ± 2 s.e. over
-    the sets), one line per model and place, with the Gaussian level of the same sets (dashed, same
-    colour). Right: the held-out loss at each snapshot (± 2 s.e. over the windows). ``rows``: the long
+    """Left: % unselectable keys against training step (mean over key sets and layers, ± 2 s.e.: over
+    the training seeds, or over the sets with one seed), one line per model and place, with the Gaussian
+    level of the same sets (dashed, same colour). Right: the held-out loss at each snapshot (± 2 s.e. over
+    the seeds, or over the windows with one seed). ``rows``: the long
     DataFrame of :func:`attention_geometry.book.chapters.selectability.along_rows`."""
     fig = _new_figure(figsize=(12.5, 4.5), layout="constrained")
     left, right = fig.subplots(1, 2)
@@ -108,7 +109,7 @@ def plot_along_training(rows):
     for ax in (left, right):
         ax.set_xscale("symlog", linthresh=10)  # step 0 is on the axis
         ax.set_xlim(-0.5, rows["step"].max() * 1.3)
-    left.set(xlabel="training step", ylabel="% unselectable keys (± 2 s.e. over sets)",
+    left.set(xlabel="training step", ylabel="% unselectable keys (± 2 s.e.)",
              title="Unselectable keys along training (dashed: Gaussian, same sets)")
     left.legend(fontsize="x-small")
     for norm, part in rows.drop_duplicates(["norm", "step"]).groupby("norm", sort=False):

@@ -69,6 +69,8 @@ __all__ = [
     "held_out_log10_peak_to_trough",
     "HeldOutFit",
     "held_out_fit",
+    "monotone_spearman",
+    "monotone_floor",
     "prediction_excess",
     "draw_halves",
     "ProfileSummary",
@@ -463,6 +465,32 @@ def held_out_fit(first: npt.ArrayLike, second: npt.ArrayLike, H: int) -> HeldOut
                       wasserstein_rest=float(np.mean(w_rest)))
 
 
+def monotone_spearman(profile: npt.ArrayLike) -> float:
+    r"""How far a profile is a monotone trend: :math:`|r_S(j, \rho(j))|`, the Spearman of the
+    best monotone curve (rising or falling, any shape) with ``profile: (L,)``. A model with no
+    U at all -- pure primacy, or pure recency -- reaches this value against the profile, so it
+    is the alternative a claimed Spearman must exceed to say anything about the U."""
+    p = np.asarray(profile, dtype=float)
+    if p.ndim != 1 or p.size < 3:
+        raise fail("profile", f"shape {p.shape}", "a profile (L,) with L >= 3")
+    return abs(spearman(np.arange(p.size, dtype=float), p))
+
+
+def monotone_floor(first: float, second: float) -> float:
+    r"""The smallest Spearman two profiles can have when each has Spearman ``first`` and
+    ``second`` with the position :math:`j` (signed: :func:`monotone_spearman` without the
+    absolute value). A Spearman is the Pearson correlation of rank vectors, the cosine of
+    the angle between them, and angles obey the triangle inequality through :math:`j` and
+    through :math:`-j`, so it is at least :math:`\cos\theta` with :math:`\theta =
+    \min(\theta_1 + \theta_2,\ 2\pi - \theta_1 - \theta_2)`, :math:`\theta_i = \arccos m_i`
+    (``-1`` once :math:`\theta` passes :math:`\pi`). Two profiles whose departures from their
+    trends are opposite reach it: a Spearman above it says more than that both are
+    monotone-dominated."""
+    a = math.acos(check_float("first", first, low=-1.0, high=1.0))
+    b = math.acos(check_float("second", second, low=-1.0, high=1.0))
+    return math.cos(min(a + b, 2 * math.pi - a - b, math.pi))
+
+
 def _centred_ms(x: np.ndarray) -> float:
     return float(np.mean((x - x.mean()) ** 2))
 
@@ -756,9 +784,13 @@ def draw_profile_statistics(on: ProfileSample, H: int, draws: Sequence[slice], o
     ``ceiling``: the noise ceiling (split halves, stepped up); ``rise``: the late minimum's
     relative rise (:func:`late_minimum_test`). The halves of these six are the even- and the
     odd-numbered draws (one draw: its even and odd sequences), so that they share no weights;
-    ``ends``: :math:`\log_{10}` of the smaller of first/middle and last/middle; with ``off``
+    ``ends``: :math:`\log_{10}` of the smaller of first/middle and last/middle; ``monotone``:
+    the Spearman a monotone curve reaches against the average (:func:`monotone_spearman`), the
+    alternative to a claimed Spearman of the paper's form; with ``off``
     (the same sequences without positional information, row for row): ``rope``, the Spearman
-    between the two average profiles, and ``rope_ceiling``, the noise ceiling of ``off``. A
+    between the two average profiles, ``rope_ceiling``, the noise ceiling of ``off``, and
+    ``rope_floor``, the Spearman the two averages' monotone trends alone guarantee
+    (:func:`monotone_floor`). A
     leave-one-out sample needs 4 sequences for the ceiling and the late minimum. ``which``: the
     names to compute (default: all)."""
     H = check_int("H", H, low=1)
@@ -771,16 +803,17 @@ def draw_profile_statistics(on: ProfileSample, H: int, draws: Sequence[slice], o
         "wasserstein": lambda parts: held_out_fit(*draw_halves(parts), H).wasserstein,
         "noise_wasserstein": lambda parts: held_out_fit(*draw_halves(parts), H).noise_wasserstein,
         "ends": lambda parts: _log10_ends(ProfileSample(np.concatenate(parts))),
+        "monotone": lambda parts: monotone_spearman(ProfileSample(np.concatenate(parts)).profile()),
         "log10_ptt": lambda parts: held_out_log10_peak_to_trough(*draw_halves(parts)),
         "ceiling": halves(_split_half),
         "rise": halves(lambda r, rows: late_minimum_test(r, rows).rise.value),
     }
-    order = ("spearman", "wasserstein", "noise_wasserstein", "log10_ptt", "ceiling", "rise", "ends")
+    order = ("spearman", "wasserstein", "noise_wasserstein", "log10_ptt", "ceiling", "rise", "ends", "monotone")
 
     def over(statistic, rho2):
         return jackknife_over_draws(statistic, [rho2[s] for s in draws])
 
-    names = order + (("rope", "rope_ceiling") if off is not None else ())
+    names = order + (("rope", "rope_ceiling", "rope_floor") if off is not None else ())
     which = names if which is None else tuple(which)
     for name in which:
         check_choice("which", name, names)
@@ -794,5 +827,10 @@ def draw_profile_statistics(on: ProfileSample, H: int, draws: Sequence[slice], o
                 ProfileSample(np.concatenate(parts)).profile()), np.concatenate([on.rho2, off.rho2], axis=1))
         if "rope_ceiling" in which:
             out["rope_ceiling"] = over(stats["ceiling"], off.rho2)
+        if "rope_floor" in which:
+            j = np.arange(L, dtype=float)
+            out["rope_floor"] = over(lambda parts: (lambda p: monotone_floor(
+                spearman(j, p[:L]), spearman(j, p[L:])))(ProfileSample(np.concatenate(parts)).profile()),
+                np.concatenate([on.rho2, off.rho2], axis=1))
     return out
 

@@ -252,7 +252,7 @@ def same_lag_probes(n: int, lag: int = 1) -> dict[str, np.ndarray]:
 
 
 def relativity_test(stats: RecencyStats, layer: int, lag: int = 1) -> tuple[float, int, float]:
-    r"""Wald test that every query's mean score at distance ``lag`` is the same (eq. ``eq-rec-relative``):
+    r"""Wald test that every query's mean score at distance ``lag`` is the same (``sec-rec-notes-ext``):
     ``(chi2, df, p)`` from the probes :func:`same_lag_probes` recorded by ``stats``
     (a :class:`~attention_geometry.recency.simulation.RecencyStats` run with them)."""
     names = [f"{name}@{layer}" for name in same_lag_probes(stats.n, lag)]

@@ -121,7 +121,7 @@ WEIGHTS = ("limit", "mean")
 
 
 def cosine_log_density(r: np.ndarray, d: int, alpha: float, centred: bool = True) -> np.ndarray:
-    r"""Log-density of the cosine :math:`S^{(1)}_{ij}/\sqrt d` of two input tokens (eq. ``eq-rec-cosine-law``).
+    r"""Log-density of the cosine :math:`S^{(1)}_{ij}/\sqrt d` of two input tokens (def. ``def-rec-mean-weight``).
 
     Per coordinate of an orthonormal basis (of :math:`\mathbf 1^\perp` for LayerNorm,
     ``centred=True``) the two tokens are :math:`\nu` independent pairs of jointly

@@ -8,9 +8,10 @@ from pydantic import Field, model_validator
 
 from ..cost import CostModel
 from ..params import ChapterParams, CorpusDir, Seed
+from ..stored import STORED_RUN, THIS_IS_THE_RUN, stored_run_words
 
 __all__ = ["JacobiansParams", "PAPER_SHAPE", "estimate_text", "fit_quality_words", "float32_words", "float64_words",
-           "bracket_words", "gain_words", "heads_flat_words", "heads_words", "late_rise_words", "paper_cost_words",
+           "bracket_words", "gain_words", "monotone_words", "heads_flat_words", "heads_words", "late_rise_words", "paper_cost_words",
            "regime_words", "single_probe_words",
            "sizes_note", "table", "timing_words", "unbiased_words", "uniform_words",
            "fits_table", "fits_rows", "late_table", "pretrained_table", "estimator_table", "leading_number", "stored_figure", "stored_table_rows",
@@ -18,7 +19,7 @@ __all__ = ["JacobiansParams", "PAPER_SHAPE", "estimate_text", "fit_quality_words
            "first_layer_words", "ends_misfit_words", "proxy_words",
            "embedding_meaning_words", "PROFILES_FILE", "stack_draws", "variance_shares", "variance_rows",
            "largest_level_words", "SETTING_WORDS", "verdict_count_words", "signed_root", "excess_words",
-           "THIS_IS_THE_PAPER_RUN", "STORED_RUN", "stored_run_words", "ptt_pretrained_words", "stored_ptt_words",
+           "THIS_IS_THE_RUN", "STORED_RUN", "stored_run_words", "ptt_pretrained_words", "stored_ptt_words",
            "local_u_words", "stored_local_u_words", "stored_oos_words", "profiles_words", "variance_absent_words",
            "shape_words", "tolerance_words", "positions_scale_words", "pair_cosines", "alike_words",
            "markdown_table_rows", "figure_png", "stacked_png", "prediction_paper_glue"]
@@ -167,8 +168,8 @@ class JacobiansParams(ChapterParams):
 # takes its words from one of these functions, so that it holds at any parameters.
 
 #: The paper's model at initialisation, as it states it: Qwen2-0.5B, L = 2048, H = 24, sigma_0 = 0.02,
-#: its profile averaged over 200 sequences.
-PAPER_SHAPE = dict(L=2048, H=24, width=896, std=0.02, sequences=200)
+#: its profile averaged over 200 sequences; GPT-2 small's width (App. H) for its stand-in scale.
+PAPER_SHAPE = dict(L=2048, H=24, width=896, std=0.02, sequences=200, gpt2_width=768)
 
 
 def estimate_text(e, digits: int = 3) -> str:
@@ -211,6 +212,20 @@ def gain_words(covers: bool) -> str:
     """Whether the fitted first-layer gain's interval covers the value the initialisation predicts."""
     return ("within its 95 % interval, as the initialisation predicts" if covers
             else "outside its 95 % interval (or the fit is degenerate): the initialisation does not predict it")
+
+
+def monotone_words(monotone: float, floor: float, claimed: float = 0.99, tol: float = 0.01) -> str:
+    """What the paper's two Spearman values can tell apart: ``monotone``, the Spearman a curve with
+    no U reaches against the average profile (``monotone_spearman``); ``floor``, the Spearman
+    the monotone trends of the profiles with and without positions guarantee
+    (``monotone_floor``); each read against the claimed value less ``tol``, the verdicts'
+    threshold."""
+    target = claimed - tol
+    fit = (f"so a Spearman of {claimed:g} with the paper's form could come from primacy or recency alone"
+           if monotone >= target else f"so a Spearman of {claimed:g} says more than that the profile falls or rises")
+    rope = (f"and the two profiles' trends alone would give RoPE against no RoPE a Spearman of {claimed:g}"
+            if floor >= target else f"while their trends alone do not force the RoPE comparison to {claimed:g}")
+    return f"{fit}, {rope}"
 
 
 def late_rise_words(rising: list[str]) -> tuple[str, str]:
@@ -609,28 +624,6 @@ def verdict_count_words(labels: list[str]) -> str:
 # says the stored run does not hold them). ``stored`` is a PaperRun or ``None``; ``this_is_the_run``
 # is True where this execution is the paper-scale run itself (then there is no other stored run).
 
-#: What a sentence about the stored paper-scale run says where this run is that run.
-THIS_IS_THE_PAPER_RUN = "This run is the paper-scale run itself: the numbers above are at the paper's settings."
-
-#: The label of the stored paper-scale run's rows in a table that shows this run's beside them.
-STORED_RUN = "the stored paper-scale run"
-
-
-def stored_run_words(stored, keys: tuple[str, ...], say, what: str, *, this_is_the_run: bool) -> str:
-    """The stored paper-scale run's sentence on one quantity: ``"In the stored paper-scale run, "``
-    and ``say(*values)`` (that run's numbers and words, from its glued ``keys``) where it holds every
-    key; else that ``what`` is not in the stored run, or that no paper-scale run is stored; or
-    :data:`THIS_IS_THE_PAPER_RUN`."""
-    if this_is_the_run:
-        return THIS_IS_THE_PAPER_RUN
-    if stored is None:
-        return f"No paper-scale run is stored, so {what} is not measured at the paper's settings."
-    values = stored.values or {}
-    if any(values.get(k) is None for k in keys):
-        return f"For {what}, the stored paper-scale run has no value: not in the stored run."
-    return f"In {STORED_RUN}, {say(*(values[k] for k in keys))}."
-
-
 def ptt_pretrained_words(pretrained, init) -> str:
     """Whether the valley is deeper after pretraining, from the log10 peak-to-trough pretrained and at
     initialisation (Estimates, independent): by the 95 % interval of their difference."""
@@ -684,7 +677,7 @@ def stored_oos_words(stored, *, this_is_the_run: bool) -> str:
     """The verdicts of the stored run's out-of-sample rows (claim ids ``oos-*``), counted in the words of
     :func:`verdict_count_words`, or that the stored run has none."""
     if this_is_the_run:
-        return THIS_IS_THE_PAPER_RUN
+        return THIS_IS_THE_RUN
     if stored is None:
         return "No paper-scale run is stored, so the prediction out of sample is not tested at the paper's settings."
     labels = [str((c.get("verdict") or {}).get("label")) for c in (stored.claims or [])
@@ -833,7 +826,7 @@ def prediction_paper_glue(stored, figure, rows: list[dict], *, this_is_the_run: 
     theirs = [{**{h: r.get(h) for h in mine[0]}, "run": STORED_RUN} for r in markdown_table_rows(text[tab])] \
         if text and mine else []
     if this_is_the_run:
-        source, words = "This run, the paper-scale run itself", THIS_IS_THE_PAPER_RUN
+        source, words = "This run, the paper-scale run itself", THIS_IS_THE_RUN
     elif png is not None:
         source = f"Above: this run; below: {STORED_RUN}"
         words = (f"The figure draws this run above {STORED_RUN}, and the table's rows marked \"{STORED_RUN}\" are "

@@ -1,16 +1,19 @@
 """Chapter 5, *LayerNorm can prevent collapse* (``book/05_layernorm_equilibria.md``): its parameters."""
 
-from typing import Annotated, Literal
+from typing import TYPE_CHECKING, Annotated, Literal
 
 from pydantic import Field
 
 from ..cost import CostModel
 from ..params import ChapterParams, CorpusDir, Seed
 
+if TYPE_CHECKING:
+    from ...ratios import ExactProportion
+
 __all__ = ["LayerNormEquilibriaParams", "rank_constructions", "constructions_table", "equilibria_table",
            "ranks_table", "final_mu_table", "geometry_table", "proof_steps_words", "heights_words", "max_rank_words",
            "stable_constructions", "stability_summary", "stability_table", "instability_words", "stable_words",
-           "basin_words", "by_rank", "ablation_training", "ablation_geometry", "ablation_table"]
+           "basin_words", "basin_share", "share_text", "by_rank", "ablation_training", "ablation_geometry", "ablation_table"]
 
 
 class LayerNormEquilibriaParams(ChapterParams):
@@ -174,10 +177,9 @@ def _growth(g) -> str:
 
 def stability_table(summaries: dict, shares: dict) -> str:
     """Markdown: one row per construction and rank, from ``{name: stability_summary(...)}`` and the share of
-    random inputs ending at that rank, ``{name: {k: Estimate}}`` (shown only where some equilibrium of that
-    rank is stable: an unstable one attracts a set of measure zero)."""
-    import numpy as np
-
+    random inputs ending at that rank, ``{name: {k: ExactProportion}}`` (:func:`basin_share`: the fraction
+    with its exact interval; shown only where some equilibrium of that rank is stable: an unstable one
+    attracts a set of measure zero)."""
     from ..tables import markdown_table
 
     rows = []
@@ -185,7 +187,7 @@ def stability_table(summaries: dict, shares: dict) -> str:
         for k, r in summary.items():
             est = shares.get(name, {}).get(k)
             if r["stable"] and est is not None:
-                lo, hi = np.clip(est.interval(), 0, 1)
+                lo, hi = est.interval()
                 share = f"{est.value:.4f} [{lo:.4f}, {hi:.4f}]"
             else:
                 share = "measure zero (none stable)"
@@ -208,6 +210,25 @@ def basin_words(upper: float, small: float) -> str:
     from the largest upper end ``upper`` of their intervals."""
     return (f"every basin is small, each interval under {small:g} of the inputs" if upper < small
             else f"not every basin is shown to be small (an interval reaches {small:g} of the inputs)")
+
+
+def basin_share(ranks, k: int) -> "ExactProportion":
+    """The share of random inputs whose dynamics end at rank ``k`` (``ranks: (n,)``, ``ranks_reached``), as
+    an :class:`~attention_geometry.ratios.ExactProportion`: the fraction with its exact (Clopper--Pearson)
+    interval, which stays inside [0, 1] when no input, or a few, end there."""
+    import numpy as np
+
+    from ...ratios import exact_proportion
+
+    ranks = np.asarray(ranks).ravel()
+    return exact_proportion(int((ranks == k).sum()), ranks.size)
+
+
+def share_text(est: "ExactProportion") -> str:
+    """``132/2,000 = 0.066, exact 95 % interval [0.0559, 0.0778]``: a basin share of :func:`basin_share`
+    as the table at the end states it."""
+    lo, hi = est.interval()
+    return f"{est.successes:,}/{est.n:,} = {est.value:.4g}, exact 95 % interval [{lo:.4g}, {hi:.4g}]"
 
 
 def instability_words(summary: dict) -> str:

@@ -27,6 +27,9 @@ class SelectabilityParams(ChapterParams):
         description="random sets on which the fast test meets the LP reference")
     growth_sets: int = Field(4, ge=2, le=10_000,
         description="Gaussian sets per size in the growth figure (up to 1,024 keys)")
+    tiny_seeds: int = Field(8, ge=1, le=64,
+        description="training seeds per tiny decoder (seed, seed + 1, ...), the replicate of every row measured "
+                    "on the trained models; a verdict there decides over at least 8 (the original: 1)")
     tiny_steps: int = Field(450, ge=1, le=1_000_000,
         description="most training steps of each tiny decoder; it stops earlier at a plateau (the original: 50,000)")
     tiny_schedule_steps: int = Field(0, ge=0, le=1_000_000,
@@ -72,6 +75,12 @@ class SelectabilityParams(ChapterParams):
                           ("short_n_min", "short_n_max")]:
             if getattr(self, low) > getattr(self, high):
                 raise self.reject(low, f"is above {high} = {getattr(self, high)}", f"at most {high}")
+        spread = {"table_sets": self.table_sets, "short_sets": self.short_sets,
+                  "tiny_snapshot_sets": min(self.tiny_snapshot_sets, self.table_sets)}
+        for field, n in spread.items():  # each seed measures its own share of these sets
+            if self.tiny_seeds > n:
+                raise self.reject("tiny_seeds", f"is more than {field} = {n}: a seed would measure no set",
+                                  f"at most {min(spread.values())}")
         if self.tiny_warmup >= (self.tiny_schedule_steps or self.tiny_steps):
             raise self.reject("tiny_warmup", "is not below the step at which the learning rate reaches 0",
                               "below tiny_schedule_steps (or tiny_steps when that is 0)")
@@ -80,7 +89,7 @@ class SelectabilityParams(ChapterParams):
     # smoke: the heat map's corner n = 6, d = 4 is just past n = d + 1, where an unselectable key is rare
     # (about 1 %), and 12 sets resolve that against one half: "the exception" where the defaults' corner
     # (n = 60, d = 3) gives "the rule" (tests/test_chapters.py)
-    smoke = {"grid_n_max": 6, "grid_d_min": 4, "grid_d_max": 5, "grid_sets": 12, "check_sets": 4, "growth_sets": 2,
+    smoke = {"tiny_seeds": 2, "grid_n_max": 6, "grid_d_min": 4, "grid_d_max": 5, "grid_sets": 12, "check_sets": 4, "growth_sets": 2,
              "tiny_steps": 3, "tiny_eval_every": 2, "tiny_eval_windows": 2, "tiny_snapshot_sets": 2, "tiny_batch": 2, "tiny_seq_len": 32, "lm_windows": 4, "table_sets": 3, "rounding_sets": 2, "table_n_min": 16,
              "table_n_max": 32, "short_sets": 3, "short_n_min": 8, "short_n_max": 32,
              "pretrained_sequences": 1, "pretrained_seq_len": 16}
@@ -96,9 +105,10 @@ class SelectabilityParams(ChapterParams):
     presets = {
         # the stand-in schedule (1.75 h on 2 cores when nothing else runs; a run across sessions resumes
         # from committed checkpoints); rounding_sets: 24 Gaussian sets each of 768 and 1,024 keys, about
-        # 1 min
+        # 1 min; tiny_seeds 1: the stored run's one seed per model (eight would take 8 x 1.5 h of training),
+        # whose verdicts on the trained models stand only where the defaults' eight seeds agree
         "paper": {"grid_n_min": 3, "grid_n_max": 60, "grid_d_min": 3, "grid_d_max": 15, "grid_sets": 100,
-                  "growth_sets": 100, "tiny_steps": 2000, "tiny_schedule_steps": 2000, "tiny_warmup": 100,
+                  "growth_sets": 100, "tiny_seeds": 1, "tiny_steps": 2000, "tiny_schedule_steps": 2000, "tiny_warmup": 100,
                   "tiny_decay": "cosine",
                   "tiny_eval_every": 100, "tiny_eval_windows": 16, "tiny_plateau_evals": 5,
                   "tiny_plateau_tol": 0.002, "tiny_snapshot_sets": 24,
@@ -108,15 +118,18 @@ class SelectabilityParams(ChapterParams):
     }
     # the shares of the time at the defaults that scale with each group of parameters; the seconds: the
     # chapter at its defaults in the cold book build of a clean clone on 2026-12-03 (commit 11be456; two
-    # kernels at a time on the 2-core reference machine, synthesis alone on both cores); a clean clone's
-    # build starts the longest first by them
-    cost = CostModel(116, (
-        (0.3, {"grid_sets": 1, "grid_n_max": 2, "grid_d_max": 1}),
-        (0.3, {"tiny_steps": 1, "tiny_batch": 1, "tiny_seq_len": 1}),
-        (0.2, {"table_sets": 1, "table_n_max": 2}),
-        (0.1, {"pretrained_sequences": 1, "pretrained_seq_len": 1}),
+    # kernels at a time on the 2-core reference machine, synthesis alone on both cores), 116 s with one
+    # training seed, of which the training took 0.3; with eight seeds the training is eight times as long
+    # (116 + 7 x 35 = 360 s; measured 2026-12-05 on one thread beside a paper run: 262 s, 180 s of them
+    # training 16 models, where one seed took 119 s); the sets are spread over the seeds, so the measurements
+    # cost what they did. A clean clone's build starts the longest first by them
+    cost = CostModel(360, (
+        (0.097, {"grid_sets": 1, "grid_n_max": 2, "grid_d_max": 1}),
+        (0.773, {"tiny_seeds": 1, "tiny_steps": 1, "tiny_batch": 1, "tiny_seq_len": 1}),
+        (0.064, {"table_sets": 1, "table_n_max": 2}),
+        (0.032, {"pretrained_sequences": 1, "pretrained_seq_len": 1}),
         # the reach of 16 keys per head (SmolLM2's 90 heads dominate): about 14 s of CPU time here
-        (0.05, {"reach_keys": 1, "pretrained_seq_len": 1}),
+        (0.016, {"reach_keys": 1, "pretrained_seq_len": 1}),
     ))
 
 
@@ -303,11 +316,16 @@ def lm_words(interval: tuple[float, float]) -> str:
 
 
 def lm_glue(P, held: dict, lm, losses: dict) -> dict:
-    """The language-modelling comparison (``lm``: paired difference per window, without scaling − LayerNorm)."""
+    """The language-modelling comparison (``held``: per model, the loss of every window under each seed's
+    model, ``(seeds, windows)``; ``lm``: without scaling − LayerNorm over the seeds, ``over_draws``;
+    ``losses``: the first seed's training losses)."""
+    import numpy as np
     lo, hi = lm.interval()
+    worse = np.asarray(lm.draw_means) > 0 if lm.n_draws > 1 else held["projection"][0] > held["layernorm"][0]
     return _markdown({"sel-lm-windows": P.lm_windows, "sel-lm-ln": held["layernorm"].mean(),
                       "sel-lm-proj": held["projection"].mean(), "sel-lm-diff": lm.value, "sel-lm-lo": lo,
-                      "sel-lm-hi": hi, "sel-lm-wins": lm.wins, "sel-lm-words": lm_words((lo, hi)),
+                      "sel-lm-hi": hi, "sel-lm-wins": int(worse.sum()), "sel-lm-words": lm_words((lo, hi)),
+                      "sel-lm-wins-of": seeds_words(lm.n_draws, P.lm_windows),
                       "sel-train-ln": losses["layernorm"][-50:].mean(), "sel-train-proj": losses["projection"][-50:].mean()})
 
 
@@ -327,6 +345,98 @@ def tiny_training(P):
                                batch=P.tiny_batch, seq_len=P.tiny_seq_len, lr=P.tiny_lr, warmup=P.tiny_warmup,
                                decay=P.tiny_decay)
     return training, td.Plateau(P.tiny_eval_every, P.tiny_plateau_evals, P.tiny_plateau_tol)
+
+
+def training_seeds(P) -> list[int]:
+    """The training seeds of each tiny decoder: ``P.seed``, ``P.seed + 1``, ... (``P.tiny_seeds`` of them). The
+    first is the seed of a run with one, so its model and checkpoints are that run's."""
+    return [P.seed + s for s in range(P.tiny_seeds)]
+
+
+def spread(items: list, n_seeds: int) -> list[list]:
+    """``items`` (key sets, windows) spread over ``n_seeds`` training seeds: consecutive shares whose sizes differ
+    by at most one (``draw_slices``), so that the seeds' measurements, stacked, follow ``items``. Each seed
+    measures its own share: a measurement over the seeds costs what one seed's over all of them does."""
+    import attention_geometry as ag
+    return [items[s] for s in ag.draw_slices(len(items), n_seeds)]
+
+
+def over_seeds(values, n_seeds: int):
+    """``values`` (one per key set or window, stacked in the order of :func:`spread`) as an estimate over the
+    ``n_seeds`` training seeds that measured them: the mean of the seeds' means, with their spread
+    (``over_draws``, a ``DrawEstimate``); one seed: over its sets, which leaves the seed out."""
+    import numpy as np
+
+    import attention_geometry as ag
+    v = np.asarray(values, dtype=np.float64)
+    return ag.over_draws([v[s] for s in ag.draw_slices(len(v), n_seeds)])
+
+
+def stack_seeds(per_seed: list[dict]) -> dict:
+    """Per-seed measurements ``[{norm: {place: (sets, layers)}}]`` stacked over the seeds in their order:
+    ``{norm: {place: (all sets, layers)}}``, the sets in the order of :func:`spread`."""
+    import numpy as np
+    return {norm: {place: np.concatenate([m[norm][place] for m in per_seed]) for place in per_seed[0][norm]}
+            for norm in per_seed[0]}
+
+
+def model_keys(P, training, plateau, seed_runs: list) -> list[dict]:
+    """Per training seed, the checkpoint key of what is measured on its models: everything that determines
+    them (``seed_runs``: per seed, ``{norm: TrainingRun}``). The first seed's is the key of a run with one."""
+    from dataclasses import asdict
+    return [{**asdict(training), **asdict(plateau), "seed": seed, "corpus": str(P.corpus_dir),
+             "held": [P.tiny_eval_windows, P.seed + 11], "stopped": {n: r.steps for n, r in runs.items()}}
+            for seed, runs in zip(training_seeds(P), seed_runs)]
+
+
+def seeds_words(n_seeds: int, n_items: int, items: str = "windows") -> str:
+    """What a count over the replicate is out of: the training seeds, or, with one seed, its ``items``."""
+    return f"{n_seeds} training seeds" if n_seeds > 1 else f"{n_items:,} {items} (one training seed)"
+
+
+def replicate_words(n_seeds: int, items: str) -> str:
+    """A sentence on what an interval over the trained models covers: the training seeds, or, with one seed,
+    only the ``items`` it was measured on."""
+    if n_seeds > 1:
+        return (f"The intervals are over the {n_seeds} training seeds of each model, the seed being the replicate "
+                "(the original trains each model once).")
+    return (f"Each model is trained once, as in the original, so the intervals cover the choice of {items}, not "
+            "the training seed.")
+
+
+def seeds_glue(P) -> dict:
+    """How many training seeds this run has, and the sentences that say what its intervals cover."""
+    import attention_geometry as ag
+    k = P.tiny_seeds
+    return {"sel-tiny-seeds": k, "sel-min-draws": ag.MIN_DRAWS, "sel-lm-replicate": replicate_words(k, "windows"),
+            "sel-tables-replicate": replicate_words(k, "key sets"),
+            "sel-along-replicate": replicate_words(k, "key sets"),
+            "sel-reach-replicate": replicate_words(k, "heads and key sets"),
+            "sel-layers-se": f"mean over the key sets of the {k} training seeds, ± 2 standard errors over the seeds"
+            if k > 1 else "mean over the key sets of one training seed, ± 2 standard errors over the sets",
+            "sel-along-se": f"{k} training seeds per model, ± 2 standard errors over the seeds" if k > 1
+            else "one training seed per model, ± 2 standard errors over the key sets (left) and the held-out "
+                 "windows (right)"}
+
+
+def stored_seeds_words(stored, *, this_is_the_run: bool = False) -> str:
+    """What the training seeds of the stored paper-scale run (``stored``; its parameter ``tiny_seeds``, absent:
+    one) let its verdicts on the trained models decide."""
+    import attention_geometry as ag
+    if this_is_the_run:
+        return "This run is the paper-scale run."
+    if stored is None:
+        return "No paper-scale run of this chapter is stored."
+    k = int(stored.parameters.get("tiny_seeds", 1))
+    if k >= ag.MIN_DRAWS:
+        return f"The stored paper-scale run trains {k} seeds per model, enough for its verdicts to decide on their own."
+    return (f"The stored paper-scale run trains {k} seed{'s' if k > 1 else ''} per model: its verdicts on these "
+            "models stand only where the seeds of this run agree on the same measurement (`draws_assumption`).")
+
+
+def stored_seeds_glue(stored, *, this_is_the_run: bool = False) -> dict:
+    """The sentence of :func:`stored_seeds_words`, glued (Markdown)."""
+    return _markdown({"sel-stored-seeds-words": stored_seeds_words(stored, this_is_the_run=this_is_the_run)})
 
 
 def schedule_words(P) -> str:
@@ -357,11 +467,18 @@ def schedule_stand_in(training) -> str:
             f"original's {o.schedule_steps:,} steps at {o.lr:g}")
 
 
-def plateau_shortfall(training, runs: dict) -> str:
-    """What the trained decoders lack, for a claim's ``shortfall``. With the original's schedule, what
-    ``training_shortfall`` says (its steps among them); with a stand-in schedule, a shorter sequence or a
-    smaller batch than the original's, and a stop at the step cap before the held-out loss reached a
-    plateau; ``""`` when none applies."""
+def by_norm(runs) -> dict:
+    """``{norm: [TrainingRun per seed]}`` from one seed's ``{norm: TrainingRun}`` or a list of them (one per
+    training seed)."""
+    per_seed = [runs] if isinstance(runs, dict) else list(runs)
+    return {norm: [r[norm] for r in per_seed] for norm in per_seed[0]}
+
+
+def plateau_shortfall(training, runs) -> str:
+    """What the trained decoders lack, for a claim's ``shortfall`` (``runs``: ``{norm: TrainingRun}``, or one
+    such per training seed). With the original's schedule, what ``training_shortfall`` says (its steps among
+    them); with a stand-in schedule, a shorter sequence or a smaller batch than the original's, and a stop at
+    the step cap before the held-out loss reached a plateau (in any seed); ``""`` when none applies."""
     import attention_geometry as ag
     from ...models.tiny_decoder import TinyTraining
     if not schedule_stand_in(training):
@@ -370,57 +487,83 @@ def plateau_shortfall(training, runs: dict) -> str:
     lacks = [f"{getattr(training, n):,} of the original's {getattr(o, n):,} {what}"
              for n, what in [("seq_len", "tokens per sequence"), ("batch", "sequences per step")]
              if getattr(training, n) < getattr(o, n)]
-    if not all(r.plateau for r in runs.values()):
+    if not all(r.plateau for seeds in by_norm(runs).values() for r in seeds):
         lacks.append(f"stopped at the step cap ({training.steps:,}) before the held-out loss reached a plateau")
     return "the tiny decoders trained " + "; ".join(lacks) if lacks else ""
 
 
-def stopped_words(runs: dict) -> str:
-    """Where each tiny decoder's training stopped: at a plateau of the held-out loss or at the step cap."""
+def _steps_words(seeds: list) -> str:
+    """The step (or the range of steps) at which the runs ``seeds`` of one model stopped."""
+    lo, hi = min(r.steps for r in seeds), max(r.steps for r in seeds)
+    return f"{lo:,}" if lo == hi else f"{lo:,}-{hi:,}"
+
+
+def stopped_words(runs) -> str:
+    """Where each tiny decoder's training stopped: at a plateau of the held-out loss or at the step cap
+    (``runs``: ``{norm: TrainingRun}``, or one such per training seed)."""
     names = {"layernorm": "the LayerNorm model", "projection": "the model without scaling"}
-    return " and ".join(f"{names[n]} at step {r.steps:,} ("
-                        + ("a plateau of its held-out loss" if r.plateau else "the step cap, before a plateau") + ")"
-                        for n, r in runs.items())
+    parts = []
+    for n, seeds in by_norm(runs).items():
+        plateaus = sum(r.plateau for r in seeds)
+        why = ("a plateau of its held-out loss" if plateaus == len(seeds) else
+               "the step cap, before a plateau" if plateaus == 0 else
+               f"a plateau of the held-out loss in {plateaus} of {len(seeds)} seeds, the step cap in the others")
+        steps = _steps_words(seeds)
+        where = (f"step {steps}" + ("" if len(seeds) == 1 else f" in each of its {len(seeds)} seeds") if "-" not in steps
+                 else f"steps {steps} over its {len(seeds)} seeds")
+        parts.append(f"{names[n]} at {where} ({why})")
+    return " and ".join(parts)
 
 
-def training_settings(P, runs: dict) -> str:
-    """The tiny decoders' training, for a claim's ``settings``."""
+def training_settings(P, runs) -> str:
+    """The tiny decoders' training, for a claim's ``settings`` (``runs``: ``{norm: TrainingRun}``, or one such
+    per training seed)."""
     warm = f", {P.tiny_warmup:,} warm-up steps" if P.tiny_warmup else ""
-    return (f"trained to step {' / '.join(f'{r.steps:,}' for r in runs.values())} (LN / no scaling; at most "
+    seeds = by_norm(runs)
+    k = len(next(iter(seeds.values())))
+    return (f"{k} training seed{'s' if k > 1 else ''} per model, trained to step "
+            f"{' / '.join(_steps_words(r) for r in seeds.values())} (LN / no scaling; at most "
             f"{P.tiny_steps:,}) × {P.tiny_batch} × {P.tiny_seq_len} bytes, lr {P.tiny_lr:g}{warm}, {P.tiny_decay} "
             f"decay to 0 at step {P.tiny_schedule_steps or P.tiny_steps:,}")
 
 
-def along_rows(runs: dict, along: dict, levels: dict):
+def along_rows(seed_runs: list, along: list, levels: dict):
     """Long rows for the figure and table of unselectable keys along training: per model, place and snapshot
-    step, the mean % over the key sets and layers with its standard error over the sets (one training seed:
-    the replicate is the key set), the held-out loss with its standard error over the windows, and the
-    Gaussian level of the same sets (``levels``: place -> percentages per set)."""
+    step that every seed has, the mean % over the key sets and layers with its standard error over the
+    training seeds (``over_draws`` of each seed's share of the sets; with one seed, over its sets), the
+    held-out loss with its standard error over the seeds (one seed: over the windows), and the Gaussian level
+    of the same sets (``levels``: place -> percentages per set). ``seed_runs`` and ``along``: per seed,
+    ``{norm: TrainingRun}`` and ``{norm: {step: {place: (sets, layers)}}}``. Seeds that stop at different
+    steps share the snapshots up to the earliest stop; the trace ends there."""
     import numpy as np
     import pandas as pd
 
     import attention_geometry as ag
     rows = []
-    for norm, per_step in along.items():
-        for step, values in per_step.items():
-            held = ag.mean_estimate(runs[norm].held_at(step))
-            for place, v in values.items():
-                est = ag.mean_estimate(v.mean(1))
+    for norm in along[0]:
+        steps = sorted(set.intersection(*(set(a[norm]) for a in along)))
+        for step in steps:
+            held = ag.over_draws([r[norm].held_at(step) for r in seed_runs])
+            for place in along[0][norm][step]:
+                est = ag.over_draws([a[norm][step][place].mean(1) for a in along])
                 rows.append(dict(norm=norm, place=place, what=PLACES[norm, place], step=int(step), percent=est.value,
                                  se=est.se, held=held.value, held_se=held.se,
                                  gaussian=float(np.mean(levels[place]))))
     return pd.DataFrame(rows)
 
 
-def trend_estimates(along: dict) -> dict:
-    """Per (model, place) of :data:`TREND`, the trained minus the initial % of unselectable keys, set by set
-    (mean over layers), from the first and last snapshots."""
+def trend_estimates(along: list) -> dict:
+    """Per (model, place) of :data:`TREND`, the trained minus the initial % of unselectable keys (mean over
+    layers), set by set from each seed's first and last snapshots, over the training seeds (``over_draws``;
+    ``along``: per seed, ``{norm: {step: {place: (sets, layers)}}}``; one seed: over its sets)."""
     import attention_geometry as ag
     out = {}
     for norm, place in TREND:
-        steps = sorted(along[norm])
-        out[norm, place] = ag.paired_difference(along[norm][steps[-1]][place].mean(1),
-                                                along[norm][steps[0]][place].mean(1))
+        per_seed = []
+        for a in along:
+            steps = sorted(a[norm])
+            per_seed.append(a[norm][steps[-1]][place].mean(1) - a[norm][steps[0]][place].mean(1))
+        out[norm, place] = ag.over_draws(per_seed)
     return out
 
 
@@ -436,8 +579,10 @@ def along_words(trends: dict) -> str:
     return "training " + " and ".join(f"{w} the fraction {PLACES[key]}" for key, w in words.items())
 
 
-def along_glue(P, runs: dict, rows, trends: dict) -> dict:
-    """The section on unselectable keys along training: its table, the stopping points and the words."""
+def along_glue(P, seed_runs: list, rows, trends: dict) -> dict:
+    """The section on unselectable keys along training: its table, the stopping points and the words
+    (``seed_runs``: per training seed, ``{norm: TrainingRun}``; ``rows``: :func:`along_rows`)."""
+    import numpy as np
     table = rows.pivot_table(index="step", columns="what", values="percent").sort_index()
     held = rows.drop_duplicates(["norm", "step"]).pivot_table(index="step", columns="norm", values="held")
     header = ("step", "held-out loss, LN", "held-out loss, no scaling", *table.columns)
@@ -446,13 +591,15 @@ def along_glue(P, runs: dict, rows, trends: dict) -> dict:
              *(f"{v:.1f}" if v == v else "" for v in table.loc[s])) for s in table.index]
     gauss = rows.drop_duplicates("what").set_index("what")["gaussian"]
     body.append(("Gaussian, same sets", "", "", *(f"{gauss[w]:.1f}" for w in table.columns)))
-    first = {n: r.held_at(0).mean() for n, r in runs.items()}
-    return _markdown({"sel-along-stopped-words": stopped_words(runs), "sel-along-words": along_words(trends),
-                      "sel-along-stopped": stopped_words(runs),  # as text: the caveats appendix quotes it
+    runs = by_norm(seed_runs)
+    first, last = ({n: float(np.mean([at(r) for r in rs])) for n, rs in runs.items()}
+                   for at in (lambda r: r.held_at(0).mean(), lambda r: r.held[-1].mean()))
+    return _markdown({"sel-along-stopped-words": stopped_words(seed_runs), "sel-along-words": along_words(trends),
+                      "sel-along-stopped": stopped_words(seed_runs),  # as text: the caveats appendix quotes it
                       "sel-along-sets": min(P.tiny_snapshot_sets, P.table_sets),
-                      "sel-along-snapshots": len(runs["layernorm"].snapshots),
-                      "sel-along-held-0": first["layernorm"], "sel-along-held-ln": runs["layernorm"].held[-1].mean(),
-                      "sel-along-held-proj": runs["projection"].held[-1].mean(),
+                      "sel-along-snapshots": len(table.index),
+                      "sel-along-held-0": first["layernorm"], "sel-along-held-ln": last["layernorm"],
+                      "sel-along-held-proj": last["projection"],
                       "sel-tab-along": _table(header, body)})
 
 
@@ -480,12 +627,26 @@ def along_paper_glue(stored, fallback_figure, fallback_table: str, *, this_is_th
                       "sel-tab-along-paper": table})
 
 
-def training_claim(P, runs: dict, trends: dict, training):
-    """The book's reading that training lowers the fraction of unselectable keys from its level at
-    initialisation, in the states of the paper's Tables 1-2 (one training seed per model: the replicate is
-    the key set; the interval does not cover the training seed)."""
+def seeds_verdict(verdict, draws, **kw) -> "object":
+    """``draws_verdict`` over the training seeds, for a run of at least two: there a verdict decides only
+    over ``MIN_DRAWS`` seeds that share its side. A run of one seed (the stored paper-scale run) keeps its
+    verdict over the key sets, and the book decides whether that seed stands for all of them by the
+    defaults' seeds (``draws_assumption``, :func:`with_stored_seeds`); ``draws``: a ``DrawEstimate``
+    (or a sequence of them) or the number of seeds."""
     import attention_geometry as ag
-    parts = {PLACES[key]: ag.sign_verdict(est, -1, what=f"trained − initial, {PLACES[key]}")
+
+    first = draws[0] if isinstance(draws, (list, tuple)) else draws
+    count = first if isinstance(first, int) else getattr(first, "n_draws", 2)
+    return verdict if count == 1 else ag.draws_verdict(verdict, draws, **kw)
+
+
+def training_claim(P, seed_runs: list, trends: dict, training):
+    """The book's reading that training lowers the fraction of unselectable keys from its level at
+    initialisation, in the states of the paper's Tables 1-2. The replicate is the training seed
+    (``trends``: :func:`trend_estimates`, over the seeds): each state's sign decides only over at least
+    ``MIN_DRAWS`` seeds that share it (``draws_verdict``)."""
+    import attention_geometry as ag
+    parts = {PLACES[key]: seeds_verdict(ag.sign_verdict(est, -1, what=f"trained − initial, {PLACES[key]}"), est)
              for key, est in trends.items()}
     return ag.Claim(
         "sel-training-trend", paper="brody2023expressivity", where="Tables 1-2 (the trained models' states)",
@@ -494,15 +655,16 @@ def training_claim(P, runs: dict, trends: dict, training):
                   "initialisation, before LayerNorm and after the norm without scaling (the paper's Tables 1-2 "
                   "report the trained models only)",
         measured="; ".join(f"{PLACES[key]}: {est.format()} points" for key, est in trends.items()),
-        settings=f"{min(P.tiny_snapshot_sets, P.table_sets)} sets of {P.table_n_min}-{P.table_n_max} keys, first "
-                 f"and last snapshot, one training seed per model; {training_settings(P, runs)}",
-        shortfall=plateau_shortfall(training, runs), stand_in=schedule_stand_in(training),
+        settings=f"{min(P.tiny_snapshot_sets, P.table_sets)} sets of {P.table_n_min}-{P.table_n_max} keys spread "
+                 f"over the seeds, first and last snapshot; {training_settings(P, seed_runs)}",
+        shortfall=plateau_shortfall(training, seed_runs), stand_in=schedule_stand_in(training),
         verdict=ag.all_verdict(parts, what="both states"))
 
 
-def layer_table(meas: dict, gauss: dict):
+def layer_table(meas: dict, gauss: dict, n_seeds: int):
     """The tiny decoders' percentages per layer beside the paper's and the Gaussian level at the same n,
-    as long rows (for the figure), and the difference from the Gaussian level set by set."""
+    as long rows (for the figure), and the difference from the Gaussian level set by set; both over the
+    ``n_seeds`` training seeds that measured the sets (:func:`over_seeds`; ``meas``: :func:`stack_seeds`)."""
     import numpy as np
     import pandas as pd
 
@@ -511,8 +673,8 @@ def layer_table(meas: dict, gauss: dict):
     for (norm, place), paper_values in PAPER_TABLES.items():
         g = gauss[8 if place == "residual" else 7]
         for layer in range(4):
-            est = ag.mean_estimate(meas[norm][place][:, layer])
-            excess[(norm, place, layer)] = ag.paired_difference(meas[norm][place][:, layer], g)  # same n, set by set
+            est = over_seeds(meas[norm][place][:, layer], n_seeds)
+            excess[(norm, place, layer)] = over_seeds(meas[norm][place][:, layer] - g, n_seeds)  # same n, set by set
             rows += [dict(layer=layer + 1, what=f"{norm}, {place}", source=s, percent=v, se=e) for s, v, e in
                      [("this book", est.value, est.se), ("paper", paper_values[layer], np.nan),
                       ("Gaussian, same n", g.mean(), ag.mean_estimate(g).se)]]
@@ -747,6 +909,19 @@ def reach_summary(reach) -> dict:
     return {"measured": measured, "gauss": gauss, "radius": radius, "diff": ag.paired_difference(measured, gauss)}
 
 
+def reach_over_seeds(per_seed: list) -> dict:
+    """:func:`reach_summary` of one trained model per training seed (``per_seed``: each seed's reach on its share
+    of the windows, :func:`tiny_reach`), over the seeds: every seed's heads together, and the difference
+    trained − Gaussian as an estimate over the seeds (``over_draws`` of each seed's heads; one seed: over its
+    heads, as :func:`reach_summary` gives it). ``seeds``: how many."""
+    import numpy as np
+
+    import attention_geometry as ag
+    each = [reach_summary(r) for r in per_seed]
+    out = {k: np.concatenate([e[k] for e in each]) for k in ("measured", "gauss", "radius")}
+    return {**out, "diff": ag.over_draws([e["measured"] - e["gauss"] for e in each]), "seeds": len(each)}
+
+
 def reach_glue(reach: dict, sizes: dict) -> dict:
     """The table of reach against the Gaussian yardstick (``reach``: name -> ``reach_summary``; ``sizes``:
     name -> (the key count or range, the head width)) and the words the text reads."""
@@ -839,15 +1014,52 @@ def reading_words(where: list[str]) -> str:
             "within or above it, the tables do not show training removing unselectable keys")
 
 
+def table_draws(meas: dict, norm: str, place: str, n_seeds: int) -> tuple[list, list]:
+    """One row of Tables 1-2 over the training seeds: per layer, the estimate over the seeds
+    (:func:`over_seeds`), and its departure from the paper's value, whose side of the band
+    ``± TABLE_ATOL`` each seed's mean takes (for ``draws_verdict``, with ``reference=(-TABLE_ATOL, TABLE_ATOL)``)."""
+    values = meas[norm][place]
+    paper = PAPER_TABLES[(norm, place)]
+    return ([over_seeds(values[:, layer], n_seeds) for layer in range(4)],
+            [over_seeds(values[:, layer] - paper[layer], n_seeds) for layer in range(4)])
+
+
+#: The tolerance of a table value against the paper's, in percentage points (``table_verdict``'s).
+TABLE_ATOL = 5.0
+#: The rows measured on the trained tiny decoders: their replicate is the training seed.
+TRAINED_CLAIMS = ("sel-table2-before", "sel-table1-noscale", "sel-table2-after", "sel-table3", "sel-lm",
+                  "sel-reach-tiny", "sel-training-trend")
+
+
+def with_stored_seeds(claims: list, stored) -> list:
+    """``claims`` with, on each row measured on the trained models that the stored paper-scale run (``stored``)
+    also holds, the assumption that its few training seeds stand for all of them (``draws_assumption``):
+    checked only where this run's verdict, over its seeds, is decisive. The stored run's seed count is its
+    parameter ``tiny_seeds`` (absent: one, the runs before the parameter)."""
+    from dataclasses import replace
+
+    import attention_geometry as ag
+    if stored is None:
+        return list(claims)
+    seeds = int(stored.parameters.get("tiny_seeds", 1))
+    held = {c["id"] for c in (stored.claims or [])}
+    return [replace(c, **ag.draws_assumption(seeds, c.verdict)) if c.id in TRAINED_CLAIMS and c.id in held else c
+            for c in claims]
+
+
 def claims(P, *, grid_ln, ds, ns, contour, meas, gauss, short, g7_short, radius, models, training, lm,
            runs, reach=None) -> list:
-    """The chapter's claims, each with its measurement and its verdict rule."""
+    """The chapter's claims, each with its measurement and its verdict rule. ``meas``, ``short`` and ``radius``:
+    every seed's sets stacked (:func:`stack_seeds`); ``runs``: per training seed, ``{norm: TrainingRun}``;
+    ``lm``: over the seeds. Each row measured on the trained models decides only over at least ``MIN_DRAWS``
+    training seeds that share its side (``draws_verdict``)."""
     import numpy as np
 
     import attention_geometry as ag
     row = dict(paper="brody2023expressivity", section="sel-tables")
     original_grid = (P.grid_n_min, P.grid_n_max, P.grid_d_min, P.grid_d_max, P.grid_sets) == (3, 60, 3, 15, 100)
     tiny_settings = training_settings(P, runs)
+    k = P.tiny_seeds
     trained = dict(shortfall=plateau_shortfall(training, runs),  # rows measured on the trained decoders
                    stand_in="; ".join(filter(None, [
                        "byte-level decoders trained and measured on the book's corpus in place of the original's "
@@ -874,7 +1086,7 @@ def claims(P, *, grid_ln, ds, ns, contour, meas, gauss, short, g7_short, radius,
     n_range, paper_range = (P.table_n_min, P.table_n_max), (768, 1024)
     for cid, (norm, place), where in [("sel-table2-before", ("layernorm", "residual"), "Table 2, row “Before LayerNorm”"),
                                       ("sel-table1-noscale", ("projection", "normed"), "Table 1, row “w/o scaling”")]:
-        est = [ag.mean_estimate(meas[norm][place][:, layer]) for layer in range(4)]
+        est, departure = table_draws(meas, norm, place, k)
         number = 1 if cid == "sel-table1-noscale" else 2
         out.append(ag.Claim(
             cid, where=f"{where} and its caption (repository file unselectable/images/table{number}.png)",
@@ -882,31 +1094,39 @@ def claims(P, *, grid_ln, ds, ns, contour, meas, gauss, short, g7_short, radius,
             statement=f"{TABLE_CAPTIONS[number]} ({where}, layers 1-4: "
                       + " / ".join(f"{v:.1f}" for v in PAPER_TABLES[(norm, place)]) + ")",
             measured=" / ".join(e.format() for e in est) + f" (Gaussian, same n: {gauss[8 if place == 'residual' else 7].mean():.1f})",
-            settings=f"{P.table_sets} sets of {P.table_n_min}-{P.table_n_max} keys; {tiny_settings}", **trained,
-            verdict=ag.table_verdict(est, PAPER_TABLES[(norm, place)], n_range, paper_range,
-                                     labels=[f"layer {i}" for i in range(1, 5)])))
+            settings=f"{P.table_sets} sets of {P.table_n_min}-{P.table_n_max} keys spread over the seeds; "
+                     f"{tiny_settings}", **trained,
+            verdict=seeds_verdict(ag.table_verdict(est, PAPER_TABLES[(norm, place)], n_range, paper_range,
+                                                      atol=TABLE_ATOL, labels=[f"layer {i}" for i in range(1, 5)]),
+                                     departure, reference=(-TABLE_ATOL, TABLE_ATOL))))
+    table3 = over_seeds(short["projection"]["normed"].mean(1), k)
     ln_after = max(meas["layernorm"]["normed"].max(), short["layernorm"]["normed"].max())
     on_sphere = max(meas["layernorm"]["sphere"].max(), short["layernorm"]["sphere"].max())
     out += [ag.Claim(
         "sel-table2-after", where="Tables 1-2, after LN", source="repository", **row,
         statement="after LayerNorm no key is unselectable (0 % in every layer)",
-        measured=f"largest % in any set and layer: {ln_after:.2f} (epsilon = 0: {on_sphere:.2f})", settings=tiny_settings,
-        **trained,
-        verdict=ag.after_norm_verdict(ln_after, on_sphere, radius.min(), eps=models["layernorm"].config.eps)),
+        measured=f"largest % in any set and layer of any seed's model: {ln_after:.2f} (epsilon = 0: "
+                 f"{on_sphere:.2f})", settings=tiny_settings, **trained,
+        # a largest value over every seed's sets: no seed has a side of its own, the count of seeds decides
+        verdict=seeds_verdict(ag.after_norm_verdict(ln_after, on_sphere, radius.min(),
+                                                       eps=models["layernorm"].config.eps), k)),
       ag.Claim(
         "sel-table3", where="Table 3 (SST-2, at most 128 tokens)", source="repository", **row,
         statement="% unselectable keys per layer of the model without scaling on short sequences",
-        measured=f"{short['projection']['normed'].mean():.1f} % (Gaussian d = 7, same n: {g7_short.mean():.1f} %)",
-        settings=f"{P.short_sets} sets of {P.short_n_min}-{P.short_n_max} keys; {tiny_settings}", **trained,
-        verdict=ag.not_tested("the paper's Table 3 values are not in the sources available to this book"))]
+        measured=f"{table3.format()} % (Gaussian d = 7, same n: {g7_short.mean():.1f} %)",
+        settings=f"{P.short_sets} sets of {P.short_n_min}-{P.short_n_max} keys spread over the seeds; "
+                 f"{tiny_settings}", **trained,
+        verdict=seeds_verdict(ag.not_tested("the paper's Table 3 values are not in the sources available to "
+                                               "this book"), table3))]
     out.append(ag.Claim(
         "sel-lm", where="abstract; Fig. 4", source="abstract", **row,
         statement="Transformers do indeed benefit from these properties of LayerNorm in general language modeling",
         differs_from="chapter 2's rows on the same sentence test its second half, the \"majority\" task; this "
                      "one its first, language modelling",
-        measured=f"held-out loss, projection-only − LN, per window: {lm.format()} nats/byte",
-        settings=f"{P.lm_windows} held-out windows, one training seed per model; {tiny_settings}", **trained,
-        verdict=ag.sign_verdict(lm, +1, what="projection-only − LN")))
+        measured=f"held-out loss, projection-only − LN, mean over the windows, over the seeds: {lm.format()} "
+                 "nats/byte",
+        settings=f"{P.lm_windows} held-out windows, each under every seed's models; {tiny_settings}", **trained,
+        verdict=seeds_verdict(ag.sign_verdict(lm, +1, what="projection-only − LN"), lm)))
     out += reach_claims(P, reach or {}, trained, tiny_settings)
     return out
 
@@ -914,7 +1134,9 @@ def claims(P, *, grid_ln, ds, ns, contour, meas, gauss, short, g7_short, radius,
 def reach_claims(P, reach: dict, trained: dict, tiny_settings: str) -> list:
     """The book's reading of "allows each key to potentially receive the highest attention" at the heads'
     own widths and query norms: the reach of trained keys (``reach_summary`` per model) against Gaussian
-    keys of the same n, d, mean and covariance, the replicate being the head."""
+    keys of the same n, d, mean and covariance. The replicate is the head of the pretrained decoder, and the
+    training seed of the tiny one (``reach_over_seeds``, whose sign decides only over at least ``MIN_DRAWS``
+    seeds that share it: ``draws_verdict``)."""
     import attention_geometry as ag
     statement = ("the book's reading of (b), that the scaling 'allows each key to potentially receive the highest "
                  "attention', carried to {what}: a query of a head's own median norm can give its keys at least as "
@@ -926,15 +1148,20 @@ def reach_claims(P, reach: dict, trained: dict, tiny_settings: str) -> list:
              "every key is selectable)", {}, f"{P.pretrained_seq_len} tokens, first sequence, {P.reach_keys} keys "
              "per head, every key head of every layer"),
             ("sel-reach-tiny", "tiny decoder, LayerNorm", "the per-head keys of the tiny LayerNorm decoder "
-             "(2 dimensions)", trained, f"{P.short_sets} short sets, {P.reach_keys} keys per head; {tiny_settings}")]:
+             "(2 dimensions)", trained, f"{P.short_sets} short sets spread over the seeds, {P.reach_keys} keys per "
+             f"head; {tiny_settings}")]:
         if name not in reach:
             continue
-        diff = reach[name]["diff"]
+        diff, seeds, heads = reach[name]["diff"], reach[name].get("seeds"), len(reach[name]["measured"])
+        verdict = ag.sign_verdict(diff, +1, what="reach, trained − Gaussian", n=diff.df + 1)
+        over = f"{heads} heads"
+        if seeds is not None:  # a trained model: the replicate is the training seed
+            verdict = seeds_verdict(verdict, diff)
+            over = f"{seeds} training seeds ({heads} heads)" if seeds > 1 else over
         out.append(ag.Claim(
             cid, paper="brody2023expressivity", where="abstract, (b)", source="abstract", section="sel-reach",
             claim_kind="reading", statement=statement.format(what=what),
             measured=f"mean reach {reach[name]['measured'].mean():.3f} against {reach[name]['gauss'].mean():.3f} "
-                     f"(Gaussian); trained − Gaussian over {diff.n} heads: {diff.format()}",
-            settings=settings, **extra,
-            verdict=ag.sign_verdict(diff, +1, what="reach, trained − Gaussian", n=diff.n)))
+                     f"(Gaussian); trained − Gaussian over {over}: {diff.format()}",
+            settings=settings, **extra, verdict=verdict))
     return out

@@ -422,7 +422,9 @@ def design_claims(nrm: dict, dw: dict, *, settings: str) -> list:
                         "with LayerNorm and the residual the relative collapse still deepens with depth, at "
                         "every width",
               measured=f"slope of mu(X)/||X|| per doubling of H: {shown('mu_rel')}", settings=settings,
-              verdict=per_width["mu_rel"], section="sec-syn-design"),
+              verdict=per_width["mu_rel"], section="sec-syn-design",
+              differs_from="a decoder with LayerNorm and the residual, where the sentence is about pure masked "
+                           "attention (chapter 4's row)"),
         Claim(id="syn-design-depth-spike", paper="chowdhury2026lost", where="§3.1", source=Source.FULL_TEXT,
               claim_kind=ClaimKind.READING,
               statement="this book's reading of “(N^H)_{L,j} = (1-α)^H δ_{L,j} + …”: the last-token spike, "

@@ -6,6 +6,7 @@ from pydantic import Field, model_validator
 
 from ..cost import CostModel
 from ..params import ChapterParams, Seed
+from ..stored import THIS_IS_THE_RUN
 
 __all__ = ["UniformAttentionParams"]
 
@@ -782,10 +783,6 @@ def width_glue(P, ws: dict) -> dict:
     return _markdown(out)
 
 
-#: What a paper-scale run's notebook says of its own numbers (for :func:`stored_text`).
-THIS_IS_THE_RUN = "This run is the paper-scale run: the numbers above are at the paper's settings."
-
-
 def width_paper_glue(stored, fallback, *, this_is_the_run: bool = False) -> dict:
     """The width sweep at the paper's settings, as the stored paper run measured it: its figure
     (``fig-ua-width-paper``, ``fallback`` where no stored run holds one), its table and the sentence
@@ -851,6 +848,36 @@ def speed_paper_words(stored, *, this_is_the_run: bool = False) -> str:
         return Markdown("No stored run at the paper's settings holds the step ratios to the paper's level.")
     return Markdown(f"At the paper's settings (the stored run) {text['ua-loss-level-words']}, and to reach it the "
                     f"original's variant needs {text[keys[0]]}, and the fair control {text[keys[1]]}.")
+
+
+def query_paper_glue(stored, fallback, *, this_is_the_run: bool = False) -> dict:
+    """The split of the learned queries at the paper's settings (``ua-tab-query-paper``), the table the
+    stored paper run glued as ``ua-tab-query``, whose rows ``ua-query-*`` it decides; ``fallback``, this
+    run's table, where no stored run holds it, with the words that say which."""
+    from ..stored import stored_table
+
+    table, source = stored_table(stored, "ua-tab-query", fallback, this_is_the_run=this_is_the_run)
+    return {"ua-tab-query-paper": table, "ua-query-paper-source": source}
+
+
+def speed_paper_glue(stored, fallback, *, this_is_the_run: bool = False) -> dict:
+    """The step ratios at the paper's settings (``ua-tab-speed-paper``), the table the stored paper run
+    glued as ``ua-tab-speed``, whose rows ``ua-fig2a-steps-*`` and ``ua-fig3-steps-*`` it decides;
+    ``fallback``, this run's table, where no stored run holds it, with the words that say which."""
+    from ..stored import stored_table
+
+    table, source = stored_table(stored, "ua-tab-speed", fallback, this_is_the_run=this_is_the_run)
+    return {"ua-tab-speed-paper": table, "ua-speed-paper-source": source}
+
+
+def geometry_paper_glue(stored, fallback, *, this_is_the_run: bool = False) -> dict:
+    """The d = 3 keys and queries at the paper's settings (``fig-ua-geometry-paper``), as the stored paper
+    run drew ``fig-ua-geometry``; ``fallback``, this run's figure, where no stored run holds it, with the
+    words that say which."""
+    from ..stored import stored_figure
+
+    fig, source = stored_figure(stored, "fig-ua-geometry", fallback, this_is_the_run=this_is_the_run)
+    return {"fig-ua-geometry-paper": fig, "ua-geometry-paper-source": source}
 
 
 def width_claims(P, ws: dict, row: dict) -> list:
