@@ -28,7 +28,7 @@ class SelectabilityParams(ChapterParams):
     growth_sets: int = Field(4, ge=2, le=10_000,
         description="Gaussian sets per size in the growth figure (up to 1,024 keys)")
     tiny_seeds: int = Field(8, ge=1, le=64,
-        description="training seeds per tiny decoder (seed, seed + 1, ...), the replicate of every row measured "
+        description="training seeds per tiny decoder (seed to seed + tiny_seeds - 1), the replicate of every row measured "
                     "on the trained models; a verdict there decides over at least 8 (the original: 1)")
     tiny_steps: int = Field(450, ge=1, le=1_000_000,
         description="most training steps of each tiny decoder; it stops earlier at a plateau (the original: 50,000)")
