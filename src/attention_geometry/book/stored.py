@@ -8,7 +8,7 @@ import functools
 from pathlib import Path
 from typing import Any
 
-__all__ = ["STORED_RUN", "THIS_IS_THE_RUN", "THIS_IS_THE_RUN_CLAUSE", "NO_STORED_RUN", "glued_text_of", "stored_figure",
+__all__ = ["STORED_RUN", "THIS_IS_THE_RUN", "THIS_IS_THE_RUN_CLAUSE", "NO_STORED_RUN", "SOURCE_ITSELF", "SOURCE_STORED", "glued_text_of", "stored_figure",
            "stored_table", "stored_text", "stored_run_words"]
 
 #: The label of the stored paper-scale run wherever this run's numbers stand beside it.
@@ -19,6 +19,9 @@ THIS_IS_THE_RUN = "This run is the paper-scale run itself: the numbers above are
 THIS_IS_THE_RUN_CLAUSE = "this run is the paper-scale run itself"
 #: What a chapter says where no stored paper-scale run holds a quantity (a clause).
 NO_STORED_RUN = "no stored paper-scale run holds it"
+#: Which run a figure or table shown beside this run's comes from (:func:`stored_figure`, :func:`stored_table`).
+SOURCE_ITSELF = "this run, the paper-scale run itself"
+SOURCE_STORED = "the stored run at the paper's settings"
 
 
 @functools.lru_cache(maxsize=4)
@@ -53,10 +56,10 @@ def stored_figure(stored: Any, name: str, fallback: Any, *,
 
     png = stored.figure(name) if stored else None
     if this_is_the_run:
-        return fallback, "this run, the paper-scale run itself"
+        return fallback, SOURCE_ITSELF
     if png is None:
         return fallback, "this run: no stored run at the paper's settings holds the figure"
-    return Image(png), "the stored run at the paper's settings"
+    return Image(png), SOURCE_STORED
 
 
 def stored_table(stored: Any, key: str, fallback: Any, *, this_is_the_run: bool = False) -> tuple[Any, str]:
@@ -66,11 +69,11 @@ def stored_table(stored: Any, key: str, fallback: Any, *, this_is_the_run: bool 
     from IPython.display import Markdown
 
     if this_is_the_run:
-        return fallback, "this run, the paper-scale run itself"
+        return fallback, SOURCE_ITSELF
     text = stored_text(stored, [key])
     if text is None:
         return fallback, "this run: no stored run at the paper's settings holds the table"
-    return Markdown(text[key]), "the stored run at the paper's settings"
+    return Markdown(text[key]), SOURCE_STORED
 
 
 def stored_run_words(stored: Any, keys: tuple[str, ...], say: Any, what: str, *, this_is_the_run: bool) -> str:
