@@ -101,11 +101,17 @@ class RecencyParams(ChapterParams):
     # chapter at its defaults in the cold book build of a clean clone on 2026-12-03 (commit 11be456; two
     # kernels at a time on the 2-core reference machine, synthesis alone on both cores); a clean clone's
     # build starts the longest first by them
-    cost = CostModel(93, (
-        (0.25, {"n_samples": 1, "n_layers": 1, "n_tokens": 2}),
-        (0.15, {"n_samples_sweep": 1, "len:dims": 1, "len:alphas": 1, "n_tokens": 2}),
-        (0.05, {"ext_samples": 1}),
-        (0.45, {"nope_steps": 1, "nope_seeds": 1, "nope_seq_len": 1, "nope_d": 1}),
+    # The NoPE defaults then rose from 5 seeds and 3 per control (11 trainings) to 8 and 8 (24 trainings,
+    # 2026-12-05, so that its verdicts can decide over MIN_DRAWS seeds): the seconds and shares below
+    # scale that build's NoPE share (0.45 of 93 s) by 24/11 and keep its other parts' seconds, about
+    # 145 s; a run at the new defaults took 377 s here beside a paper run's kernel on the same 2 cores
+    # (its other cells 2.8 times slower than in that build, the NoPE cell 5.1 times: 2.8 x 24/11 = 6.1)
+    cost = CostModel(145, (
+        (0.16, {"n_samples": 1, "n_layers": 1, "n_tokens": 2}),
+        (0.10, {"n_samples_sweep": 1, "len:dims": 1, "len:alphas": 1, "n_tokens": 2}),
+        (0.03, {"ext_samples": 1}),
+        (0.21, {"nope_steps": 1, "nope_seeds": 1, "nope_seq_len": 1, "nope_d": 1}),
+        (0.42, {"nope_steps": 1, "nope_control_seeds": 1, "nope_seq_len": 1, "nope_d": 1}),
     ))
 
 
