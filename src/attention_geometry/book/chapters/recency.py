@@ -104,8 +104,9 @@ class RecencyParams(ChapterParams):
     # The NoPE defaults then rose from 5 seeds and 3 per control (11 trainings) to 8 and 8 (24 trainings,
     # 2026-12-05, so that its verdicts can decide over MIN_DRAWS seeds): the seconds and shares below
     # scale that build's NoPE share (0.45 of 93 s) by 24/11 and keep its other parts' seconds, about
-    # 145 s; a run at the new defaults took 377 s here beside a paper run's kernel on the same 2 cores
-    # (its other cells 2.8 times slower than in that build, the NoPE cell 5.1 times: 2.8 x 24/11 = 6.1)
+    # 145 s. Two runs at the new defaults beside a paper run's kernel on the same 2 cores took 377 s
+    # and 180 s (in the second the cells other than the NoPE one 1.2 times as long as in that build,
+    # the NoPE cell 137 s against 54 s: 1.2 x 24/11 = 2.6)
     cost = CostModel(145, (
         (0.16, {"n_samples": 1, "n_layers": 1, "n_tokens": 2}),
         (0.10, {"n_samples_sweep": 1, "len:dims": 1, "len:alphas": 1, "n_tokens": 2}),
