@@ -207,6 +207,10 @@ def test_the_trained_recency_decides_only_over_eight_seeds_on_its_side():
     from attention_geometry.stats import Estimate as E
 
     assert ch.nope_trained_verdict(E(0.685, 0.012, 4)).label == "not decided"  # a stored run of five seeds
+    # the chapter's sentence says what the row decides
+    assert ch.nope_words(ch.nope_trained_verdict(_draws(0.65 + rng.normal(0, 0.02, 8)))) == "shows recency after training"
+    assert ch.nope_words(ch.nope_trained_verdict(_draws(0.35 + rng.normal(0, 0.02, 8)))) == "shows primacy after training"
+    assert "agree" in ch.nope_words(ch.nope_trained_verdict(_draws(0.65 + rng.normal(0, 0.02, 5))))
 
 
 def test_the_matched_controls_are_paired_by_seed_and_decide_only_over_eight():

@@ -16,7 +16,7 @@ __all__ = ["RecencyParams", "Simulations", "setting_values", "four_models", "lay
            "residual_ratio", "SIZE_RTOL", "prop_sizes", "prop_size_values", "grid_tables", "grid_summary", "closed_sign_words", "adjusted_words",
            "residual_values", "ratio_words", "rise_values", "rise_trend_words", "key_profile_runs", "figure2_order", "rp_arrays", "rp_tables", "rp_trends", "rp_prediction", "peak_words", "iso_words",
            "relativity_values", "extension_values", "extension_summary", "null_words", "QK_STEPS", "qk_study", "qk_peak_words", "nope_values", "nope_dominance_values", "dominance_words", "NOPE_CONTROLS", "nope_norm_runs", "nope_norm_values", "NOPE_SHARE_CLAIMED", "nope_share", "nope_share_over_seeds", "nope_share_verdict",
-           "nope_trained_verdict", "nope_control_verdict",
+           "nope_trained_verdict", "nope_control_verdict", "nope_words",
            "nope_share_words", "nope_paper_words", "NOPE_DOM_CLAIMED", "nope_dominance_verdict", "nope_mechanism_words",
            "THIS_IS_THE_RUN_CLAUSE", "NO_STORED_RUN", "paper_run_words", "GRAM_CHECK_SEQUENCES", "PROFILE_SE_MAX", "paper_claims",
            "claim_words"]
@@ -917,17 +917,20 @@ def nope_values(nope: dict, P) -> dict:
     ``rec-nope-after-draws``: lists, for chapter 9, whose verdicts count the seeds' sides)."""
     import numpy as np
 
-    from ... import stats, words as wd
-
     before, after = nope["before_mean"], nope["after_mean"]
     losses = nope["losses"]
     return {"rec-nope-before": before, "rec-nope-after": after,
             "rec-nope-before-draws": [float(x) for x in before.draw_means],
             "rec-nope-after-draws": [float(x) for x in after.draw_means],
             "rec-nope-loss": float(np.mean(losses[:, -max(losses.shape[1] // 10, 1):])),
-            "rec-nope-words": wd.trend_word(stats.Estimate(after.value - 0.5, after.se, after.df),
-                                            above="shows recency after training", below="shows primacy after training",
-                                            neither="shows no measurable preference after training")}
+            "rec-nope-words": nope_words(nope_trained_verdict(after))}
+
+
+def nope_words(verdict) -> str:
+    """What the trained decoder shows, as its row's verdict (:func:`nope_trained_verdict`, over the training
+    seeds) decides it: recency, primacy, or no preference its seeds agree on."""
+    return {"reproduced": "shows recency after training", "refuted": "shows primacy after training"}.get(
+        str(verdict.label), "shows no preference after training that its seeds agree on")
 
 
 def nope_dominance_values(nope: dict) -> dict:
