@@ -14,7 +14,7 @@ __all__ = ["LayerNormEquilibriaParams", "rank_constructions", "constructions_tab
            "ranks_table", "final_mu_table", "geometry_table", "proof_steps_words", "heights_words", "max_rank_words",
            "stable_constructions", "stability_summary", "stability_table", "instability_words", "stable_words",
            "basin_words", "basin_share", "share_text", "by_rank", "causal_over_draws", "ablation_training", "ablation_geometry", "ablation_table",
-           "ABLATION_STATISTICS", "ablation_effects", "ablation_layer_table"]
+           "ABLATION_STATISTICS", "ablation_effects", "ablation_words", "ablation_layer_table"]
 
 
 class LayerNormEquilibriaParams(ChapterParams):
@@ -419,6 +419,24 @@ def ablation_effects(runs: dict) -> dict:
             "full": diff(worst("full_rank")),
             "per_layer": {k: [diff(lambda layers, k=k, i=i: layers[k][i]) for i in range(n_layers)]
                           for k in ABLATION_STATISTICS}}
+
+
+def ablation_words(effects: dict) -> str:
+    """What the ablation's two rows decide, over the seeds (``draws_verdict`` of the sign, as the rows judge
+    it; :func:`ablation_effects`): a sentence on the last layer's distance from rank one and on the worst
+    layer's smallest singular value."""
+    import attention_geometry as ag
+
+    def decided(e):
+        return str(ag.draws_verdict(ag.sign_verdict(e, +1), e).label)
+
+    mu = {"reproduced": "the decoders with LayerNorm end further from rank one than those without",
+          "refuted": "the decoders with LayerNorm end nearer rank one than those without"}.get(
+        decided(effects["mu"]), "the seeds do not agree on which decoders end further from rank one")
+    sigma = {"reproduced": "their worst layer keeps a larger smallest singular value",
+             "refuted": "their worst layer has a smaller smallest singular value"}.get(
+        decided(effects["sigma"]), "they do not agree on which worst layer keeps the larger smallest singular value")
+    return f"In this stand-in, {mu}, and {sigma}."
 
 
 def ablation_layer_table(runs: dict, effects: dict) -> str:
