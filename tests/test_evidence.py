@@ -233,3 +233,32 @@ def test_a_stored_run_is_judged_with_todays_tolerance_and_keeps_its_own_measurem
     inner = merged["args"]["verdict"]["__verdict__"]["evidence"]["args"]
     assert (inner["claimed"], inner["atol"], inner["level"]) == (1.1, 0.2, 0.99)
     assert vd.with_todays_policy(stored, vd.sign_verdict(E, 1).evidence) is stored  # another rule: as stored
+
+
+def test_a_stored_verdict_judged_without_draws_stands_only_where_todays_draws_agree():
+    """A row that today's rule judges over weight draws (draws_verdict), whose stored run judged it
+    without them, keeps the stored verdict only where this run's draws agree on it; where they do
+    not decide, the row is not decided and says what the stored run assumed."""
+    from attention_geometry.book.claims import STORED_WITHOUT_DRAWS
+    from attention_geometry.draws import over_draws
+
+    rng = np.random.default_rng(5)
+    run = SimpleNamespace(claims=json.loads(json.dumps([claim(vd.sign_verdict(E, 1)).record()])))
+
+    def final(per_draw):
+        est = over_draws(per_draw)
+        _, records = claims_markdown([claim(vd.draws_verdict(vd.sign_verdict(est, +1), est))], run)
+        return records[0]["final_verdict"]
+
+    agree = final([1 + 0.1 * rng.standard_normal(16) for _ in range(8)])  # eight draws, all positive
+    assert agree["label"] == "reproduced" and "at the paper's settings" in agree["reason"]
+    few = final([1 + 0.1 * rng.standard_normal(16) for _ in range(4)])  # too few draws to decide
+    assert few["label"] == "not decided" and STORED_WITHOUT_DRAWS in few["reason"]
+    split = final([(-1) ** k + 0.1 * rng.standard_normal(16) for k in range(8)])  # draws disagree
+    assert split["label"] == "not decided"
+    # a stored run that was itself judged over draws is not asked again
+    est = over_draws([1 + 0.1 * rng.standard_normal(16) for _ in range(4)])
+    wrapped = json.loads(json.dumps([claim(vd.draws_verdict(vd.sign_verdict(E, 1), 8)).record()]))
+    _, records = claims_markdown([claim(vd.draws_verdict(vd.sign_verdict(est, +1), est))],
+                                 SimpleNamespace(claims=wrapped))
+    assert STORED_WITHOUT_DRAWS not in records[0]["final_verdict"]["reason"]

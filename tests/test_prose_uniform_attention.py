@@ -31,16 +31,106 @@ def test_speed_words_read_the_interval_against_three():
 
 
 def test_speed_verdict_sizes_signs_and_censoring():
+    """Over 8 seeds each rule decides both ways; a decisive verdict rests on the seeds (draws_verdict)."""
     import numpy as np
-    three = np.array([2.9, 3.0, 3.1, 3.05, 2.95])
-    none = np.zeros(5, bool)
+    three = np.array([2.9, 3.0, 3.1, 3.05, 2.95, 3.02, 2.98, 3.04])
+    none = np.zeros(8, bool)
     assert ch.speed_verdict(three, none, 5.0, claimed=3.0, what="x").label == "reproduced"
     assert ch.speed_verdict(three / 2, none, 5.0, claimed=3.0, what="x").label == "differs"
     assert ch.speed_verdict(three / 2, none, 5.0, claimed=None, what="x").label == "reproduced"
     assert ch.speed_verdict(three / 4, none, 5.0, claimed=None, what="x").label == "refuted"
-    some = np.array([1, 0, 0, 0, 0], bool)
+    some = np.array([1, 0, 0, 0, 0, 0, 0, 0], bool)
     assert ch.speed_verdict(three, some, 3.0, claimed=3.0, what="x").label == "not decided"
     assert ch.speed_verdict(three * 2, some, 6.0, claimed=3.0, what="x").label == "differs"
+
+
+def test_speed_verdict_needs_eight_seeds_that_share_its_side():
+    import numpy as np
+    rng = np.random.default_rng(0)
+    three, none = np.array([2.9, 3.0, 3.1, 3.05, 2.95]), np.zeros(5, bool)
+    for claimed in (3.0, None):  # a clear effect over 5 seeds decides nothing
+        v = ch.speed_verdict(three / 2, none, 5.0, claimed=claimed, what="x")
+        assert v.label == "not decided" and "5 weight draws" in v.reason
+    noise = np.exp(rng.normal(0.0, 0.5, 10))  # ratios around 1: no direction
+    assert ch.speed_verdict(noise, np.zeros(10, bool), 5.0, claimed=None, what="x").label == "not decided"
+    # the mean log ratio is clear of 0, but 6 of 8 seeds on its side is no majority beyond chance
+    lopsided = np.exp([2.0, 2.0, 2.0, 2.0, 2.0, 2.0, -0.1, -0.1])
+    v = ch.speed_verdict(lopsided, np.zeros(8, bool), 10.0, claimed=None, what="x")
+    assert v.label == "not decided" and "6 of 8" in v.reason
+
+
+ROW = dict(paper="brody2023expressivity", section="ua-majority")
+
+
+def _labels(claims) -> dict:
+    return {c.id: c.verdict.label for c in claims}
+
+
+def test_majority_claims_decide_over_the_seeds_both_ways_and_not_on_noise():
+    import numpy as np
+    rng = np.random.default_rng(1)
+
+    def per_seed(code_gap, fair_gap):
+        ln = rng.normal(1.0, 0.01, code_gap.size)
+        return {"layernorm": {"mean training loss": ln}, "original_code": {"mean training loss": ln - code_gap},
+                "rmsnorm": {"mean training loss": ln - fair_gap}}
+    faster, slower = np.full(8, -0.2) + rng.normal(0, 0.02, 8), np.full(8, 0.2) + rng.normal(0, 0.02, 8)
+    labels = _labels(ch.majority_claims(per_seed(faster, slower), ROW, "s"))
+    assert labels == {"ua-majority-vs-original_code": "reproduced", "ua-majority-vs-rmsnorm": "refuted"}
+    noise = rng.normal(0, 0.2, 8)
+    assert set(_labels(ch.majority_claims(per_seed(noise, noise), ROW, "s")).values()) == {"not decided"}
+    assert set(_labels(ch.majority_claims(per_seed(faster[:5], slower[:5]), ROW, "s")).values()) == {"not decided"}
+    # 8 of 10 seeds on the side of the mean (as LN − rmsnorm at the defaults): not a majority beyond chance
+    eight = np.array([0.05] * 8 + [-0.01, -0.01])
+    v = ch.majority_claims(per_seed(eight, eight), ROW, "s")[1].verdict
+    assert v.label == "not decided" and "8 of 10" in v.reason
+
+
+def test_angle_claims_read_the_band_over_the_seeds():
+    import types
+
+    import numpy as np
+    rng = np.random.default_rng(2)
+
+    def runs(ln, code, last=16_000):
+        run = lambda a: types.SimpleNamespace(final={"angle": np.asarray(a)}, steps=np.array([0, last]))
+        return {"layernorm": run(ln), "original_code": run(code)}
+    near = lambda v, k=8: v + rng.normal(0, 0.3, k)
+    assert set(_labels(ch.angle_claims(runs(near(12), near(83)), ROW, "s")).values()) == {"reproduced"}
+    assert set(_labels(ch.angle_claims(runs(near(40), near(50)), ROW, "s")).values()) == {"differs"}
+    assert set(_labels(ch.angle_claims(runs(near(12, 5), near(83, 5)), ROW, "s")).values()) == {"not decided"}
+    noisy = _labels(ch.angle_claims(runs(12 + rng.normal(0, 20, 8), 83 + rng.normal(0, 20, 8)), ROW, "s"))
+    assert set(noisy.values()) == {"not decided"}
+    assert set(_labels(ch.angle_claims(runs(near(12), near(83), last=800), ROW, "s")).values()) == {"not tested"}
+
+
+def test_query_claims_decide_over_the_seeds_both_ways_and_not_on_noise():
+    import numpy as np
+    rng = np.random.default_rng(3)
+    split = lambda along, across: {"layernorm": {"log_along": along, "log_across": across}}
+    up, down = 1.0 + rng.normal(0, 0.1, 8), -1.0 + rng.normal(0, 0.1, 8)
+    assert _labels(ch.query_claims(split(up, down), ROW, "s")) == {"ua-query-alignment": "reproduced",
+                                                                   "ua-query-shrinkage": "reproduced"}
+    assert _labels(ch.query_claims(split(down, up), ROW, "s")) == {"ua-query-alignment": "refuted",
+                                                                   "ua-query-shrinkage": "refuted"}
+    noise = rng.normal(0, 1.0, 8)
+    assert set(_labels(ch.query_claims(split(noise, noise), ROW, "s")).values()) == {"not decided"}
+    assert set(_labels(ch.query_claims(split(up[:5], down[:5]), ROW, "s")).values()) == {"not decided"}
+
+
+def test_geometry_claim_decides_over_the_seeds_both_ways_and_not_on_noise():
+    import types
+
+    import numpy as np
+
+    import attention_geometry as ag
+    rng = np.random.default_rng(4)
+    P = types.SimpleNamespace(geo_seeds=8, geo_steps=500, geo_batch=512, geo_lr=0.01)
+    label = lambda diffs: ch.geometry_claim(P, ag.over_draws(diffs), ROW).verdict.label
+    assert label(40 + rng.normal(0, 5, 8)) == "reproduced"
+    assert label(-40 + rng.normal(0, 5, 8)) == "refuted"
+    assert label(rng.normal(0, 20, 8)) == "not decided"
+    assert label(40 + rng.normal(0, 5, 5)) == "not decided"
 
 
 def test_paper_results_words_read_the_stored_intervals():

@@ -101,6 +101,8 @@ def test_nope_over_seeds_takes_the_error_over_training_seeds():
     assert out["after_mean"].value == pytest.approx(per_seed.mean(), abs=1e-12)
     assert out["after_mean"].se == pytest.approx(per_seed.std(ddof=1) / np.sqrt(3), abs=1e-12)
     assert out["after_mean"].df == 2 and all(e.df == 2 for e in out["before"])
+    # the seed is the replicate: each estimate keeps the seeds' values, for draws_verdict to count
+    assert out["after_mean"].n_draws == 3 and np.allclose(out["after_mean"].draw_means, per_seed, atol=1e-12)
     for bad in ([0], [1, 1]):
         with pytest.raises(ValueError, match=r"seeds = \[.*allowed: at least two distinct seeds"):
             ext.nope_over_seeds(texts, seeds=bad, **kw)

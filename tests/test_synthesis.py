@@ -289,14 +289,24 @@ def test_one_operator_claim_can_hold_or_fail():
 
 
 def test_learned_innate_claim_can_hold_fail_or_be_untested():
+    """The trained decoder's replicate is its training seed: over eight seeds on their side the reading
+    holds or fails; on five seeds, on noise, or from a stored run's plain estimate it is not decided."""
     from attention_geometry.draws import over_draws
 
+    rng = np.random.default_rng(5)
     path = over_draws(list(1.0 + np.arange(8) / 10))
-    E = ag.Estimate
-    held = ag.learned_innate_claim(E(0.69, 0.013, 4), E(0.4998, 0.0002, 4), path, settings="s")
+    seeds = lambda centre, sd, k=8: over_draws(centre + rng.normal(0, sd, k))
+    before = seeds(0.4998, 0.0005)
+    rule = lambda after, before=before: ag.learned_innate_claim(after, before, path, settings="s").verdict.label
+    held = ag.learned_innate_claim(seeds(0.69, 0.03), before, path, settings="s")
     assert held.verdict.label == "reproduced" and held.claim_kind == "reading"
-    assert ag.learned_innate_claim(E(0.40, 0.013, 4), E(0.4998, 0.0002, 4), path, settings="s").verdict.label \
-        == "refuted"
+    assert rule(seeds(0.40, 0.03)) == "refuted"
+    assert rule(seeds(0.69, 0.03), before=seeds(0.56, 0.005)) == "refuted"  # recency already at initialisation
+    assert rule(seeds(0.69, 0.03, 5), before=seeds(0.4998, 0.0005, 5)) == "not decided"  # five seeds
+    noise = [rule(seeds(0.5, 0.05)) for _ in range(200)]
+    assert sum(lab != "not decided" for lab in noise) <= 4
+    E = ag.Estimate  # a stored run of five seeds that kept only its means
+    assert rule(E(0.69, 0.013, 4), before=E(0.4998, 0.0002, 4)) == "not decided"
     assert ag.learned_innate_claim(None, None, path, settings="s").verdict.label == "not tested"
 
 
@@ -321,10 +331,24 @@ def test_effective_residual_matches_measure_and_the_nominal_operator():
 
 
 def test_effective_spike_claim_can_agree_or_differ():
-    E = ag.Estimate
-    assert ag.effective_spike_claim(E(2.0, 0.03), E(2.01, 0.05), settings="s").verdict.label == "reproduced"
-    assert ag.effective_spike_claim(E(2.0, 0.03), E(3.0, 0.05), settings="s").verdict.label == "differs"
-    assert ag.effective_spike_claim(E(2.0, 0.03), E(2.01, 0.3), settings="s").verdict.label == "not decided"
+    """The predicted and measured spike changes are paired by weight draw: a draw effect they share
+    cancels; over eight draws they agree or differ, on five or on noise nothing is decided."""
+    from attention_geometry._checks import ArgumentTypeError
+    from attention_geometry.draws import over_draws
+
+    rng = np.random.default_rng(6)
+
+    def rule(gap, sd=0.05, k=8):
+        draw = 2.0 + rng.normal(0, 0.5, k)  # what the draw does to both: larger than the gap's noise
+        pred, meas = over_draws(draw), over_draws(draw + gap + rng.normal(0, sd, k))
+        return ag.effective_spike_claim(pred, meas, settings="s").verdict.label
+
+    assert rule(0.01) == "reproduced" and rule(1.5) == "differs"
+    assert rule(0.01, k=5) == "not decided"
+    noise = [rule(0.5, sd=0.5) for _ in range(200)]  # at the tolerance, noisy: no side
+    assert sum(lab != "not decided" for lab in noise) <= 4
+    with pytest.raises(ArgumentTypeError, match="paired by draw"):
+        ag.effective_spike_claim(ag.Estimate(2.0, 0.03), ag.Estimate(2.01, 0.05), settings="s")
 
 
 def test_design_responses_pair_the_cells_of_one_width_by_draw_and_resume(tmp_path):

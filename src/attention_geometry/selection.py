@@ -12,6 +12,9 @@ removes it: the held-out half's noise is independent of the choice.
   measured on the other, both ways, averaged (an :class:`~.stats.Estimate`);
 * :func:`held_out_value` -- the value alone, for halves the caller chose (by weight draw,
   say), where a half may be a single replicate;
+* :func:`cross_fit_extreme` -- each replicate's value at the position chosen on the
+  *other* half (``max`` or ``min``): one held-out number per replicate, so that two
+  models measured on the same replicates can be paired replicate by replicate;
 * :func:`naive_extreme` -- the same statistic chosen and measured on all the
   replicates, with the plug-in standard error at the chosen positions: the
   biased estimate the first one replaces (kept to show the bias in tests).
@@ -28,7 +31,7 @@ import numpy.typing as npt
 from ._checks import check_choice, check_int, fail
 from .stats import Estimate
 
-__all__ = ["EXTREMES", "split_half_extreme", "naive_extreme", "held_out_value"]
+__all__ = ["EXTREMES", "split_half_extreme", "naive_extreme", "held_out_value", "cross_fit_extreme"]
 
 #: What :func:`split_half_extreme` picks: the maximum, the minimum, or ``log(max / min)``.
 EXTREMES = ("max", "min", "log max/min")
@@ -58,6 +61,22 @@ def held_out_value(choose: npt.ArrayLike, measure: npt.ArrayLike, extreme: str =
         raise fail("samples", "a profile with a non-positive mean at a chosen position",
                    "positive profiles for a log max/min ratio")
     return float(math.log(held[hi] / held[lo]))
+
+
+def cross_fit_extreme(samples: npt.ArrayLike, extreme: str = "min") -> np.ndarray:
+    """Each replicate's value at the position of the profile's ``extreme`` (``"max"`` or ``"min"``),
+    that position chosen on the mean profile of the *other* half of the replicates (even and odd rows):
+    ``(n, L) -> (n,)``. No replicate takes part in the choice it is read at, so the mean of the result
+    is not pulled towards the extreme by the noise (under a flat profile its expectation is the flat
+    value), and two profiles measured on the same replicates pair row by row."""
+    x = _samples(samples)
+    check_choice("extreme", extreme, ("max", "min"))
+    pick = np.argmax if extreme == "max" else np.argmin
+    out = np.empty(x.shape[0])
+    even, odd = np.arange(0, x.shape[0], 2), np.arange(1, x.shape[0], 2)
+    out[even] = x[even, int(pick(x[odd].mean(0)))]
+    out[odd] = x[odd, int(pick(x[even].mean(0)))]
+    return out
 
 
 def _measure(choose: np.ndarray, measure: np.ndarray, extreme: str) -> tuple[float, float]:

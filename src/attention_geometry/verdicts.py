@@ -1325,13 +1325,36 @@ def one_operator_claim(tied: dict, *, settings: str) -> Claim:
                  section="sec-syn-operator")
 
 
+def _over_seeds(est: Estimate) -> Any:
+    """What :func:`draws_verdict` reads of an estimate over training seeds or weight draws: the
+    :class:`~attention_geometry.draws.DrawEstimate` itself where it holds the draws' values, else the
+    number of them (a plain estimate's degrees of freedom plus one; one without degrees of freedom:
+    one)."""
+    from .draws import DrawEstimate
+
+    if isinstance(est, DrawEstimate) and est.draw_means:
+        return est
+    return 1 if est.df is None else int(est.df) + 1
+
+
+#: The band around 1/2 within which chapter 9 reads a recency probability as no preference.
+_LEARNED_BAND = 0.01
+
+
 def learned_innate_claim(nope: Estimate | None, nope_before: Estimate | None, log_last_mid: Estimate, *,
                          settings: str) -> Claim:
     """Chapter 9's reading "score recency is learned, path recency is innate": the trained NoPE decoder's
     recency probability within 0.01 of 1/2 at initialisation (``nope_before``) and above 1/2 after training
     (``nope``, over its training seeds: chapter 6), and the random-init decoder's last input above the
     middle (``log_last_mid``, mean log(last/middle) over weight draws). ``None``: chapter 6's values
-    are not available (not tested)."""
+    are not available (not tested).
+
+    The replicate of the trained decoder is its training seed: ``nope`` and ``nope_before`` are
+    :class:`~attention_geometry.draws.DrawEstimate` over the seeds (each seed's value in
+    ``draw_means``), and each part decides only through :func:`draws_verdict` (at least
+    :data:`MIN_DRAWS` seeds on its side of 1/2, or of the band 1/2 ± 0.01). A plain estimate (a stored
+    run that kept no per-seed values) counts as its degrees of freedom plus one seeds, without their
+    sides."""
     path = draws_verdict(sign_verdict(log_last_mid, +1, what="mean log(last/middle) at birth"), log_last_mid)
     kw = dict(id="syn-learned-innate", paper="kim2025recency", where="Section 1", source=Source.FULL_TEXT,
               claim_kind=ClaimKind.READING, settings=settings, section="sec-syn-learned",
@@ -1342,9 +1365,12 @@ def learned_innate_claim(nope: Estimate | None, nope_before: Estimate | None, lo
                      verdict=not_tested("chapter 6's trained NoPE decoder is not available in this run "
                                         "(its stored paper run or executed notebook)"))
     verdict = all_verdict({
-        "scores at initialisation": value_verdict(nope_before, 0.5, atol=0.01),
-        "scores after training": sign_verdict(Estimate(nope.value - 0.5, nope.se, nope.df), +1,
-                                              what="trained RP - 1/2"),
+        "scores at initialisation": draws_verdict(value_verdict(nope_before, 0.5, atol=_LEARNED_BAND),
+                                                  _over_seeds(nope_before),
+                                                  reference=(0.5 - _LEARNED_BAND, 0.5 + _LEARNED_BAND)),
+        "scores after training": draws_verdict(sign_verdict(Estimate(nope.value - 0.5, nope.se, nope.df), +1,
+                                                            what="trained RP - 1/2"), _over_seeds(nope),
+                                               reference=0.5),
         "paths at initialisation": path}, what="the three")
     return Claim(**kw, measured=f"NoPE decoder RP {nope_before.format()} at initialisation, {nope.format()} after "
                                 f"training; random-init decoder mean log(last/middle) {log_last_mid.format()}",
@@ -1357,16 +1383,28 @@ def effective_spike_claim(predicted: Estimate, measured: Estimate, *, settings: 
     log(last/middle) when the norm is removed, ``measured`` on the decoder, against ``predicted`` from the
     weights of the residual-only path, twice the log-ratio of prod(1 - alpha_eff) without and with the norm.
     Agreement within ``tol`` (a factor e^tol in the ratio; 0.5: the tolerance of chapter 9's rule of no
-    change of the same quantity)."""
-    gap = Estimate(measured.value - predicted.value, math.hypot(measured.se, predicted.se))
+    change of the same quantity).
+
+    Both are :class:`~attention_geometry.draws.DrawEstimate` over the same weight draws (draw ``i`` of
+    both on the same weights): their gap is paired by draw
+    (:func:`~attention_geometry.draws.draw_difference`), and the verdict decides only through
+    :func:`draws_verdict` (at least :data:`MIN_DRAWS` draws on its side of the band ``(-tol, tol)``)."""
+    from .draws import DrawEstimate, draw_difference
+
+    for name, est in (("predicted", predicted), ("measured", measured)):
+        if not isinstance(est, DrawEstimate):
+            raise fail(name, est, "a DrawEstimate over the weight draws (over_draws), paired by draw with the other",
+                       "has the wrong type", kind=ArgumentTypeError)
+    gap = draw_difference(measured, predicted)
     return Claim(id="syn-effective-spike", paper="chowdhury2026lost", where="§3.1", source=Source.FULL_TEXT,
                  claim_kind=ClaimKind.READING,
                  statement="this book's reading: with pre-norm the residual weight alpha of "
                            "“(N^H)_{L,j} = (1-α)^H δ_{L,j} + …” is an effective, norm-dependent weight, and the "
                            "path weight prod(1 - alpha_eff) predicts the norm's effect on the last-token spike",
                  measured=f"change of log(last/middle) without the norm {measured.format()}, predicted "
-                          f"{predicted.format()}", settings=settings,
-                 verdict=value_verdict(gap, 0.0, atol=tol), section="sec-syn-effective")
+                          f"{predicted.format()}, difference paired by draw {gap.format()}", settings=settings,
+                 verdict=draws_verdict(value_verdict(gap, 0.0, atol=tol), gap, reference=(-tol, tol)),
+                 section="sec-syn-effective")
 
 
 # ------------------------------------------------------------------------------------------

@@ -44,7 +44,7 @@ import os
 from typing import Any, NamedTuple, Sequence
 
 from ..evidence import core_rule
-from ..verdicts import Claim, Verdict, part_evidence, phrase, recompute, settle, with_todays_policy
+from ..verdicts import Claim, Verdict, draws_assumption, part_evidence, phrase, recompute, settle, with_todays_policy
 from .findings import findings
 from .glue import glue, glue_json
 from .notebooks import CLAIMS_KEY, CLAIMS_MIME
@@ -98,6 +98,35 @@ def _same_rule(claim: Claim, stored: dict) -> bool:
     return core_rule(stored["verdict"]["evidence"]) == core_rule(today)
 
 
+#: The assumption under which a stored verdict judged without the weight draw as its replicate stands
+#: for a row that today's rule judges over draws (:func:`_stored_draws_assumption`).
+STORED_WITHOUT_DRAWS = ("the stored run's measurement, judged without its weight draws (or training seeds) as "
+                        "the replicate, standing for every draw")
+
+
+def _judged_over_draws(evidence: Any) -> bool:
+    """Whether ``draws_verdict`` judged this evidence anywhere (outside, or inside one part of an
+    ``all_verdict``): whether its verdict is decisive only where the draws agree."""
+    if isinstance(evidence, dict):
+        return evidence.get("rule") == "draws_verdict" or any(_judged_over_draws(v) for v in evidence.values())
+    if isinstance(evidence, (list, tuple)):
+        return any(_judged_over_draws(v) for v in evidence)
+    return False
+
+
+def _stored_draws_assumption(claim: Claim, at_paper: dict | None) -> tuple[str, str]:
+    """The claim's ``assumption`` and ``assumption_checked``, with one more where today's rule judges
+    the row over weight draws (``draws_verdict``) and the stored run's verdict was not: the stored run
+    cannot show that its sign is shared by the draws, so it stands only as far as this run's verdict,
+    over its draws, is decisive (:func:`~attention_geometry.verdicts.draws_assumption`'s check;
+    :func:`settle` then lets it decide only where the two point the same way)."""
+    if (claim.assumption or at_paper is None or not _has_evidence(at_paper)
+            or not _judged_over_draws(claim.verdict.evidence)
+            or _judged_over_draws(at_paper["verdict"]["evidence"])):
+        return claim.assumption, claim.assumption_checked
+    return STORED_WITHOUT_DRAWS, draws_assumption(1, claim.verdict).get("assumption_checked", "")
+
+
 def _as_judged_today(claim: Claim, stored: dict | None) -> dict | None:
     """The stored claim record, with its evidence narrowed to the part today's row judges where the
     stored run judged a two-part claim at once (a sign and a size: :func:`part_evidence`), and
@@ -133,9 +162,11 @@ def claims_markdown(claims: Sequence[Claim], run=None, *, this_is_the_run: bool 
                   and not (this_is_the_run or c.at_paper_settings))
         paper_verdict = recompute(at_paper["verdict"]) if usable else None
         shortfall = at_paper.get("shortfall", "") if paper_verdict is not None else c.shortfall
+        assumption, checked = _stored_draws_assumption(c, at_paper) if usable else (c.assumption,
+                                                                                   c.assumption_checked)
         final = settle(c.verdict, paper_verdict, defaults_are_paper=c.at_paper_settings or this_is_the_run,
                        shortfall=shortfall, stand_in=at_paper.get("stand_in", "") if paper_verdict else c.stand_in,
-                       assumption=c.assumption, assumption_checked=c.assumption_checked,
+                       assumption=assumption, assumption_checked=checked,
                        paper_claim=c.claim_kind == "paper")
         where = f"{{cite:t}}`{c.paper}`, {c.where}" + ("" if c.where == c.source else f" ({c.source})")
         rows.append((

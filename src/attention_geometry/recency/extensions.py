@@ -391,9 +391,11 @@ def nope_over_seeds(texts: Sequence[str], *, seeds: Sequence[int], workers: int 
     Returns ``{"runs", "losses", "before", "after", "before_mean", "after_mean", "dom_before_mean",
     "dom_after_mean"}`` (the last two: the layer-averaged :func:`nope_dominance` over the seeds):
     ``runs`` the per-seed results; ``losses (n_seeds, n_steps)``; ``before``/``after``
-    per layer an Estimate over the seeds of the per-seed recency probability
-    (:func:`~attention_geometry.stats.mean_estimate`, ``n_seeds - 1`` degrees of
-    freedom); ``before_mean``/``after_mean`` the same of the per-seed average over
+    per layer a :class:`~attention_geometry.draws.DrawEstimate` over the seeds of the
+    per-seed recency probability (:func:`~attention_geometry.draws.over_draws`: the seed is
+    the replicate, each seed's value the mean over its evaluation windows, so the
+    within-seed error is included; ``n_seeds - 1`` degrees of freedom, the per-seed values
+    in ``draw_means``); ``before_mean``/``after_mean`` the same of the per-seed average over
     layers. ``workers > 1`` trains that many seeds at once, each in its own process
     on one thread (training already runs on one thread): the same numbers in less
     wall time on several cores."""
@@ -405,7 +407,7 @@ def nope_over_seeds(texts: Sequence[str], *, seeds: Sequence[int], workers: int 
     out = {"runs": runs, "losses": np.stack([r["losses"] for r in runs])}
     for which in ("before", "after"):
         per_seed = np.array([[e.value for e in r[which]] for r in runs])  # (seeds, layers)
-        out[which] = tuple(mean_estimate(per_seed[:, layer]) for layer in range(per_seed.shape[1]))
-        out[f"{which}_mean"] = mean_estimate(per_seed.mean(1))
-        out[f"dom_{which}_mean"] = mean_estimate([r[f"dom_{which}"].mean() for r in runs])
+        out[which] = tuple(over_draws(per_seed[:, layer]) for layer in range(per_seed.shape[1]))
+        out[f"{which}_mean"] = over_draws(per_seed.mean(1))
+        out[f"dom_{which}_mean"] = over_draws([r[f"dom_{which}"].mean() for r in runs])
     return out

@@ -75,6 +75,7 @@ __all__ = [
     "mean_first_layer_weight",
     "contrast_factor",
     "contrast_factor_limit",
+    "contrast_orders",
     "factor_row",
     "rise_row",
     "layer2_scores",
@@ -166,6 +167,57 @@ def mean_first_layer_weight(d: int, alpha: float, centred: bool = True) -> float
 
     value, _ = integrate.quad(integrand, lo, hi, points=[alpha], limit=400, epsabs=0.0, epsrel=1e-11)
     return float(value)
+
+
+def _cosine_rule(d: int, exponent: float, nodes: int) -> tuple[np.ndarray, np.ndarray]:
+    """Gauss--Jacobi nodes and normalised weights for the density proportional to
+    ``(1 - r**2) ** exponent`` on (-1, 1)."""
+    r, w = special.roots_jacobi(nodes, exponent, exponent)
+    return r, w / w.sum()
+
+
+def contrast_orders(d: int, n: int, nodes: int = 90) -> dict[str, float]:
+    r"""The mean contrast :math:`\Delta = E[S^{(2)}_{L,L-1} - S^{(2)}_{L,1}]` of isotropic inputs
+    (:math:`c = \omega = 0`) order by order in the off-diagonal first-layer weights, exact at finite
+    :math:`d` (``prop-rec-orders``).
+
+    With LayerNorm's centring the tokens are independent and uniform on a sphere of :math:`\nu = d - 1`
+    dimensions, so a first-layer cosine :math:`\xi` has density proportional to
+    :math:`(1-\xi^2)^{(d-4)/2}`, and the off-diagonal weight over the diagonal one is
+    :math:`\varepsilon = e^{\sqrt d(\xi - 1)}`. Scaling every :math:`\varepsilon` by :math:`\tau`,
+    the contrast's :math:`\tau^1` term has mean zero and
+
+    .. math::
+
+        \Delta_2 &= \sqrt d\,(L-2)\,\tilde M^2, \qquad \tilde M = E[\varepsilon(1-\xi^2)],\\
+        \Delta_3 &= \sqrt d\,\bigl\{(L-2)\,[-\tfrac12\tilde M K + C] - 2(L-2)(L-3)\,n_1\tilde M^2\bigr\},
+
+    with :math:`n_1 = E[\varepsilon\xi]`, :math:`K = E[\varepsilon^2(1-\xi^2)(1+6\xi)]` and
+    :math:`C = E[\varepsilon_{qk}\varepsilon_{qp}\varepsilon_{pk}\{(3xz - y)(x - zy) - z(1-y^2)\}]`
+    over a triangle of tokens (:math:`x = \xi_{qk}`, :math:`y = \xi_{pk}`, :math:`z = \xi_{qp}`), where
+    :math:`z = xy + \sqrt{(1-x^2)(1-y^2)}\,\zeta` and :math:`\zeta` has density proportional to
+    :math:`(1-\zeta^2)^{(d-5)/2}`, independent of :math:`x` and :math:`y`. The one-dimensional moments
+    are Gauss--Jacobi sums of ``4 * nodes`` nodes, :math:`C` a product rule of ``nodes`` per axis.
+    Returns ``{"second": Δ2, "third": Δ3, "total": Δ2 + Δ3}``; the next order is of relative size
+    :math:`\sum_m \varepsilon_{Lm}` times the third (see the chapter). ``d >= 6``, ``n >= 3``."""
+    d, n, *_ = check_model(d, n, 0.0)
+    if d < 6:
+        raise fail("d", d, "an integer >= 6 (the triangle's density needs d - 5 > 0)", "is out of range")
+    sd = math.sqrt(d)
+    r, w = _cosine_rule(d, (d - 4) / 2, 4 * nodes)
+    eps = np.exp(sd * (r - 1.0))
+    m_tilde = float(w @ (eps * (1 - r**2)))
+    n_1 = float(w @ (eps * r))
+    k_2 = float(w @ (eps**2 * (1 - r**2) * (1 + 6 * r)))
+    x, wx = _cosine_rule(d, (d - 4) / 2, nodes)
+    zeta, wz = _cosine_rule(d, (d - 5) / 2, nodes)
+    X, Y, Z = np.meshgrid(x, x, zeta, indexing="ij")
+    z = X * Y + np.sqrt((1 - X**2) * (1 - Y**2)) * Z
+    f = np.exp(sd * (X + Y + z - 3.0)) * ((3 * X * z - Y) * (X - z * Y) - z * (1 - Y**2))
+    cycle = float(np.einsum("i,j,k,ijk->", wx, wx, wz, f))
+    second = sd * (n - 2) * m_tilde**2
+    third = sd * ((n - 2) * (-0.5 * m_tilde * k_2 + cycle) - 2 * (n - 2) * (n - 3) * n_1 * m_tilde**2)
+    return {"second": second, "third": third, "total": second + third}
 
 
 def contrast_factor(d: int, n: int, alpha: float = 0.0, gamma: float = 0.0) -> float:

@@ -13,7 +13,8 @@ if TYPE_CHECKING:
 __all__ = ["LayerNormEquilibriaParams", "rank_constructions", "constructions_table", "equilibria_table",
            "ranks_table", "final_mu_table", "geometry_table", "proof_steps_words", "heights_words", "max_rank_words",
            "stable_constructions", "stability_summary", "stability_table", "instability_words", "stable_words",
-           "basin_words", "basin_share", "share_text", "by_rank", "ablation_training", "ablation_geometry", "ablation_table"]
+           "basin_words", "basin_share", "share_text", "by_rank", "causal_over_draws", "ablation_training", "ablation_geometry", "ablation_table",
+           "ABLATION_STATISTICS", "ablation_effects", "ablation_words", "ablation_layer_table"]
 
 
 class LayerNormEquilibriaParams(ChapterParams):
@@ -36,21 +37,23 @@ class LayerNormEquilibriaParams(ChapterParams):
         description="dimension d in the rank construction (the centred version uses d - 1)")
     n_random: int = Field(2000, ge=10, le=100_000, description="random inputs run in the basin and rank experiments")
     steps_rank: int = Field(400, ge=10, le=10_000, description="layers iterated from the random inputs")
-    n_text_samples: int = Field(16, ge=2, le=3000,
-        description="text windows for the pretrained-model geometry (the paper: 3000)")
+    n_text_samples: int = Field(64, ge=4, le=3000,
+        description="text windows for the pretrained-model geometry (the paper: 3000); at least 4, since the "
+                    "ablation chooses each decoder's worst layer on half of them and reads it on the other")
     seq_len: int = Field(128, ge=8, le=1024, description="tokens per text window (the paper: 128)")
     device: Literal["cpu", "cuda"] = Field("cpu", description="where the pretrained model runs")
     full_rank_tol: float = Field(0.05, ge=0.0, le=0.5,
         description="share of windows allowed below full rank when 'every layer keeps full rank' is judged")
-    ablation_seeds: int = Field(3, ge=2, le=100,
-        description="tiny decoders trained with the LayerNorm in front of attention, and as many without it")
+    ablation_seeds: int = Field(8, ge=2, le=100,
+        description="tiny decoders trained with the LayerNorm in front of attention, and as many without it: the "
+                    "replicate of the ablation rows, which decide over at least 8")
     ablation_steps: int = Field(450, ge=1, le=1_000_000,
         description="training steps of each tiny decoder (chapter 3's default schedule)")
 
     # smoke: rank_n = 2 < rank_d - 1 = 3, so the centred ranks (at most min(L, d - 1)) stop short of
     # d - 1, which the defaults reach (tests/test_chapters.py)
     smoke = {"n_tokens_a": 8, "d_a": 4, "n_samples_a": 4, "n_steps_a": 20, "grid_2x2": 20, "steps_2x2": 60,
-             "rank_n": 2, "rank_d": 4, "n_random": 50, "steps_rank": 50, "n_text_samples": 2,
+             "rank_n": 2, "rank_d": 4, "n_random": 50, "steps_rank": 50, "n_text_samples": 4,
              "seq_len": 16, "ablation_seeds": 2, "ablation_steps": 3}
     # windows of the paper's 128 tokens, 1,000 of its 3000: about 1 s of CPU per window (two
     # models), so all 3000 take about 50 min of one core; the rest of the chapter runs at its
@@ -63,13 +66,15 @@ class LayerNormEquilibriaParams(ChapterParams):
     # kernels at a time on the 2-core reference machine, synthesis alone on both cores); a clean clone's
     # build starts the longest first by them
     # since the tiny decoders were added: 158 s for the whole chapter at its defaults, about 110 s of it the six
-    # trainings (one kernel on the 2-core reference machine, the other core busy; model weights cached)
-    cost = CostModel(158, (
-        (0.08, {"n_samples_a": 1, "n_steps_a": 1, "n_tokens_a": 2}),
-        (0.05, {"grid_2x2": 2, "steps_2x2": 1}),
-        (0.07, {"n_random": 1, "steps_rank": 1}),
-        (0.06, {"n_text_samples": 1, "seq_len": 1}),
-        (0.7, {"ablation_seeds": 1, "ablation_steps": 1, "seq_len": 1}),
+    # trainings (one kernel on the 2-core reference machine, the other core busy; model weights cached); at 8
+    # seeds per norm (16 trainings, about 18 s each) and 64 windows (about 0.6 s each) the same parts scale to
+    # about 363 s, which the shares below split
+    cost = CostModel(363, (
+        (0.035, {"n_samples_a": 1, "n_steps_a": 1, "n_tokens_a": 2}),
+        (0.022, {"grid_2x2": 2, "steps_2x2": 1}),
+        (0.03, {"n_random": 1, "steps_rank": 1}),
+        (0.10, {"n_text_samples": 1, "seq_len": 1}),
+        (0.81, {"ablation_seeds": 1, "ablation_steps": 1, "seq_len": 1}),
     ))
 
 
@@ -326,6 +331,33 @@ def max_rank_words(max_rank: int, d: int) -> str:
 
 # ------------------------------------------------------------------ the LayerNorm ablation stand-in
 
+def causal_over_draws(X0, P, n_draws: int) -> dict:
+    """Causal minus complete attention, the depth-averaged log10 relative spread (``mean_log_spread``
+    of μ/√L, floor 1e-12) under LayerNorm with an orthogonal W_V, over ``n_draws`` weight draws: each
+    draw its own Haar W_V and Gaussian W_QK per scale of ``P.qk_scales`` (seeds ``draw_seed``), the
+    inputs ``X0`` spread over the draws (``draw_slices``) and each input run under both masks (paired).
+    Returns ``{"s = <scale>": DrawEstimate}``; with fewer inputs than ``n_draws``, one draw per input."""
+    import numpy as np
+    import torch
+
+    from ... import attention as mk
+    from ... import collapse as cl
+    from ... import ln_dynamics as ld
+    from ...draws import draw_seed, draw_slices, over_draws
+
+    per_draw = {f"s = {s:g}": [] for s in P.qk_scales}
+    masks = {m: mk.make_mask(m, P.n_tokens_a) for m in ("complete", "causal")}
+    for k, part in enumerate(draw_slices(len(X0), min(n_draws, len(X0)))):
+        gen = torch.Generator().manual_seed(draw_seed(P.seed, k))
+        W_V = ld.random_orthogonal(P.d_a, gen)
+        for s in P.qk_scales:
+            W_QK = torch.randn((P.d_a, P.d_a), generator=gen, dtype=torch.float64) * s
+            spread = {m: cl.mean_log_spread(ld.iterate_ln(X0[part], W_V, mask, P.n_steps_a, W_QK)[1]
+                                            / np.sqrt(P.n_tokens_a), floor=1e-12) for m, mask in masks.items()}
+            per_draw[f"s = {s:g}"].append(spread["causal"] - spread["complete"])
+    return {r: over_draws(v) for r, v in per_draw.items()}
+
+
 def ablation_training(P):
     """The tiny decoders' schedule: chapter 3's default (16 sequences a step, AdamW at 0.01 decaying
     linearly to 0), ``P.ablation_steps`` steps of ``P.seq_len`` bytes."""
@@ -341,7 +373,10 @@ def ablation_geometry(norm: str, texts, windows, training, seed: int, store=None
     ``full`` the full-rank share of the worst layer after the embeddings, ``sigma`` that layer's mean
     smallest singular value of the unit tokens (the worst over layers after the embeddings), ``mu`` the
     last layer's mean μ(X)/‖X‖, ``cos`` the largest layer mean |cos| after the embeddings, ``loss`` the
-    mean training loss of the last tenth of the steps."""
+    mean training loss of the last tenth of the steps; ``layers``, each of :data:`ABLATION_STATISTICS` per
+    layer and window, ``(layers, windows)``, which :func:`ablation_effects` pairs across the two norms."""
+    import numpy as np
+
     from ...ln_dynamics import layer_geometry
     from ...models import tiny_decoder as td
 
@@ -351,7 +386,79 @@ def ablation_geometry(norm: str, texts, windows, training, seed: int, store=None
     m = {k: v.mean(1) for k, v in g.items()}
     return {"full": float(m["full_rank"][1:].min()), "sigma": float(m["sigma_min"][1:].min()),
             "mu": float(m["rel_mu"][-1]), "cos": float(m["mean_abs_cos"][1:].max()),
-            "loss": float(losses[-max(1, len(losses) // 10):].mean())}
+            "loss": float(losses[-max(1, len(losses) // 10):].mean()),
+            "layers": {k: np.asarray(g[k], dtype=float) for k in ABLATION_STATISTICS}}
+
+
+#: The residual-stream statistics of the ablation kept per layer and window (``layer_geometry``'s names).
+ABLATION_STATISTICS = ("rel_mu", "sigma_min", "full_rank", "mean_abs_cos")
+
+
+def ablation_effects(runs: dict) -> dict:
+    """With LayerNorm minus without, paired by seed and by window, each an estimate over the seeds
+    (``over_draws``: a seed is one pair of decoders, the spread of its windows' differences the
+    within-seed error). ``runs``: ``{"layernorm": [...], "none": [...]}`` of :func:`ablation_geometry`,
+    seed by seed on the same windows. ``mu``: the last layer's μ(X)/‖X‖; ``sigma`` and ``full``: the
+    smallest singular value of the unit tokens and the full-rank share in each decoder's worst layer after
+    the embeddings, each window read at the layer chosen on the other half of the windows
+    (``cross_fit_extreme``, so the noise does not pick the worst layer); ``per_layer``: for each of
+    :data:`ABLATION_STATISTICS`, the estimate at every layer (0: the embeddings)."""
+    import attention_geometry as ag
+    from ...selection import cross_fit_extreme
+
+    pairs = list(zip(runs["layernorm"], runs["none"]))
+
+    def diff(read):
+        return ag.over_draws([read(a["layers"]) - read(b["layers"]) for a, b in pairs])
+
+    def worst(key):
+        return lambda layers: cross_fit_extreme(layers[key][1:].T, "min")
+
+    n_layers = pairs[0][0]["layers"]["rel_mu"].shape[0]
+    return {"mu": diff(lambda layers: layers["rel_mu"][-1]), "sigma": diff(worst("sigma_min")),
+            "full": diff(worst("full_rank")),
+            "per_layer": {k: [diff(lambda layers, k=k, i=i: layers[k][i]) for i in range(n_layers)]
+                          for k in ABLATION_STATISTICS}}
+
+
+def ablation_words(effects: dict) -> str:
+    """What the ablation's two rows decide, over the seeds (``draws_verdict`` of the sign, as the rows judge
+    it; :func:`ablation_effects`): a sentence on the last layer's distance from rank one and on the worst
+    layer's smallest singular value."""
+    import attention_geometry as ag
+
+    def decided(e):
+        return str(ag.draws_verdict(ag.sign_verdict(e, +1), e).label)
+
+    mu = {"reproduced": "the decoders with LayerNorm end further from rank one than those without",
+          "refuted": "the decoders with LayerNorm end nearer rank one than those without"}.get(
+        decided(effects["mu"]), "the seeds do not agree on which decoders end further from rank one")
+    sigma = {"reproduced": "their worst layer keeps a larger smallest singular value",
+             "refuted": "their worst layer has a smaller smallest singular value"}.get(
+        decided(effects["sigma"]), "they do not agree on which worst layer keeps the larger smallest singular value")
+    return f"In this stand-in, {mu}, and {sigma}."
+
+
+def ablation_layer_table(runs: dict, effects: dict) -> str:
+    """Markdown: per layer (0: the embeddings), the smallest singular value of the unit tokens and the
+    mean |cos| of each decoder (mean over seeds and windows) and with LayerNorm minus without (over the
+    seeds, 95 % interval; :func:`ablation_effects`)."""
+    import numpy as np
+
+    from ..tables import markdown_table
+
+    def mean(norm, key, i):
+        return np.mean([r["layers"][key][i].mean() for r in runs[norm]])
+
+    def interval(e):
+        lo, hi = e.interval()
+        return f"{e.value:+.3f} ({lo:+.3f} to {hi:+.3f})"
+
+    rows = [(i, *(f"{mean(n, key, i):.3f}" if n else interval(effects["per_layer"][key][i])
+                  for key in ("sigma_min", "mean_abs_cos") for n in ("layernorm", "none", None)))
+            for i in range(len(effects["per_layer"]["sigma_min"]))]
+    return markdown_table(["layer", "smallest singular value, LayerNorm", "without", "difference (95 % interval)",
+                           "mean |cos|, LayerNorm", "without", "difference (95 % interval)"], rows)
 
 
 def ablation_table(runs: dict) -> str:

@@ -948,6 +948,19 @@ def reach_glue(reach: dict, sizes: dict) -> dict:
     return _markdown(out)
 
 
+def paper_tables_glue(stored, yardstick, reach, *, this_is_the_run: bool = False) -> dict:
+    """The yardstick and reach tables at the paper's settings (``sel-tab-yardstick-paper``,
+    ``sel-tab-reach-paper``), as the stored paper run glued them under ``sel-tab-yardstick`` and
+    ``sel-tab-reach``; ``yardstick`` and ``reach``, this run's tables, where no stored run holds them, with
+    the words that say which (``*-paper-source``)."""
+    from ..stored import stored_table
+
+    yard, yard_source = stored_table(stored, "sel-tab-yardstick", yardstick, this_is_the_run=this_is_the_run)
+    far, far_source = stored_table(stored, "sel-tab-reach", reach, this_is_the_run=this_is_the_run)
+    return {"sel-tab-yardstick-paper": yard, "sel-yardstick-paper-source": yard_source,
+            "sel-tab-reach-paper": far, "sel-reach-paper-source": far_source}
+
+
 def paper_vs_gauss_glue(growth: dict, growth_ns) -> dict:
     """The paper's Tables 1-2 against Gaussian sets of the paper's own key counts (768 and 1,024)."""
     from ... import stats as st

@@ -150,7 +150,7 @@ PROVED_HERE = {"residual-collapse": "prop-syn-cesaro-collapse", "window-field": 
 #: Ledger ids cited outside the component table: the collapse rates of chapter 4, and what the other
 #: chapters found beyond their papers' models.
 CITES = {"cesaro-rates": ["late-rate", "exponential", "local-helps"],
-         "beyond-trained": ["sel-lm", "pretrained-geometry", "nope-trained", "u-persists", "ptt-pretrained",
+         "beyond-trained": ["sel-lm", "pretrained-rank-anisotropy", "nope-trained", "u-persists", "ptt-pretrained",
                             "valley-deepens"]}
 
 
