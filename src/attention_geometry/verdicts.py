@@ -1404,6 +1404,9 @@ def effective_spike_claim(predicted: Estimate, measured: Estimate, *, settings: 
                  measured=f"change of log(last/middle) without the norm {measured.format()}, predicted "
                           f"{predicted.format()}, difference paired by draw {gap.format()}", settings=settings,
                  verdict=draws_verdict(value_verdict(gap, 0.0, atol=tol), gap, reference=(-tol, tol)),
+                 differs_from="chapter 7's binomial row checks the quoted expansion itself, exactly, at a constant "
+                              "alpha; this row tests whether an effective, norm-dependent alpha in it predicts a "
+                              "measured spike in randomly initialised decoders",
                  section="sec-syn-effective")
 
 
