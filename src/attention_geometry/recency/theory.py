@@ -179,7 +179,7 @@ def _cosine_rule(d: int, exponent: float, nodes: int) -> tuple[np.ndarray, np.nd
 def contrast_orders(d: int, n: int, nodes: int = 90) -> dict[str, float]:
     r"""The mean contrast :math:`\Delta = E[S^{(2)}_{L,L-1} - S^{(2)}_{L,1}]` of isotropic inputs
     (:math:`c = \omega = 0`) order by order in the off-diagonal first-layer weights, exact at finite
-    :math:`d` (``prop-rec-orders``).
+    :math:`d` (``prop-rec-orders``, eq. ``eq-rec-orders``).
 
     With LayerNorm's centring the tokens are independent and uniform on a sphere of :math:`\nu = d - 1`
     dimensions, so a first-layer cosine :math:`\xi` has density proportional to
