@@ -479,10 +479,18 @@ def paper_shape_table(cells: list[dict], rope: list):
 
 
 def stored_table_rows(text: str) -> list[dict]:
-    """The rows of a table that a stored run kept only as the plain text of a ``pandas`` frame
-    (columns wrapped in blocks, cells apart by two spaces or more), as ``[{column: text}]``."""
+    """The rows of a table a stored run glued, as ``[{column: text}]``: its Markdown source (a pipe
+    table, :func:`table`) or, in runs that glued a ``pandas`` frame, the frame's plain text (columns
+    wrapped in blocks, cells apart by two spaces or more)."""
     import re
 
+    lines = [ln.strip() for ln in str(text).splitlines() if ln.strip()]
+    if lines and lines[0].startswith("|"):
+        def cells(line):
+            return [c.strip() for c in line.strip("|").split("|")]
+
+        header = cells(lines[0])
+        return [dict(zip(header, cells(line))) for line in lines[2:] if line.startswith("|")]
     rows: dict[int, dict] = {}
     for block in re.split(r"\n\s*\n", str(text).strip("\n")):
         lines = [ln.rstrip().removesuffix("\\").rstrip() for ln in block.splitlines() if ln.strip()]
