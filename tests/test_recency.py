@@ -591,3 +591,17 @@ def test_the_fourth_order_parts_reproduce_the_lower_orders_closed_forms():
     # third order: sqrt(d) {M phi_3 - 2 M^2 n_1 phi_2} at M = 1 and 2
     assert 4.0 * (phi[3] - 2 * n_1 * phi[2]) == pytest.approx(o2["third"], rel=1e-9)
     assert 4.0 * (2 * phi[3] - 8 * n_1 * phi[2]) == pytest.approx(o3["third"], rel=1e-9)
+
+
+def test_the_contrast_by_orders_holds_at_the_widest_widths_of_the_study():
+    """The two-point chi-square rule of the fourth order is exact for cubics at any width (the Laguerre
+    weights it replaces overflow from k of about 340, which made d = 400 NaN); the series stays finite
+    and positive up to d = 512 and refuses wider heads."""
+    for k in (5, 13, 396, 1000):
+        x, w = th._chi2_rule(k)
+        assert np.allclose([w.sum(), w @ x, w @ x**2, w @ x**3], [1, k, k * (k + 2), k * (k + 2) * (k + 4)])
+    for d in (400, 512):
+        o = th.contrast_orders(d, 10)
+        assert all(np.isfinite(v) for v in o.values()) and o["total"] > 0
+    with pytest.raises(ValueError, match="d"):
+        th.contrast_orders(513, 10)

@@ -221,6 +221,15 @@ def _psd_root(c: np.ndarray) -> np.ndarray:
     return v * np.sqrt(np.clip(w, 0.0, None))[..., None, :]
 
 
+def _chi2_rule(k: int) -> tuple[np.ndarray, np.ndarray]:
+    """Two-point Gauss rule of :math:`\\chi^2_k` (exact for cubics): the nodes, twice those of the
+    generalised Laguerre rule of parameter :math:`k/2 - 1`, and the weights from the mean :math:`k`
+    (the Laguerre weights, of size :math:`\\Gamma(k/2)`, overflow from :math:`k \\approx 340`)."""
+    x = 2 * special.roots_genlaguerre(2, k / 2 - 1)[0]
+    w_1 = (x[1] - k) / (x[1] - x[0])
+    return x, np.array([w_1, 1.0 - w_1])
+
+
 def _fourth_order_parts(d: int, n_1: float, nodes: int) -> tuple[np.ndarray, float]:
     r"""The single-intermediate means :math:`\varphi_0..\varphi_4` and the pair term :math:`\psi_4` of
     :func:`contrast_orders` (its docstring defines them), by ``nodes`` points per axis."""
@@ -259,12 +268,10 @@ def _fourth_order_parts(d: int, n_1: float, nodes: int) -> tuple[np.ndarray, flo
     inner = np.einsum("xab,pb->xpa", root_in, grid)  # (x, 81, 4): A's and B's plane coordinates
     A_in, B_in = inner[..., :2], inner[..., 2:]
     yk = np.stack([x, np.sqrt(1 - x**2)], -1)[:, None, :]
-    chi_1, w_1 = special.roots_genlaguerre(2, (d - 3) / 2 - 1)  # chi2(k) = 2 Gamma(k/2)
-    chi_2, w_2 = special.roots_genlaguerre(2, (d - 4) / 2 - 1)
     psi_4 = 0.0
-    for c_1, v_1 in zip(2 * chi_1, w_1 / w_1.sum()):
+    for c_1, v_1 in zip(*_chi2_rule(d - 3)):
         for gg, v_g in zip(g, wg):
-            for c_2, v_2 in zip(2 * chi_2, w_2 / w_2.sum()):
+            for c_2, v_2 in zip(*_chi2_rule(d - 4)):
                 basis = np.array([[math.sqrt(c_1), 0.0], [gg, math.sqrt(c_2)]])  # h_1, h_2 in (e_1, e_2)
                 A_off, B_off = np.einsum("xab,bc->axc", root_off, basis)  # (x, 2) each
                 dot = lambda u, t: np.sum(u * t, -1)[:, None]
@@ -279,7 +286,7 @@ def _fourth_order_parts(d: int, n_1: float, nodes: int) -> tuple[np.ndarray, flo
 def contrast_orders(d: int, n: int, nodes: int = 90) -> dict[str, float]:
     r"""The mean contrast :math:`\Delta = E[S^{(2)}_{L,L-1} - S^{(2)}_{L,1}]` of isotropic inputs
     (:math:`c = \omega = 0`) order by order in the off-diagonal first-layer weights, exact at finite
-    :math:`d` (``prop-rec-orders``, eq. ``eq-rec-orders``).
+    :math:`d` (``prop-rec-orders``, eqs. ``eq-rec-orders`` and ``eq-rec-orders-4``).
 
     With LayerNorm's centring the tokens are independent and uniform on a sphere of :math:`\nu = d - 1`
     dimensions, so a first-layer cosine :math:`\xi` has density proportional to
@@ -336,10 +343,10 @@ def contrast_orders(d: int, n: int, nodes: int = 90) -> dict[str, float]:
     "through_third": Δ2 + Δ3, "total": Δ2 + Δ3 + Δ4}``; each order is at most about
     :math:`E\sum_m \varepsilon_{Lm}` times the one before (at :math:`d = 16`, :math:`L = 10`, where that
     is 0.28: third over second -0.23, fourth over third -0.16, and Monte Carlo's remainder -0.5 % of the
-    contrast, -0.11 of the fourth). ``d >= 6``, ``n >= 3``."""
+    contrast, -0.11 of the fourth). ``6 <= d <= 512``, ``n >= 3``."""
     d, n, *_ = check_model(d, n, 0.0)
-    if d < 6:
-        raise fail("d", d, "an integer >= 6 (the triangle's density needs d - 5 > 0)", "is out of range")
+    if not 6 <= d <= 512:  # the triangle's density needs d - 5 > 0; the Jacobi rules fail from d of about 800
+        raise fail("d", d, "an integer from 6 to 512 (the contrast there is below 1e-17)", "is out of range")
     sd = math.sqrt(d)
     r, w = _cosine_rule(d, (d - 4) / 2, 4 * nodes)
     eps = np.exp(sd * (r - 1.0))
