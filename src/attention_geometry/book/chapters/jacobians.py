@@ -133,13 +133,13 @@ class JacobiansParams(ChapterParams):
              "toy_width": 16, "toy_seq_len": 16, "toy_steps": 4, "toy_eval_sequences": 2, "n_draws": 2}
     # The paper's shapes (Qwen2-0.5B; GPT-2 small), sigma = 0.02: 200 sequences (the paper's number) x
     # 2 orthogonal probes, spread over 8 weight draws (25 each), RoPE on and off with the same inputs
-    # and probes, checkpointed per sequence (batch_size 1). Timed on the 2-core reference machine (one
-    # thread, 2026-12-04): one profile of 2 probes takes about 195 s, so the 2 x 200 profiles with and
-    # without RoPE and the 200 with embeddings of RMS 1 take about 600 x 195 s = 33 h of one core; the
-    # residual streams (4 sequences per draw, four forward passes each) and the L/2 profiles of the
-    # out-of-sample test about 2 h more; about 20 h on both cores, plus the rest of the chapter (1.5 h
-    # in the stored run of 16 sequences x 4 probes): a run across sessions, resumed from committed
-    # checkpoints. GPT-2 and SmolLM2 keep the sizes of that run (16 sequences; 4 and 2 probes).
+    # and probes, checkpointed per sequence (batch_size 1). On the 2-core reference machine (both
+    # cores, one forward pass and batched cotangents per sequence) the 2 x 200 profiles with and without
+    # RoPE took about 15,300 s in three parts (2026-12-05), about 38 s per profile of 2 probes; the 200
+    # with embeddings of RMS 1 take about as long again per profile, then the residual streams, the L/2
+    # profiles of the out-of-sample test and the rest of the chapter (1.5 h in the stored run of 16
+    # sequences x 4 probes): a run across sessions, resumed from committed checkpoints. GPT-2 and
+    # SmolLM2 keep the sizes of that run (16 sequences; 4 and 2 probes).
     presets = {
         "paper": {"n_layers": 24, "width": 896, "n_heads": 14, "n_kv_heads": 2, "seq_len": 2048,
                   "init_stds": [0.02], "width_standin": True, "gpt2_layers": 12,
