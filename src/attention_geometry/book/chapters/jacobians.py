@@ -283,9 +283,10 @@ def paper_cost_words(per_profile: dict, preset: dict, wall_seconds: float | None
     n = PAPER_SHAPE["sequences"]
     hours = qwen * d / k * n / 3600
     gpt = per_profile.get("gpt2", math.nan)
-    gpt_text = (f" and {gpt:.3g} s per GPT-2-shaped profile ({preset['gpt2_probes']} probes)"
+    probes = lambda n: f"{n} probe{'s' if n != 1 else ''}"
+    gpt_text = (f" and {gpt:.3g} s per GPT-2-shaped profile ({probes(preset['gpt2_probes'])})"
                 if math.isfinite(gpt) and "gpt2_probes" in preset else "")
-    return (f"the stored run took {qwen:.3g} s per Qwen2-shaped profile ({k} probes, one forward pass){gpt_text}, "
+    return (f"the stored run took {qwen:.3g} s per Qwen2-shaped profile ({probes(k)}, one forward pass){gpt_text}, "
             f"each part timed on its own profiles, so {n} exact profiles ({d} cotangents each) would take at most about "
             f"{hours:.0f} hours on the same two CPU cores (cost taken as proportional to the cotangents, which "
             f"overcounts the forward pass they share); the whole chapter took {wall_seconds / 3600:.1f} hours")
