@@ -550,3 +550,18 @@ def test_a_parameter_gained_since_does_not_stop_a_resumption_a_changed_one_does(
     assert json.loads((checkpoints / "parameters.json").read_text())["width_dims"] == [3, 4]
     with pytest.raises(PaperRunError, match="--restart"):
         _claim_checkpoints(chapter, checkpoints, {"n_items": 7, "width_dims": [3, 4]}, False, lines.append)
+
+
+def test_a_stored_run_keeps_a_glued_markdown_table_as_its_source():
+    """values.json holds a Markdown glue (a table) as the Markdown it shows, not its text/plain form,
+    which is only the repr of the display object; numbers and strings stay as they are."""
+    from attention_geometry.book.notebooks import glued_data
+
+    def glued(name, data):
+        return {"output_type": "display_data", "data": data, "metadata": {"scrapbook": {"name": name, "mime_prefix": ""}}}
+
+    table = "| a | b |\n|---|---|\n| 1 | 2 |"
+    nb = {"cells": [{"cell_type": "code", "outputs": [
+        glued("tab", {"text/markdown": table, "text/plain": "<IPython.core.display.Markdown object>"}),
+        glued("x", {"text/plain": "0.25"}), glued("s", {"text/plain": "'words'"})]}]}
+    assert glued_data(nb) == {"tab": table, "x": 0.25, "s": "words"}

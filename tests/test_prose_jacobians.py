@@ -109,6 +109,12 @@ def test_stored_table_rows_read_a_wrapped_frame_and_its_gains():
     assert (cells[0]["gain"], cells[0]["growth"]) == (370.0, 1520.0)
     assert cells[1]["gain"] is None and cells[1]["growth"] == 10.0
     assert cells[0]["noise"] == "0.042"
+    # a run that glued the table as Markdown (ch.table) gives the same cells
+    md = ch.table([{"model": "qwen2, a", "gain g; growth κ": "370 [362, 379]; 1.52e+03 [1.4e+03, 1.6e+03]",
+                    "noise level": "0.042"}]).data
+    assert ch.stored_table_rows(md) == [{"model": "qwen2, a", "gain g; growth κ": "370 [362, 379]; "
+                                         "1.52e+03 [1.4e+03, 1.6e+03]", "noise level": "0.042"}]
+    assert ch.shape_cells(ch.stored_table_rows(md)[0])["gain"] == 370.0
 
 
 def test_ends_misfit_words_flip_at_three_times_the_rms():

@@ -158,7 +158,7 @@ def test_causal_over_draws_pairs_each_input_under_both_masks_and_replicates_over
 
 def test_the_ablation_sentence_says_what_its_rows_decide():
     rng = np.random.default_rng(4)
-    assert "further from rank one than those without" in ch.ablation_words(ch.ablation_effects(_fake_ablation(rng, 0.2)))
-    assert "nearer rank one" in ch.ablation_words(ch.ablation_effects(_fake_ablation(rng, -0.2)))
-    few = ch.ablation_words(ch.ablation_effects(_fake_ablation(rng, 0.2, n_seeds=4)))
+    assert "further from rank one than those without" in ch.ablation_words(ch.ablation_verdicts(ch.ablation_effects(_fake_ablation(rng, 0.2))))
+    assert "nearer rank one" in ch.ablation_words(ch.ablation_verdicts(ch.ablation_effects(_fake_ablation(rng, -0.2))))
+    few = ch.ablation_words(ch.ablation_verdicts(ch.ablation_effects(_fake_ablation(rng, 0.2, n_seeds=4))))
     assert "do not agree" in few and "they do not agree" in few

@@ -118,15 +118,18 @@ def parse_glued(text: str) -> Any:
 def glued_data(notebook: Path | str | dict) -> dict[str, Any]:
     """Every glued value that is data (figures left out): a structured output
     (:func:`~.glue.glue_json`, e.g. the claim records) as the JSON it stores;
-    numbers as numbers, strings as strings, lists and mappings as such; anything
-    else as its text."""
+    numbers as numbers, strings as strings, lists and mappings as such; a Markdown
+    value (a table, a clause with math) as its Markdown source, which its ``text/plain``
+    form (``<IPython.core.display.Markdown object>``) does not hold; anything else as
+    its text."""
     out = {}
     for name, data, prefix in _glue_outputs(load_notebook(notebook)):
         mimes = {mime.removeprefix(prefix): value for mime, value in data.items()}
         if any(mime in mimes for mime in IMAGE_MIMES):
             continue
         structured = [value for mime, value in mimes.items() if JSON_MIME.fullmatch(mime)]
-        out[name] = structured[0] if structured else parse_glued(_text(mimes.get("text/plain", "")))
+        out[name] = (structured[0] if structured else _text(mimes["text/markdown"]) if "text/markdown" in mimes
+                     else parse_glued(_text(mimes.get("text/plain", ""))))
     return out
 
 

@@ -133,13 +133,13 @@ class JacobiansParams(ChapterParams):
              "toy_width": 16, "toy_seq_len": 16, "toy_steps": 4, "toy_eval_sequences": 2, "n_draws": 2}
     # The paper's shapes (Qwen2-0.5B; GPT-2 small), sigma = 0.02: 200 sequences (the paper's number) x
     # 2 orthogonal probes, spread over 8 weight draws (25 each), RoPE on and off with the same inputs
-    # and probes, checkpointed per sequence (batch_size 1). Timed on the 2-core reference machine (one
-    # thread, 2026-12-04): one profile of 2 probes takes about 195 s, so the 2 x 200 profiles with and
-    # without RoPE and the 200 with embeddings of RMS 1 take about 600 x 195 s = 33 h of one core; the
-    # residual streams (4 sequences per draw, four forward passes each) and the L/2 profiles of the
-    # out-of-sample test about 2 h more; about 20 h on both cores, plus the rest of the chapter (1.5 h
-    # in the stored run of 16 sequences x 4 probes): a run across sessions, resumed from committed
-    # checkpoints. GPT-2 and SmolLM2 keep the sizes of that run (16 sequences; 4 and 2 probes).
+    # and probes, checkpointed per sequence (batch_size 1). On the 2-core reference machine (both
+    # cores, one forward pass and batched cotangents per sequence) the 2 x 200 profiles with and without
+    # RoPE took about 15,300 s in three parts (2026-12-05), about 38 s per profile of 2 probes; the 200
+    # with embeddings of RMS 1 take about as long again per profile, then the residual streams, the L/2
+    # profiles of the out-of-sample test and the rest of the chapter (1.5 h in the stored run of 16
+    # sequences x 4 probes): a run across sessions, resumed from committed checkpoints. GPT-2 and
+    # SmolLM2 keep the sizes of that run (16 sequences; 4 and 2 probes).
     presets = {
         "paper": {"n_layers": 24, "width": 896, "n_heads": 14, "n_kv_heads": 2, "seq_len": 2048,
                   "init_stds": [0.02], "width_standin": True, "gpt2_layers": 12,
@@ -283,9 +283,10 @@ def paper_cost_words(per_profile: dict, preset: dict, wall_seconds: float | None
     n = PAPER_SHAPE["sequences"]
     hours = qwen * d / k * n / 3600
     gpt = per_profile.get("gpt2", math.nan)
-    gpt_text = (f" and {gpt:.3g} s per GPT-2-shaped profile ({preset['gpt2_probes']} probes)"
+    probes = lambda n: f"{n} probe{'s' if n != 1 else ''}"
+    gpt_text = (f" and {gpt:.3g} s per GPT-2-shaped profile ({probes(preset['gpt2_probes'])})"
                 if math.isfinite(gpt) and "gpt2_probes" in preset else "")
-    return (f"the stored run took {qwen:.3g} s per Qwen2-shaped profile ({k} probes, one forward pass){gpt_text}, "
+    return (f"the stored run took {qwen:.3g} s per Qwen2-shaped profile ({probes(k)}, one forward pass){gpt_text}, "
             f"each part timed on its own profiles, so {n} exact profiles ({d} cotangents each) would take at most about "
             f"{hours:.0f} hours on the same two CPU cores (cost taken as proportional to the cotangents, which "
             f"overcounts the forward pass they share); the whole chapter took {wall_seconds / 3600:.1f} hours")
@@ -479,10 +480,18 @@ def paper_shape_table(cells: list[dict], rope: list):
 
 
 def stored_table_rows(text: str) -> list[dict]:
-    """The rows of a table that a stored run kept only as the plain text of a ``pandas`` frame
-    (columns wrapped in blocks, cells apart by two spaces or more), as ``[{column: text}]``."""
+    """The rows of a table a stored run glued, as ``[{column: text}]``: its Markdown source (a pipe
+    table, :func:`table`) or, in runs that glued a ``pandas`` frame, the frame's plain text (columns
+    wrapped in blocks, cells apart by two spaces or more)."""
     import re
 
+    lines = [ln.strip() for ln in str(text).splitlines() if ln.strip()]
+    if lines and lines[0].startswith("|"):
+        def cells(line):
+            return [c.strip() for c in line.strip("|").split("|")]
+
+        header = cells(lines[0])
+        return [dict(zip(header, cells(line))) for line in lines[2:] if line.startswith("|")]
     rows: dict[int, dict] = {}
     for block in re.split(r"\n\s*\n", str(text).strip("\n")):
         lines = [ln.rstrip().removesuffix("\\").rstrip() for ln in block.splitlines() if ln.strip()]

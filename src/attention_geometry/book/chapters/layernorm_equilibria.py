@@ -14,7 +14,7 @@ __all__ = ["LayerNormEquilibriaParams", "rank_constructions", "constructions_tab
            "ranks_table", "final_mu_table", "geometry_table", "proof_steps_words", "heights_words", "max_rank_words",
            "stable_constructions", "stability_summary", "stability_table", "instability_words", "stable_words",
            "basin_words", "basin_share", "share_text", "by_rank", "causal_over_draws", "ablation_training", "ablation_geometry", "ablation_table",
-           "ABLATION_STATISTICS", "ablation_effects", "ablation_words", "ablation_layer_table"]
+           "ABLATION_STATISTICS", "ablation_effects", "ablation_verdicts", "ablation_words", "ablation_layer_table"]
 
 
 class LayerNormEquilibriaParams(ChapterParams):
@@ -421,21 +421,27 @@ def ablation_effects(runs: dict) -> dict:
                           for k in ABLATION_STATISTICS}}
 
 
-def ablation_words(effects: dict) -> str:
-    """What the ablation's two rows decide, over the seeds (``draws_verdict`` of the sign, as the rows judge
-    it; :func:`ablation_effects`): a sentence on the last layer's distance from rank one and on the worst
-    layer's smallest singular value."""
+def ablation_verdicts(effects: dict) -> dict:
+    """The verdicts of the ablation's two rows, over the seeds (:func:`ablation_effects`): ``"mu"``, the last
+    layer's μ(X)/‖X‖ with LayerNorm minus without, and ``"sigma"``, the worst layer's smallest singular value
+    with LayerNorm minus without; each the sign of the paired difference, decisive only over enough seeds on
+    its side (``draws_verdict``). The rows and :func:`ablation_words` both read these."""
     import attention_geometry as ag
 
-    def decided(e):
-        return str(ag.draws_verdict(ag.sign_verdict(e, +1), e).label)
+    what = {"mu": "μ(X)/‖X‖ with LayerNorm minus without",
+            "sigma": "smallest singular value with LayerNorm minus without"}
+    return {k: ag.draws_verdict(ag.sign_verdict(effects[k], +1, what=w), effects[k]) for k, w in what.items()}
 
+
+def ablation_words(verdicts: dict) -> str:
+    """What the ablation's two rows decide (``verdicts``: :func:`ablation_verdicts`): a sentence on the last
+    layer's distance from rank one and on the worst layer's smallest singular value."""
     mu = {"reproduced": "the decoders with LayerNorm end further from rank one than those without",
           "refuted": "the decoders with LayerNorm end nearer rank one than those without"}.get(
-        decided(effects["mu"]), "the seeds do not agree on which decoders end further from rank one")
+        str(verdicts["mu"].label), "the seeds do not agree on which decoders end further from rank one")
     sigma = {"reproduced": "their worst layer keeps a larger smallest singular value",
              "refuted": "their worst layer has a smaller smallest singular value"}.get(
-        decided(effects["sigma"]), "they do not agree on which worst layer keeps the larger smallest singular value")
+        str(verdicts["sigma"].label), "they do not agree on which worst layer keeps the larger smallest singular value")
     return f"In this stand-in, {mu}, and {sigma}."
 
 
