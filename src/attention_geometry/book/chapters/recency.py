@@ -2,6 +2,7 @@
 the chapter computes beside its visible cells (the tables, the numbers and the words it glues, and
 its claim records), one function per section."""
 
+import functools
 from typing import Annotated, Literal
 
 from pydantic import Field
@@ -349,7 +350,7 @@ def orders_values(factor: dict, P) -> dict:
 
     rows, gaps, gaps_3 = [], [], []
     for dd, mc in orders_widths(factor):
-        o = th.contrast_orders(dd, P.n_tokens)
+        o = _orders(dd, P.n_tokens)
         miss = lambda x: (x / mc.value - 1, x * mc.se / mc.value**2)  # relative miss, ± Monte Carlo's se
         (gap_3, se_3), (gap, se) = miss(o["through_third"]), miss(o["total"])
         gaps.append((dd, gap))
@@ -369,6 +370,14 @@ def orders_values(factor: dict, P) -> dict:
             "rec-orders-eps": (P.n_tokens - 1) * th.mean_first_layer_weight(d0, 0.0) * math.exp(-math.sqrt(d0))}
 
 
+@functools.lru_cache(maxsize=None)
+def _orders(d: int, n: int) -> dict:
+    """``th.contrast_orders(d, n)``, computed once per width for the table, the row and its measurement."""
+    from ...recency import theory as th
+
+    return th.contrast_orders(d, n)
+
+
 def orders_widths(factor: dict) -> list:
     """``[(d, Monte Carlo contrast)]`` of the missing-factor study's isotropic widths (c = 0), narrowest
     first, at which the contrast by orders is defined (``th.contrast_orders``: d >= 6)."""
@@ -382,7 +391,7 @@ def orders_verdict(factor: dict, P, d_min: int = 16):
     from ... import verdicts
     from ...recency import theory as th
 
-    cases = {f"d = {dd}": verdicts.value_verdict(mc, th.contrast_orders(dd, P.n_tokens)["total"], rtol=ORDERS_TOL)
+    cases = {f"d = {dd}": verdicts.value_verdict(mc, _orders(dd, P.n_tokens)["total"], rtol=ORDERS_TOL)
              for dd, mc in orders_widths(factor) if dd >= d_min}
     if not cases:
         return verdicts.Verdict(verdicts.Label.NOT_TESTED, f"the study has no isotropic width d >= {d_min}")
@@ -1341,7 +1350,7 @@ def paper_claims(P, *, rows: dict, one, obs: dict, factor: dict, grid: dict, gri
                   "fourth order in the off-diagonal first-layer weights (prop-rec-orders) is within 1 % of Monte "
                   "Carlo at every width from d = 16 up",
         measured="; ".join(f"d = {dd}: Monte Carlo {fmt(mc)}, through fourth order "
-                           f"{th.contrast_orders(dd, n)['total']:.4g}" for dd, mc in orders_widths(factor) if dd >= 16),
+                           f"{_orders(dd, n)['total']:.4g}" for dd, mc in orders_widths(factor) if dd >= 16),
         settings=at(extra=", isotropic inputs (c = ω = 0), the missing-factor study's widths and samples"),
         verdict=orders_verdict(factor, P)))
 
