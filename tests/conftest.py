@@ -1,4 +1,5 @@
 import os
+import signal
 import textwrap
 from pathlib import Path
 
@@ -9,6 +10,14 @@ from attention_geometry.book.registry import Chapter
 
 ROOT = Path(__file__).resolve().parents[1]
 HTML = ROOT / "_build" / "html"
+
+# The tests send Ctrl-C as a terminal does (SIGINT to a process group) and expect what
+# a terminal's user gets. A command started in the background by a non-interactive
+# shell (`nohup make test &`, as a CI may be) starts with SIGINT ignored, and every
+# process it starts inherits that: make then ignores Ctrl-C, and its shell cannot trap
+# it. So the tests, and the processes they start, take Python's default again.
+if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 if os.environ.get("PYTEST_XDIST_WORKER"):  # `make test` runs one worker per core: one thread each
     import torch                           # (two threads per worker made torch's small ops 10-20x slower)
