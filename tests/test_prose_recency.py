@@ -183,6 +183,12 @@ def test_the_share_of_recency_a_control_loses_sees_both_causes_and_noise():
     assert "whatever its norm" in ch.nope_share_words({"rmsnorm": kept, "none": kept})
     assert "do not decide" in ch.nope_share_words({"rmsnorm": kept, "none": noise})
     assert "no share of it" in ch.nope_share_words({"rmsnorm": None})
+    mixed = ch.nope_share_words({"rmsnorm": kept, "none": noise})  # each control's row says its own part
+    assert "with RMSNorm the decoder keeps most of it; with no norm the seeds do not decide" in mixed
+    assert "its centring, is not what makes it" in mixed
+    # a stored run's rows decide what its means alone cannot (the seeds' sides are not stored)
+    stored_rows = ch.nope_share_words({"rmsnorm": noise, "none": noise}, {"rmsnorm": "refuted", "none": "not decided"})
+    assert "with RMSNorm the decoder keeps most of it; with no norm the seeds do not decide" in stored_rows
     # a stored run's delta-method share over five seeds: its sign shows, but five seeds do not decide
     from attention_geometry.stats import Estimate as E
 
@@ -239,6 +245,9 @@ def test_the_stored_matched_decoders_are_read_from_the_stored_values():
     # five seeds: the share kept shows, but a verdict over training seeds needs eight
     assert words.startswith("In the stored paper-scale run (8,000 steps, 5 seeds)") and "do not decide" in words
     assert ch.nope_paper_words(None).startswith("No stored paper-scale run")
+    # where the stored run's rows are stored, the words follow them, as the ledger does
+    rows = [{"id": "nope-share-rmsnorm", "final_verdict": {"label": "refuted"}}]
+    assert "keeps most of it" in ch.nope_paper_words({**values, "claims": rows})
     assert ch.nope_paper_words({**values, "rec-nope-control-seeds": 0}).startswith("No stored")
 
 

@@ -1163,9 +1163,11 @@ def nope_share_verdict(share, norm: str) -> "object":
 _CONTROL_NAMES = {"rmsnorm": "RMSNorm", "none": "no norm"}
 
 
-def nope_share_words(shares: dict) -> str:
+def nope_share_words(shares: dict, labels: dict | None = None) -> str:
     """A sentence: the share of the LayerNorm decoder's recency each control loses (``shares``: norm ->
-    :func:`nope_share` or ``None``), and what the shares say about LayerNorm as its cause."""
+    :func:`nope_share` or ``None``), and what the shares say about LayerNorm as its cause: each control's
+    row verdict (:func:`nope_share_verdict`, or ``labels``: norm -> a stored row's label, which a stored
+    run's means alone cannot reproduce, its seeds' sides being gone)."""
     if not shares:
         return "No matched control was trained."
     if any(s is None for s in shares.values()):
@@ -1174,12 +1176,22 @@ def nope_share_words(shares: dict) -> str:
     from ... import verdicts
 
     parts = " and ".join(f"{s.format(2)} with {_CONTROL_NAMES[n]}" for n, s in shares.items())
-    labels = [nope_share_verdict(s, n).label for n, s in shares.items()]  # the rows' verdicts
-    below = all(lab == verdicts.Label.REFUTED for lab in labels)
-    above = all(lab == verdicts.Label.REPRODUCED for lab in labels)
-    verdict = ("each control keeps most of it, so training makes the decoder recency-biased whatever its norm"
-               if below else "each control loses most of it, so the recency is mostly LayerNorm's" if above else
-               "the seeds do not decide whether most of it is LayerNorm's")
+    labels = {n: (labels or {}).get(n) or nope_share_verdict(s, n).label for n, s in shares.items()}
+    kept = [n for n, lab in labels.items() if lab == verdicts.Label.REFUTED]
+    lost = [n for n, lab in labels.items() if lab == verdicts.Label.REPRODUCED]
+    open_ = [n for n in labels if n not in kept and n not in lost]
+    name = lambda ns: " and ".join(_CONTROL_NAMES[n] for n in ns)
+    if len(kept) == len(labels):
+        verdict = "each control keeps most of it, so training makes the decoder recency-biased whatever its norm"
+    elif len(lost) == len(labels):
+        verdict = "each control loses most of it, so the recency is mostly LayerNorm's"
+    elif not kept and not lost:
+        verdict = "the seeds do not decide whether most of it is LayerNorm's"
+    else:
+        said = ([f"with {name(kept)} the decoder keeps most of it"] if kept else []) + (
+            [f"with {name(lost)} it loses most of it"] if lost else [])
+        verdict = ("; ".join(said) + f"; with {name(open_)} the seeds do not decide" if open_ else "; ".join(said)) + (
+            ", so what LayerNorm adds to RMSNorm, its centring, is not what makes it" if "rmsnorm" in kept else "")
     return f"The share of LayerNorm's recency (RP − 1/2) that each control loses is {parts}: {verdict}."
 
 
@@ -1198,8 +1210,10 @@ def nope_paper_words(stored_values: dict | None) -> str:
     rps = [f"{stats.Estimate(v['rec-nope-after'], v['rec-nope-after-se']).format(3)} with LayerNorm"] + [
         f"{stats.Estimate(v[f'rec-nope-{norm}'], v[f'rec-nope-{norm}-se']).format(3)} with {_CONTROL_NAMES[norm]}"
         for norm in shares]
+    rows = {r.get("id"): r for r in v.get("claims") or [] if isinstance(r, dict)}
+    labels = {norm: (rows.get(f"nope-share-{norm}") or {}).get("final_verdict", {}).get("label") for norm in shares}
     return (f"In the stored paper-scale run ({v['rec-nope-steps']:,} steps, {n} seeds) the trained recency "
-            f"probability is {', '.join(rps[:-1])} and {rps[-1]}. " + nope_share_words(shares))
+            f"probability is {', '.join(rps[:-1])} and {rps[-1]}. " + nope_share_words(shares, labels))
 
 
 #: The diagonal dominance dom(W_QᵀW_K) a trained decoder's W_QᵀW_K must reach to count as diagonally dominant, as
