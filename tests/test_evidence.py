@@ -169,6 +169,19 @@ def test_a_stored_verdict_qualified_by_draws_is_compared_by_the_rule_that_read_t
     assert _same_rule(claim(vd.not_tested("the paper's value is at L = 2048")), json.loads(json.dumps(other)))
 
 
+def test_a_stored_verdict_of_the_same_rule_on_another_quantity_does_not_stand():
+    """A row whose rule now reads another quantity (the sign of a level, then the sign of its
+    difference from a control) needs a run that measured the new one; a rule told no quantity
+    matches by its rule alone."""
+    from attention_geometry.book.claims import _same_rule
+
+    level = claim(vd.sign_verdict(E, 1, what="local U")).record()
+    today = claim(vd.sign_verdict(E, 1, what="local U, chunked minus vanilla"))
+    assert not _same_rule(today, json.loads(json.dumps(level)))
+    assert _same_rule(claim(vd.sign_verdict(E, 1, what="local U")), json.loads(json.dumps(level)))
+    assert _same_rule(claim(vd.sign_verdict(E, 1)), json.loads(json.dumps(level)))
+
+
 def test_a_stored_sign_and_size_verdict_gives_the_sign_row_and_the_size_row_their_own_verdicts():
     """A stored run that judged a sign and a closed form at once (sign_and_size_verdict) still
     gives today's two rows their verdicts from its one measurement: the sign row by sign_verdict,

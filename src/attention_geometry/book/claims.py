@@ -43,7 +43,7 @@ No verdict is typed into a chapter: every one comes from a rule.
 import os
 from typing import Any, NamedTuple, Sequence
 
-from ..evidence import core_rule
+from ..evidence import core_quantity, core_rule
 from ..verdicts import Claim, Verdict, draws_assumption, part_evidence, phrase, recompute, settle, with_todays_policy
 from .findings import findings
 from .glue import glue, glue_json
@@ -89,13 +89,15 @@ def _has_evidence(stored: dict) -> bool:
 
 def _same_rule(claim: Claim, stored: dict) -> bool:
     """Whether the stored run's verdict comes from the rule that judges the row today (a row whose
-    rule was replaced needs the measurements the new rule reads: a new run). A rule that only
-    qualifies another rule's verdict (``draws_verdict``) is looked through: the rule compared is
-    the one that read the measurement."""
+    rule, or the quantity its rule reads, was replaced needs the measurements the new rule reads: a
+    new run). A rule that only qualifies another rule's verdict (``draws_verdict``) is looked
+    through: the rule and quantity compared are those of the rule that read the measurement."""
     today = claim.verdict.evidence
     if today is None or core_rule(today) == "not_tested":  # the defaults cannot measure it; the stored run did
         return True
-    return core_rule(stored["verdict"]["evidence"]) == core_rule(today)
+    then = stored["verdict"]["evidence"]
+    quantities = core_quantity(then), core_quantity(today)  # the same rule on another quantity is another rule
+    return core_rule(then) == core_rule(today) and (quantities[0] == quantities[1] or not all(quantities))
 
 
 #: The assumption under which a stored verdict judged without the weight draw as its replicate stands
