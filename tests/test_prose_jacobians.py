@@ -232,8 +232,8 @@ def test_ptt_pretrained_words_flip_with_the_sign_of_the_resolved_difference():
 def test_local_u_words_flip_with_the_sign_of_the_interval():
     import attention_geometry as ag
 
-    assert ch.local_u_words(ag.Estimate(0.19, 0.05)).startswith("each chunk has its own local U")
-    assert ch.local_u_words(ag.Estimate(-0.3, 0.05)).startswith("the chunks have no local U")
+    assert ch.local_u_words(ag.Estimate(0.19, 0.05)).startswith("the profile inside the chunks is U-shaped")
+    assert ch.local_u_words(ag.Estimate(-0.3, 0.05)).startswith("the profile inside the chunks is not U-shaped")
     assert "not resolved" in ch.local_u_words(ag.Estimate(-0.10, 0.06))
 
 
@@ -247,8 +247,11 @@ def test_stored_words_give_the_stored_runs_numbers_or_say_it_lacks_them():
     shallow = ch.stored_ptt_words(_StoredRun({**values, "jac-pre-lptt": 1.0}), this_is_the_run=False)
     assert "shallower after pretraining" in shallow and "windows" not in shallow
     local = ch.stored_local_u_words(run, this_is_the_run=False)
-    assert "+0.19 ± 0.05" in local and "its own local U" in local
-    assert "no local U" in ch.stored_local_u_words(_StoredRun({**values, "jac-local-u": -0.5}), this_is_the_run=False)
+    assert "+0.19 ± 0.05" in local and "is U-shaped" in local and "vanilla" not in local
+    controlled = ch.stored_local_u_words(_StoredRun({**values, "jac-local-u-control": 0.02, "jac-local-u-control-se": 0.03}),
+                                         this_is_the_run=False)
+    assert "+0.02 ± 0.03, not measurably different from theirs" in controlled
+    assert "not U-shaped" in ch.stored_local_u_words(_StoredRun({**values, "jac-local-u": -0.5}), this_is_the_run=False)
     older = _StoredRun({"jac-pre-lptt": 2.97})  # a run from before the measurement
     assert "not in the stored run" in ch.stored_ptt_words(older, this_is_the_run=False)
     assert "not in the stored run" in ch.stored_local_u_words(older, this_is_the_run=False)

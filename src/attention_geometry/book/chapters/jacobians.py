@@ -662,24 +662,34 @@ def stored_ptt_words(stored, *, this_is_the_run: bool) -> str:
 
 
 def local_u_words(local_u) -> str:
-    """Whether the chunks of the chunked windows have their own U, from log10 of a chunk's lesser end
-    over its median (an Estimate), by its 95 % interval."""
+    """Whether the profile inside the chunks of the chunked windows is U-shaped, from log10 of a chunk's
+    lesser end over its median (an Estimate), by its 95 % interval. Whether the U is the chunks' own is
+    the vanilla control's to say (the ``local-u`` row)."""
     from ...words import trend_word
 
-    return trend_word(local_u, above="each chunk has its own local U (its lesser end stands above its median)",
-                      below="the chunks have no local U (their lesser end lies below their median)",
-                      neither="a local U inside the chunks is not resolved")
+    return trend_word(local_u, above="the profile inside the chunks is U-shaped (its lesser end stands above its median)",
+                      below="the profile inside the chunks is not U-shaped (its lesser end lies below its median)",
+                      neither="a U inside the chunks is not resolved")
 
 
 def stored_local_u_words(stored, *, this_is_the_run: bool) -> str:
-    """The stored run's local U inside the chunks, in the words of :func:`local_u_words`."""
+    """The stored run's local U inside the chunks, in the words of :func:`local_u_words`, and against the
+    vanilla windows at the same positions where that run holds the control."""
     from ...stats import Estimate
+    from ...words import trend_word
 
-    def say(u, u_se):
-        return f"log10 of the chunk's lesser end over its median is {u:+.2f} ± {u_se:.2f}: {local_u_words(Estimate(u, u_se))}"
+    control = ("jac-local-u-control", "jac-local-u-control-se")
+    has_control = stored is not None and all((stored.values or {}).get(k) is not None for k in control)
 
-    return stored_run_words(stored, ("jac-local-u", "jac-local-u-se"), say, "the local U inside the chunks",
-                            this_is_the_run=this_is_the_run)
+    def say(u, u_se, *diff):
+        shape = f"log10 of the chunk's lesser end over its median is {u:+.2f} ± {u_se:.2f}: {local_u_words(Estimate(u, u_se))}"
+        if not diff:
+            return shape
+        word = trend_word(Estimate(*diff), above="deeper than", below="shallower than", neither="not measurably different from")
+        return f"{shape}; against the vanilla windows at the same positions it is {diff[0]:+.2f} ± {diff[1]:.2f}, {word} theirs"
+
+    return stored_run_words(stored, ("jac-local-u", "jac-local-u-se") + (control if has_control else ()), say,
+                            "the local U inside the chunks", this_is_the_run=this_is_the_run)
 
 
 def stored_oos_words(stored, *, this_is_the_run: bool) -> str:
