@@ -247,8 +247,26 @@ def test_the_stored_matched_decoders_are_read_from_the_stored_values():
     assert ch.nope_paper_words(None).startswith("No stored paper-scale run")
     # where the stored run's rows are stored, the words follow them, as the ledger does
     rows = [{"id": "nope-share-rmsnorm", "final_verdict": {"label": "refuted"}}]
-    assert "keeps most of it" in ch.nope_paper_words({**values, "claims": rows})
+    assert "keeps most of it" in ch.nope_paper_words(values, rows)
     assert ch.nope_paper_words({**values, "rec-nope-control-seeds": 0}).startswith("No stored")
+
+
+def test_the_stored_runs_matched_decoder_sentence_says_what_its_share_rows_say():
+    """The book's sentence on the stored run's matched decoders (built from the stored means, whose
+    seeds' sides are gone) takes each control's verdict from that run's own share row."""
+    from attention_geometry.book.paper import load_paper_run
+
+    run = load_paper_run("recency")
+    labels = {r["id"].removeprefix("nope-share-"): r["final_verdict"]["label"] for r in run.claims
+              if r["id"].startswith("nope-share-")}
+    assert set(labels) == {"rmsnorm", "none"}
+    words = ch.paper_run_words(run)["rec-nope-paper-words"]
+    said = {"refuted": "keeps most of it", "reproduced": "loses most of it", "not decided": "do not decide"}
+    for norm, label in labels.items():
+        name = {"rmsnorm": "RMSNorm", "none": "no norm"}[norm]
+        assert (f"with {name} the decoder {said[label]}" in words or f"with {name} it {said[label]}" in words
+                or f"with {name} the seeds {said[label]}" in words or f"each control {said[label]}" in words
+                or (label == "not decided" and "the seeds do not decide whether" in words)), (norm, label, words)
 
 
 def test_the_mechanism_words_follow_the_dominance_of_w_q_w_k_after_training():

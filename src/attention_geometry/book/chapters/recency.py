@@ -1195,9 +1195,10 @@ def nope_share_words(shares: dict, labels: dict | None = None) -> str:
     return f"The share of LayerNorm's recency (RP − 1/2) that each control loses is {parts}: {verdict}."
 
 
-def nope_paper_words(stored_values: dict | None) -> str:
+def nope_paper_words(stored_values: dict | None, stored_claims: list | None = None) -> str:
     """The matched decoders of the stored paper-scale run (its glued values), in words: their recency and
-    the share of LayerNorm's that each control loses (:func:`nope_share` from the stored means)."""
+    the share of LayerNorm's that each control loses (:func:`nope_share` from the stored means), with
+    the verdicts of that run's own share rows (``stored_claims``, its claim records) where it has them."""
     from ... import stats
 
     keys = ["rec-nope-after", "rec-nope-after-se", "rec-nope-steps", "rec-nope-control-seeds"]
@@ -1210,7 +1211,7 @@ def nope_paper_words(stored_values: dict | None) -> str:
     rps = [f"{stats.Estimate(v['rec-nope-after'], v['rec-nope-after-se']).format(3)} with LayerNorm"] + [
         f"{stats.Estimate(v[f'rec-nope-{norm}'], v[f'rec-nope-{norm}-se']).format(3)} with {_CONTROL_NAMES[norm]}"
         for norm in shares]
-    rows = {r.get("id"): r for r in v.get("claims") or [] if isinstance(r, dict)}
+    rows = {r.get("id"): r for r in stored_claims or v.get("claims") or [] if isinstance(r, dict)}
     labels = {norm: (rows.get(f"nope-share-{norm}") or {}).get("final_verdict", {}).get("label") for norm in shares}
     return (f"In the stored paper-scale run ({v['rec-nope-steps']:,} steps, {n} seeds) the trained recency "
             f"probability is {', '.join(rps[:-1])} and {rps[-1]}. " + nope_share_words(shares, labels))
@@ -1280,7 +1281,7 @@ def paper_run_words(stored, *, this_is_the_run: bool = False) -> dict:
         return out
     v, p = stored.values, stored.parameters
     has = lambda *keys: all(k in v for k in keys)
-    out["rec-nope-paper-words"] = nope_paper_words(v)  # the matched decoders: what the controls keep
+    out["rec-nope-paper-words"] = nope_paper_words(v, getattr(stored, "claims", None))  # the matched decoders: what the controls keep
     at = f"d = {p['d']}, {p['n_samples']:,} sequences"
     if has("rec-thm1-rp2", "rec-thm1-rp2-se"):
         rp = stats.Estimate(v["rec-thm1-rp2"], v["rec-thm1-rp2-se"])
