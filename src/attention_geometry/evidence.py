@@ -37,7 +37,7 @@ from . import stats
 from ._checks import fail
 
 __all__ = ["EvidenceError", "UnknownRule", "rule", "rules", "rule_named", "encode", "decode", "QUALIFIED",
-           "qualified_evidence", "core_rule", "core_quantity"]
+           "qualified_evidence", "core_rule"]
 
 #: The argument through which a rule qualifies another rule's verdict (``draws_verdict(verdict=...)``).
 QUALIFIED = "verdict"
@@ -175,13 +175,3 @@ def core_rule(evidence: Mapping[str, Any]) -> str:
     while (inner := qualified_evidence(evidence)) is not None:
         evidence = inner
     return evidence["rule"]
-
-
-def core_quantity(evidence: Mapping[str, Any]) -> str:
-    """What the rule that read the measurement (:func:`core_rule`) was told it read: its ``what``
-    argument, or ``""`` where it has none. Two verdicts of one rule on different quantities (a sign
-    of a level, a sign of a difference from a control) have different quantities."""
-    while (inner := qualified_evidence(evidence)) is not None:
-        evidence = inner
-    what = evidence.get("args", {}).get("what", "")
-    return what if isinstance(what, str) else ""

@@ -43,7 +43,7 @@ No verdict is typed into a chapter: every one comes from a rule.
 import os
 from typing import Any, NamedTuple, Sequence
 
-from ..evidence import core_quantity, core_rule
+from ..evidence import core_rule, qualified_evidence
 from ..verdicts import Claim, Verdict, draws_assumption, part_evidence, phrase, recompute, settle, with_todays_policy
 from .findings import findings
 from .glue import glue, glue_json
@@ -87,6 +87,16 @@ def _has_evidence(stored: dict) -> bool:
     return bool(stored["verdict"].get("evidence"))
 
 
+def _quantity(evidence: Any) -> str:
+    """What the rule that read the measurement (``core_rule``) was told it read: its ``what``
+    argument, or ``""`` where it has none. Two verdicts of one rule on different quantities (a sign
+    of a level, a sign of its difference from a control) have different quantities."""
+    while (inner := qualified_evidence(evidence)) is not None:
+        evidence = inner
+    what = evidence.get("args", {}).get("what", "")
+    return what if isinstance(what, str) else ""
+
+
 def _same_rule(claim: Claim, stored: dict) -> bool:
     """Whether the stored run's verdict comes from the rule that judges the row today (a row whose
     rule, or the quantity its rule reads, was replaced needs the measurements the new rule reads: a
@@ -96,7 +106,7 @@ def _same_rule(claim: Claim, stored: dict) -> bool:
     if today is None or core_rule(today) == "not_tested":  # the defaults cannot measure it; the stored run did
         return True
     then = stored["verdict"]["evidence"]
-    quantities = core_quantity(then), core_quantity(today)  # the same rule on another quantity is another rule
+    quantities = _quantity(then), _quantity(today)  # the same rule on another quantity is another rule
     return core_rule(then) == core_rule(today) and (quantities[0] == quantities[1] or not all(quantities))
 
 
