@@ -37,7 +37,7 @@ from . import stats
 from ._checks import fail
 
 __all__ = ["EvidenceError", "UnknownRule", "rule", "rules", "rule_named", "encode", "decode", "QUALIFIED",
-           "qualified_evidence", "core_rule"]
+           "qualified_evidence", "core_evidence", "core_rule"]
 
 #: The argument through which a rule qualifies another rule's verdict (``draws_verdict(verdict=...)``).
 QUALIFIED = "verdict"
@@ -169,9 +169,14 @@ def qualified_evidence(evidence: Mapping[str, Any]) -> Mapping[str, Any] | None:
     return None
 
 
-def core_rule(evidence: Mapping[str, Any]) -> str:
-    """The rule that read the measurement: through every qualifying rule down to the one it
-    qualifies (:func:`qualified_evidence`)."""
+def core_evidence(evidence: Mapping[str, Any]) -> Mapping[str, Any]:
+    """The evidence of the rule that read the measurement: through every qualifying rule down to
+    the one it qualifies (:func:`qualified_evidence`)."""
     while (inner := qualified_evidence(evidence)) is not None:
         evidence = inner
-    return evidence["rule"]
+    return evidence
+
+
+def core_rule(evidence: Mapping[str, Any]) -> str:
+    """The rule that read the measurement (:func:`core_evidence`)."""
+    return core_evidence(evidence)["rule"]

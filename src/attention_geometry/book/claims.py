@@ -43,7 +43,7 @@ No verdict is typed into a chapter: every one comes from a rule.
 import os
 from typing import Any, NamedTuple, Sequence
 
-from ..evidence import core_rule, qualified_evidence
+from ..evidence import core_evidence, core_rule
 from ..verdicts import Claim, Verdict, draws_assumption, part_evidence, phrase, recompute, settle, with_todays_policy
 from .findings import findings
 from .glue import glue, glue_json
@@ -91,9 +91,7 @@ def _quantity(evidence: Any) -> str:
     """What the rule that read the measurement (``core_rule``) was told it read: its ``what``
     argument, or ``""`` where it has none. Two verdicts of one rule on different quantities (a sign
     of a level, a sign of its difference from a control) have different quantities."""
-    while (inner := qualified_evidence(evidence)) is not None:
-        evidence = inner
-    what = evidence.get("args", {}).get("what", "")
+    what = core_evidence(evidence).get("args", {}).get("what", "")
     return what if isinstance(what, str) else ""
 
 

@@ -1211,7 +1211,7 @@ def nope_paper_words(stored_values: dict | None, stored_claims: list | None = No
     rps = [f"{stats.Estimate(v['rec-nope-after'], v['rec-nope-after-se']).format(3)} with LayerNorm"] + [
         f"{stats.Estimate(v[f'rec-nope-{norm}'], v[f'rec-nope-{norm}-se']).format(3)} with {_CONTROL_NAMES[norm]}"
         for norm in shares]
-    rows = {r.get("id"): r for r in stored_claims or v.get("claims") or [] if isinstance(r, dict)}
+    rows = {r.get("id"): r for r in stored_claims or [] if isinstance(r, dict)}
     labels = {norm: (rows.get(f"nope-share-{norm}") or {}).get("final_verdict", {}).get("label") for norm in shares}
     return (f"In the stored paper-scale run ({v['rec-nope-steps']:,} steps, {n} seeds) the trained recency "
             f"probability is {', '.join(rps[:-1])} and {rps[-1]}. " + nope_share_words(shares, labels))
