@@ -235,3 +235,20 @@ def test_gelu_cross_fraction_against_monte_carlo():
     assert abs(cross.mean() / diag.mean() - c) < 4 * cross.std(ddof=1) / math.sqrt(n) / diag.mean() + 0.01
     with pytest.raises(ValueError, match="activation"):
         ag.mlp_cross_fraction(d, sd, 0.0, activation="relu")
+
+
+def test_the_pooled_prediction_pools_every_draws_sequences_before_predicting():
+    rng = np.random.default_rng(3)
+    H, L = 3, 7
+    per_draw = [(rng.uniform(0.5, 2.0, (H, n, L)), rng.uniform(0.5, 2.0, (H, n, L))) for n in (2, 5)]
+    attention = np.concatenate([a for a, _ in per_draw], 1).mean(1)  # 7 sequences, each weighed once
+    mlp = np.concatenate([m for _, m in per_draw], 1).mean(1)
+    pooled = ag.pooled_mean_squares(per_draw)
+    assert np.allclose(pooled[0], attention) and np.allclose(pooled[1], mlp)
+    for cross in (1.0, 0.0, 0.4):
+        assert np.allclose(ag.predicted_profile(per_draw, 0.3, 0.2, cross) ** 2,
+                           ag.predicted_profile_sq(attention, 0.3, mlp, 0.2, mlp_cross=cross))
+    gains = ag.mean_layer_gains(per_draw, 0.3, 0.2)
+    assert np.allclose(gains[0], (0.3 / attention).mean(1)) and np.allclose(gains[1], (0.2 / mlp).mean(1))
+    with pytest.raises(ValueError, match="per_draw"):
+        ag.pooled_mean_squares([])

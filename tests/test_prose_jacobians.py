@@ -358,3 +358,13 @@ def test_stacked_png_puts_the_second_image_under_the_first():
     both = mpimg.imread(io.BytesIO(ch.stacked_png(ch.figure_png(a, dpi=50), ch.figure_png(b, dpi=50))), format="png")
     assert both.shape[:2] == (top.shape[0] + bottom.shape[0], top.shape[1])
     assert (both[: top.shape[0], :, :3] == top[..., :3]).all()  # the first image on top, unchanged
+
+
+def test_the_paper_shape_gain_sentence_reads_the_runs_gains():
+    words = ch.paper_gain_words({"jac-pred-g1": 3.2, "jac-pred-m1": 0.5, "jac-pred-g2": 0.4, "jac-pred-gH": 0.05,
+                                 "jac-pred-layer-words": ch.first_layer_words(3.2, 0.4)})
+    assert "falls from 0.4 to 0.05" in words and "outweighs the residual stream" in words
+    rising = ch.paper_gain_words({"jac-pred-g1": 0.2, "jac-pred-m1": 0.1, "jac-pred-g2": 0.1, "jac-pred-gH": 0.3,
+                                  "jac-pred-layer-words": ch.first_layer_words(0.2, 0.3)})
+    assert "rises from 0.1 to 0.3" in rising and "more paths stay" in rising
+    assert "does not hold" in ch.paper_gain_words({"jac-pred-g1": 3.2}) and "does not hold" in ch.paper_gain_words(None)

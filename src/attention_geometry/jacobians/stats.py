@@ -88,7 +88,7 @@ __all__ = [
 
 ALPHA_BOUNDS = (0.005, 1.0)  # the search range of the Cesàro fit's alpha
 LOG_GAIN_BOUNDS = (math.log(1e-4), math.log(1e4))  # of the derived fit's ln g
-LOG_GROWTH_BOUNDS = (math.log(1e-3), math.log(1e4))  # of the derived fit's ln kappa
+LOG_GROWTH_BOUNDS = (math.log(1e-3), math.log(1e4))  # of the derived fit's ln zeta
 
 
 def _check_rho(rho, name="rho"):
@@ -289,8 +289,8 @@ def fit_cesaro(rho: np.ndarray, H: int, alpha_interval: tuple[float, float] | No
 class DerivedFit:
     r"""The derived expectation fitted to a mean squared profile (``eq-jac-expected``):
     :math:`\rho(j)^2 \approx c \sum_r e_r(g_1..g_H) (M^r)_{L,j}^2` with
-    :math:`g_l = g/(1 + \kappa(l-1))` (``eq-jac-layer-gains``). ``gain`` (``g``) and
-    ``growth`` (:math:`\kappa`; ``None`` when the gains are equal) are
+    :math:`g_l = g/(1 + \zeta(l-1))` (``eq-jac-layer-gains``). ``gain`` (``g``) and
+    ``growth`` (:math:`\zeta`; ``None`` when the gains are equal) are
     :class:`~attention_geometry.stats.FittedParameter`,
     ``scale`` is ``c``, ``log_rmse`` the rms residual in :math:`\ln\rho` (half that of
     :math:`\ln\rho^2`, comparable with :class:`CesaroFit`), ``theory: (L,)`` the
@@ -319,8 +319,8 @@ def fit_derived(rho2: npt.ArrayLike, H: int, *, per_layer: bool = False, start: 
                 intervals: Mapping[str, tuple[float, float]] | None = None) -> DerivedFit:
     r"""Fit the derived expectation to a mean squared profile ``rho2: (L,)`` (least squares
     in :math:`\ln\rho^2`, ``ln c`` profiled out). ``per_layer``: also fit the growth
-    :math:`\kappa` of the per-layer gains :math:`g_l = g/(1+\kappa(l-1))`; searched in
-    ``ln g`` and ``ln kappa``. ``start``: ``(ln g, ln kappa)`` to start a local search
+    :math:`\zeta` of the per-layer gains :math:`g_l = g/(1+\zeta(l-1))`; searched in
+    ``ln g`` and ``ln zeta``. ``start``: ``(ln g, ln zeta)`` to start a local search
     from (bootstrap replicates); otherwise a grid search first. ``intervals``:
     ``{"gain": (lo, hi), "growth": (lo, hi)}`` to attach to the fitted parameters."""
     rho2 = _check_rho(rho2, "rho2")
@@ -686,7 +686,7 @@ class ProfileStatistics:
 
     ``cesaro``: the paper's fit (its ``alpha`` carries the bootstrap interval);
     ``derived``/``derived_layers``: the derived expectation with one gain, and with
-    per-layer gains :math:`g/(1+\kappa(l-1))`; ``spearman``, ``wasserstein``: the
+    per-layer gains :math:`g/(1+\zeta(l-1))`; ``spearman``, ``wasserstein``: the
     Cesàro fit of the even sequences' average against the odd ones' and the other way round
     (:func:`held_out_fit`); ``log10_ptt``: its peak-to-trough
     ratio, chosen on the even sequences and measured on the odd ones and the other way
@@ -743,7 +743,7 @@ def profile_statistics(sample: ProfileSample, H: int, *, n_boot: int, rng: np.ra
                 fit_derived(r.mean_sq(), H, start=(math.log(d0.gain.value), 0.0)).gain.value,
                 f1.gain.value, f1.growth.value]
 
-    reps = dict(zip(("alpha", "sp", "w", "ptt", "g0", "g1", "kappa"),
+    reps = dict(zip(("alpha", "sp", "w", "ptt", "g0", "g1", "zeta"),
                     bootstrap_replicates(replicate, sample.n, n_boot=n_boot, rng=rng)))
 
     def est(value, key):
@@ -752,7 +752,7 @@ def profile_statistics(sample: ProfileSample, H: int, *, n_boot: int, rng: np.ra
     ces = fit_cesaro(rho, H, alpha_interval=_interval(reps["alpha"]))
     d0 = fit_derived(sample.mean_sq(), H, intervals={"gain": _interval(reps["g0"])})
     d1 = fit_derived(sample.mean_sq(), H, per_layer=True,
-                     intervals={"gain": _interval(reps["g1"]), "growth": _interval(reps["kappa"])})
+                     intervals={"gain": _interval(reps["g1"]), "growth": _interval(reps["zeta"])})
     se_log = sample.rho2.std(0, ddof=1) / math.sqrt(sample.n) / (2 * sample.mean_sq())
     whole = np.arange(sample.n)
     held = _held_out(sample.rho2, whole, lambda x, y: held_out_fit(x, y, H))

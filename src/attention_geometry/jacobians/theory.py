@@ -65,6 +65,9 @@ __all__ = [
     "mlp_cross_fractions",
     "gelu_mlp_gain",
     "predicted_profile_sq",
+    "pooled_mean_squares",
+    "predicted_profile",
+    "mean_layer_gains",
     "log_expected_jacobian_sq",
     "expected_jacobian_sq",
     "linear_decoder_blocks",
@@ -83,13 +86,13 @@ def value_gain(width: int, init_std: float) -> float:
 
 
 def layer_gains(H: int, gain: float, growth: float = 0.0) -> np.ndarray:
-    r"""``(H,)``: per-layer gains :math:`g_l = g / (1 + \kappa (l - 1))`, ``l = 1..H``
-    (``growth`` = :math:`\kappa`, ``eq-jac-layer-gains``).
+    r"""``(H,)``: per-layer gains :math:`g_l = g / (1 + \zeta (l - 1))`, ``l = 1..H``
+    (``growth`` = :math:`\zeta`, ``eq-jac-layer-gains``).
 
-    :math:`\kappa = 0`: equal gains. A pre-norm decoder divides each branch by the
+    :math:`\zeta = 0`: equal gains. A pre-norm decoder divides each branch by the
     residual stream's RMS; if the stream's squared RMS grows by the same amount
-    every layer, :math:`r_{l-1}^2 = r_0^2 (1 + \kappa (l-1))`, the gains fall like
-    this, with :math:`\kappa` that growth relative to the input's :math:`r_0^2`."""
+    every layer, :math:`r_{l-1}^2 = r_0^2 (1 + \zeta (l-1))`, the gains fall like
+    this, with :math:`\zeta` that growth relative to the input's :math:`r_0^2`."""
     H = check_int("H", H, low=1)
     gain = check_float("gain", gain, low=0.0)
     growth = check_float("growth", growth, low=0.0)
@@ -337,6 +340,35 @@ def predicted_profile_sq(attention_ms: np.ndarray, attention_gain: float, mlp_ms
         D = 1.0 / np.sqrt(ms[l])
         Y = Y + attention_gain * (D[:, None] * _cesaro_sandwich(Y, inv_i) * D[None, :])
     return np.diag(Y).copy()
+
+
+def pooled_mean_squares(per_draw: list[tuple[np.ndarray, np.ndarray]]) -> tuple[np.ndarray, np.ndarray]:
+    """``(attention, mlp)``, each ``(H, L)``: the residual stream's mean squares where each block's
+    norms read it (:func:`~.decoders.residual_mean_square`, one ``(H, n, L)`` pair per weight draw),
+    averaged over the sequences of every draw."""
+    if not per_draw:
+        raise fail("per_draw", "an empty list", "one (attention, mlp) pair of (H, n, L) arrays per weight draw")
+    return tuple(np.concatenate([np.asarray(part[i], dtype=np.float64) for part in per_draw], 1).mean(1)
+                 for i in (0, 1))
+
+
+def predicted_profile(per_draw: list[tuple[np.ndarray, np.ndarray]], attention_gain: float, mlp_gain: float,
+                      mlp_cross: float | np.ndarray = 1.0) -> np.ndarray:
+    r"""``(L,)``: the predicted profile :math:`\rho(j)` (up to scale), with no fit: the
+    theorem at each block's gains :math:`g/r_l(k)^2` (``eq-jac-predicted``), the mean squares
+    pooled over the draws' sequences (:func:`pooled_mean_squares`); ``mlp_cross`` as in
+    :func:`predicted_profile_sq`."""
+    attention_ms, mlp_ms = pooled_mean_squares(per_draw)
+    return np.sqrt(predicted_profile_sq(attention_ms, attention_gain, mlp_ms, mlp_gain, mlp_cross=mlp_cross))
+
+
+def mean_layer_gains(per_draw: list[tuple[np.ndarray, np.ndarray]], attention_gain: float,
+                     mlp_gain: float) -> tuple[np.ndarray, np.ndarray]:
+    """``(attention, mlp)``, each ``(H,)``: every block's gains :math:`g/r_l(k)^2` and
+    :math:`g'/r_l(k)^2`, averaged over the positions ``k`` (mean squares pooled over the draws'
+    sequences, :func:`pooled_mean_squares`)."""
+    attention_ms, mlp_ms = pooled_mean_squares(per_draw)
+    return (attention_gain / attention_ms).mean(1), (mlp_gain / mlp_ms).mean(1)
 
 
 def _cesaro_sandwich(Y: np.ndarray, inv_i: np.ndarray) -> np.ndarray:

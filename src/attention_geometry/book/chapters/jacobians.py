@@ -2,7 +2,8 @@
 and tables its prose glues (each comparing word computed from the numbers it stands beside)."""
 
 import math
-from typing import Annotated, Literal
+from collections.abc import Mapping
+from typing import Annotated, Any, Literal
 
 from pydantic import Field, model_validator
 
@@ -16,7 +17,7 @@ __all__ = ["JacobiansParams", "PAPER_SHAPE", "estimate_text", "fit_quality_words
            "sizes_note", "table", "timing_words", "unbiased_words", "uniform_words",
            "fits_table", "fits_rows", "late_table", "pretrained_table", "estimator_table", "leading_number", "stored_figure", "stored_table_rows",
            "w_source_words", "prediction_words", "paper_shape_table", "shape_cells",
-           "first_layer_words", "ends_misfit_words", "proxy_words",
+           "first_layer_words", "paper_gain_words", "ends_misfit_words", "proxy_words",
            "embedding_meaning_words", "PROFILES_FILE", "stack_draws", "variance_shares", "variance_rows",
            "largest_level_words", "SETTING_WORDS", "verdict_count_words", "signed_root", "excess_words",
            "THIS_IS_THE_RUN", "STORED_RUN", "stored_run_words", "ptt_pretrained_words", "stored_ptt_words",
@@ -357,8 +358,8 @@ def fits_rows(stats: dict, over: dict, name: dict, score_sd: dict, widths: dict)
          "$W_1$ between halves": estimate_text(over[c]["noise_wasserstein"], 4), "α of $g^H N^H$": str(st.cesaro.alpha),
          "rms ln-misfit $g^H N^H$": round(st.cesaro.log_rmse, 3),
          "rms ln-misfit derived ($g$)": round(st.derived.log_rmse, 3),
-         "rms ln-misfit derived ($g$, κ)": round(st.derived_layers.log_rmse, 3),
-         "gain $g$; growth κ": f"{st.derived_layers.gain}; {st.derived_layers.growth}",
+         "rms ln-misfit derived ($g$, ζ)": round(st.derived_layers.log_rmse, 3),
+         "gain $g$; growth ζ": f"{st.derived_layers.gain}; {st.derived_layers.growth}",
          "noise level": round(st.noise_log_rmse, 3), "log10 peak/trough": estimate_text(over[c]["log10_ptt"], 2)}
         for c, st in stats.items()])
 
@@ -463,7 +464,7 @@ def shape_cells(row: dict) -> dict:
     w = row.get("W", row.get("$W_1$"))
     return {"model": row.get("model"), "sp": _column(row, "with g") or _column(row, "$r_S$ with"),
             "ceiling": _column(row, "ceiling"), "w": w, "alpha": _column(row, "α of"),
-            "misfit_paper": _column(row, "misfit", "N^H"), "misfit_derived": _column(row, "derived", "κ"),
+            "misfit_paper": _column(row, "misfit", "N^H"), "misfit_derived": _column(row, "derived", ","),
             "noise": _column(row, "noise level"), "ptt": _column(row, "peak/trough"),
             "gain": leading_number(g), "growth": leading_number(k)}
 
@@ -475,7 +476,7 @@ def paper_shape_table(cells: list[dict], rope: list):
         return table([{"model": "not run at the paper's settings (no stored run)"}])
     return table([{"model": c["model"], "$r_S$ with $g^H N^H$": c["sp"], "noise ceiling": c["ceiling"],
                    "$W_1$": c["w"], "α of $g^H N^H$": c["alpha"], "rms ln-misfit $g^H N^H$": c["misfit_paper"],
-                   "rms ln-misfit derived ($g$, κ)": c["misfit_derived"], "noise level": c["noise"],
+                   "rms ln-misfit derived ($g$, ζ)": c["misfit_derived"], "noise level": c["noise"],
                    "log10 peak/trough": c["ptt"], "$r_S$ positions on/off": r} for c, r in zip(cells, rope)])
 
 
@@ -517,6 +518,19 @@ def first_layer_words(first: float, rest_max: float) -> str:
         return ("every layer's branch is smaller than the residual stream it reads, so more paths stay in "
                 "place than jump at every layer")
     return "several layers' branches are as large as the residual stream they read"
+
+
+def paper_gain_words(values: Mapping[str, Any] | None) -> str:
+    """What a run's predicted per-layer gains (its glued ``jac-pred-*`` values: means over positions)
+    say each layer does at initialisation, as a sentence; for the stored paper-scale run in the
+    paper-shape section."""
+    keys = ("jac-pred-g1", "jac-pred-m1", "jac-pred-g2", "jac-pred-gH", "jac-pred-layer-words")
+    if not values or not all(k in values for k in keys):
+        return f"{STORED_RUN.capitalize()} does not hold the layers' predicted gains."
+    g1, m1, g2, gh, words = (values[k] for k in keys)
+    trend = "falls" if gh < g2 else ("rises" if gh > g2 else "stays")
+    return (f"Read off its forward pass, layer 1's attention gain is {g1:.3g} and its MLP's {m1:.3g}; from layer 2 "
+            f"the attention gain {trend} from {g2:.3g} to {gh:.3g} at the last layer. At initialisation {words}.")
 
 
 def ends_misfit_words(rms: float, first: float, last: float) -> str:
