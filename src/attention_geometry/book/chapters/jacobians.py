@@ -17,7 +17,7 @@ __all__ = ["JacobiansParams", "PAPER_SHAPE", "estimate_text", "fit_quality_words
            "sizes_note", "table", "timing_words", "unbiased_words", "uniform_words",
            "fits_table", "fits_rows", "late_table", "pretrained_table", "estimator_table", "leading_number", "stored_figure", "stored_table_rows",
            "w_source_words", "prediction_words", "paper_shape_table", "shape_cells",
-           "first_layer_words", "paper_gain_words", "ends_misfit_words", "proxy_words",
+           "first_layer_words", "paper_gain_words", "profile_panels", "ends_misfit_words", "proxy_words",
            "embedding_meaning_words", "PROFILES_FILE", "stack_draws", "variance_shares", "variance_rows",
            "largest_level_words", "SETTING_WORDS", "verdict_count_words", "signed_root", "excess_words",
            "THIS_IS_THE_RUN", "STORED_RUN", "stored_run_words", "ptt_pretrained_words", "stored_ptt_words",
@@ -518,6 +518,15 @@ def first_layer_words(first: float, rest_max: float) -> str:
         return ("every layer's branch is smaller than the residual stream it reads, so more paths stay in "
                 "place than jump at every layer")
     return "several layers' branches are as large as the residual stream they read"
+
+
+def profile_panels(samples: dict, stats: dict, name: dict, score_sd: dict) -> dict:
+    """The panels of the profile figure (``plot_profile_bands``), one per configuration ``c`` of
+    ``samples`` (``(on, off)`` profile samples): the average profile with positions, its band and
+    both fits (``stats[c]``), titled with ``name[c]`` and the measured score SD."""
+    return {f"{name[c]}, score SD {score_sd[c].mean():.3f}": dict(
+        rho=on.profile(), band=on.band(), cesaro=stats[c].cesaro.theory, derived=stats[c].derived_layers.theory)
+        for c, (on, _) in samples.items()}
 
 
 def paper_gain_words(values: Mapping[str, Any] | None) -> str:
