@@ -96,3 +96,49 @@ def test_each_figure_module_has_one_alias_across_the_chapters():
     assert all(alias == f"{module}_fig" for module, alias in found), found
     assert not re.search(r"^from attention_geometry\.figures import \w+$", "\n".join(
         p.read_text() for p in BOOK.glob("0*.md")), re.M)
+
+
+# A name a cell reads must be bound by that cell or an earlier one. A branch that only a paper run takes
+# (``if ctx.is_paper_run``) is never executed by ``make book``, so a name it reads that a later cell binds
+# would stop the paper run hours in; this finds it without executing anything.
+_COMPREHENSIONS = ("listcomp", "dictcomp", "setcomp", "genexpr")
+
+
+def _reads_and_binds(code: str) -> tuple[set[str], set[str]]:
+    """The global names a cell's top-level code reads (comprehensions included; the bodies of the
+    functions and lambdas it defines are not, since they run later) and the names it binds."""
+    import symtable
+
+    top = symtable.symtable(code, "<cell>", "exec")
+    binds = {s.get_name() for s in top.get_symbols() if s.is_assigned() or s.is_imported() or s.is_namespace()}
+    reads = {s.get_name() for s in top.get_symbols() if s.is_referenced()}
+    stack = [t for t in top.get_children() if t.get_name() in _COMPREHENSIONS]
+    while stack:
+        table = stack.pop()
+        reads |= {s.get_name() for s in table.get_symbols() if s.is_referenced() and s.is_global()}
+        stack += [t for t in table.get_children() if t.get_name() in _COMPREHENSIONS]
+    return reads, binds
+
+
+def forward_reads(cell_codes: list[str]) -> list[tuple[int, str]]:
+    """``(cell, name)`` for each name a cell reads before any cell binds it, where a later cell binds it."""
+    per_cell = [_reads_and_binds(code) for code in cell_codes]
+    later_bound = set().union(*(b for _, b in per_cell)) if per_cell else set()
+    bound, out = set(), []
+    for i, (reads, binds) in enumerate(per_cell):
+        out += [(i, n) for n in sorted(reads - bound - binds) if n in later_bound]
+        bound |= binds
+    return out
+
+
+@pytest.mark.parametrize("path", CHAPTERS, ids=lambda p: p.name)
+def test_no_cell_reads_a_name_a_later_cell_binds(path):
+    assert forward_reads(list(cells(path))) == []
+
+
+def test_the_forward_read_finder_sees_a_branch_a_comprehension_and_not_a_function_body():
+    assert forward_reads(["if paper:\n    x = panels\n", "panels = 1\n"]) == [(0, "panels")]
+    assert forward_reads(["y = [panels for _ in range(2)]\n", "panels = 1\n"]) == [(0, "panels")]
+    assert forward_reads(["def f():\n    return panels\n", "panels = 1\n", "f()\n"]) == []
+    assert forward_reads(["panels = 1\n", "x = panels\n"]) == []
+    assert forward_reads(["x = len([])\n"]) == []
