@@ -368,3 +368,15 @@ def test_the_paper_shape_gain_sentence_reads_the_runs_gains():
                                   "jac-pred-layer-words": ch.first_layer_words(0.2, 0.3)})
     assert "rises from 0.1 to 0.3" in rising and "more paths stay" in rising
     assert "does not hold" in ch.paper_gain_words({"jac-pred-g1": 3.2}) and "does not hold" in ch.paper_gain_words(None)
+
+
+def test_the_continuous_limit_sentence_follows_where_the_limit_holds():
+    from attention_geometry.stats import FittedParameter
+
+    def alpha(v, degenerate=False):
+        return FittedParameter("alpha", v, (0.005, 1.0), None, degenerate)
+
+    assert "only at the first positions" in ch.limit_words(2048, 24, alpha(0.3))  # from position 83 of 2,048
+    assert "only from position 1525 of 2048" in ch.limit_words(2048, 24, alpha(0.7))
+    assert "not within 1 % of the discrete row over any stretch" in ch.limit_words(2048, 24, alpha(0.9))
+    assert "not defined" in ch.limit_words(2048, 24, alpha(1.0, degenerate=True))

@@ -17,7 +17,7 @@ __all__ = ["JacobiansParams", "PAPER_SHAPE", "estimate_text", "fit_quality_words
            "sizes_note", "table", "timing_words", "unbiased_words", "uniform_words",
            "fits_table", "fits_rows", "late_table", "pretrained_table", "estimator_table", "leading_number", "stored_figure", "stored_table_rows",
            "w_source_words", "prediction_words", "paper_shape_table", "shape_cells",
-           "first_layer_words", "paper_gain_words", "profile_panels", "ends_misfit_words", "proxy_words",
+           "first_layer_words", "limit_words", "paper_gain_words", "profile_panels", "ends_misfit_words", "proxy_words",
            "embedding_meaning_words", "PROFILES_FILE", "stack_draws", "variance_shares", "variance_rows",
            "largest_level_words", "SETTING_WORDS", "verdict_count_words", "signed_root", "excess_words",
            "THIS_IS_THE_RUN", "STORED_RUN", "stored_run_words", "ptt_pretrained_words", "stored_ptt_words",
@@ -527,6 +527,26 @@ def profile_panels(samples: dict, stats: dict, name: dict, score_sd: dict) -> di
     return {f"{name[c]}, score SD {score_sd[c].mean():.3f}": dict(
         rho=on.profile(), band=on.band(), cesaro=stats[c].cesaro.theory, derived=stats[c].derived_layers.theory)
         for c, (on, _) in samples.items()}
+
+
+def limit_words(L: int, H: int, alpha: Any, rtol: float = 0.01) -> str:
+    """Where the paper's continuous density stands for the discrete row :math:`(N^H)_{L,j}` that
+    this chapter fits, at the fitted ``alpha`` (a ``FittedParameter``): the first position from
+    which the two agree within ``rtol`` (:func:`~attention_geometry.cesaro.limit_accurate_from`)."""
+    from ...cesaro import limit_accurate_from
+
+    if alpha.degenerate:
+        return "the fitted α lies on a bound of its search, so which continuous density the fit stands for is not defined"
+    j0 = limit_accurate_from(L, H, alpha.value, rtol=rtol)
+    where = f"at L = {L}, H = {H} and the fitted α = {alpha.value:.3g}"
+    if j0 >= L:
+        return (f"{where} the continuous density is not within {rtol * 100:g} % of the discrete row over any stretch before "
+                "the last position, so the discrete row is the form to test")
+    if j0 <= max(2, L // 10):
+        return (f"{where} the continuous density is within {rtol * 100:g} % of the discrete row from position {j0} of {L} on, "
+                "so the two forms differ only at the first positions")
+    return (f"{where} the continuous density is within {rtol * 100:g} % of the discrete row only from position {j0} of {L} "
+            "on, so before it the discrete row is the form to test")
 
 
 def paper_gain_words(values: Mapping[str, Any] | None) -> str:
