@@ -551,14 +551,14 @@ def limit_words(L: int, H: int, alpha: Any, rtol: float = 0.01) -> str:
 
 def paper_gain_words(values: Mapping[str, Any] | None) -> str:
     """What a run's predicted per-layer gains (its glued ``jac-pred-*`` values: means over positions)
-    say each layer does at initialisation, as a sentence; for the stored paper-scale run in the
-    paper-shape section."""
+    say each layer does at initialisation, as a sentence: this run's in the prediction section, the
+    stored paper-scale run's in the paper-shape section."""
     keys = ("jac-pred-g1", "jac-pred-m1", "jac-pred-g2", "jac-pred-gH", "jac-pred-layer-words")
     if not values or not all(k in values for k in keys):
         return f"{STORED_RUN.capitalize()} does not hold the layers' predicted gains."
     g1, m1, g2, gh, words = (values[k] for k in keys)
     trend = "falls" if gh < g2 else ("rises" if gh > g2 else "stays")
-    return (f"Read off its forward pass, layer 1's attention gain is {g1:.3g} and its MLP's {m1:.3g}; from layer 2 "
+    return (f"Read off the forward pass, layer 1's attention gain is {g1:.3g} and its MLP's {m1:.3g}; from layer 2 "
             f"the attention gain {trend} from {g2:.3g} to {gh:.3g} at the last layer. At initialisation {words}.")
 
 
