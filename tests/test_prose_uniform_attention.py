@@ -312,3 +312,9 @@ def test_the_query_and_speed_tables_and_the_d3_figure_at_the_paper_settings_come
         assert ch.speed_paper_glue(run, "this speed")["ua-tab-speed-paper"] == "this speed"
     itself = ch.speed_paper_glue(stored, "this speed", this_is_the_run=True)
     assert itself == {"ua-tab-speed-paper": "this speed", "ua-speed-paper-source": "this run, the paper-scale run itself"}
+
+
+def test_the_early_stops_are_told_as_a_sentence_for_none_some_and_all():
+    assert ch.stopped_words(0, 30).startswith("None of the 30 trainings")
+    assert ch.stopped_words(4, 30).startswith("4 of the 30 trainings") and "stopped early" in ch.stopped_words(4, 30)
+    assert ch.stopped_words(30, 30).startswith("All 30 trainings")

@@ -179,7 +179,18 @@ def data_glue(train_counts, length: int, n_classes: int, min_margin: int, runs: 
             "ua-first-parts": first, "ua-first-parts-possible": possible,
             "ua-enumeration": enumeration_words(first, possible), "ua-random-angle": ag.random_angle_to_ones(d),
             "ua-n-train": runs["layernorm"].n_train, "ua-n-test": runs["layernorm"].n_test,
-            "ua-stopped": int(sum((r.stopped >= 0).sum() for r in runs.values()))}
+            "ua-stopped": stopped_words(int(sum((r.stopped >= 0).sum() for r in runs.values())),
+                                        int(sum(r.stopped.size for r in runs.values())))}
+
+
+def stopped_words(stopped: int, total: int) -> str:
+    """How many of a run's ``total`` trainings (variant × seed) reached test accuracy 1 and stopped early, as a
+    sentence."""
+    if stopped == 0:
+        return f"None of the {total} trainings (variant × seed) reached test accuracy 1, so none stopped early."
+    if stopped == total:
+        return f"All {total} trainings (variant × seed) reached test accuracy 1 and stopped early."
+    return f"{stopped} of the {total} trainings (variant × seed) reached test accuracy 1 and stopped early."
 
 
 def sign_words(interval: tuple[float, float], lower: str, higher: str, unresolved: str) -> str:
