@@ -74,6 +74,18 @@ def test_a_long_claim_is_cut_without_breaking_its_math_quotes_or_parentheses():
     assert "; 1.5" not in sentence and "x = 1.5, at the book's settings" in sentence  # the first clause
 
 
+def test_what_a_claim_is_tested_against_survives_the_cut():
+    quote = "“" + "With projection, the model converges faster compared to the model without projection " * 2 + "”"
+    rows = [ledger_row(record(f"c-{i}", "differs", kind="reading",
+                              statement=f"{quote} (caption of Fig. 2a); tested against {what}"))
+            for i, what in ((1, "the original's variant"), (2, "the fair control (not in the paper)"))]
+    first, second = (finding_sentence(r).split(": **")[0] for r in rows)
+    assert first.endswith("…”, tested against the original's variant")
+    assert second.endswith("…”, tested against the fair control (not in the paper)") and first != second
+    plain = finding_sentence(ledger_row(record("c-3", "differs", statement="a claim; its second clause")))
+    assert "second clause" not in plain and "tested against" not in plain  # only that clause is kept
+
+
 def test_few_or_no_rows():
     assert findings([]).startswith("No claim of this chapter is decided")
     assert findings([record("c-1", "not tested")]).startswith("No claim")

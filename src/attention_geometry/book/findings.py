@@ -36,6 +36,9 @@ PREFACE_MARKER = "% generated: what the book finds"
 
 _NAN = re.compile(r"\bnan\b", re.I)
 _QUOTES = "“”\""  # a statement that quotes already is not quoted again
+#: A statement's last clause that names what it is tested against ("…; tested against the fair control"):
+#: one claim tested against two things gives two rows, told apart only by it.
+_TESTED = re.compile(r";\s*(tested against [^;]{1,80})$")
 
 
 def _short(text: str, limit: int) -> str:
@@ -92,10 +95,13 @@ def finding_sentence(row: dict, *, paper: bool = False, link: str = "") -> str:
         where = f"{row['paper']}, {where}"
     if row.get("claim_kind", "paper") == "reading":
         where += " (the book's reading)"
-    statement = _short(row["statement"], 110)
+    tested = _TESTED.search(row["statement"])  # what a claim is tested against, kept through the cut
+    statement = _short(row["statement"][:tested.start()] if tested else row["statement"], 110)
     if not set(_QUOTES) & set(statement):
         statement = f"“{statement}”"
     statement += "”" * (statement.count("“") - statement.count("”"))  # a quotation the cut left open
+    if tested:
+        statement += f", {tested.group(1)}"
     sentence = (f"{where}, {statement}: **{row['verdict']}**; {_short(row['measured'], 130)}, "
                 f"{_settings(row)}")
     return sentence.rstrip(".") + "."
