@@ -147,6 +147,25 @@ def test_paper_results_words_read_the_stored_intervals():
     words = ch.paper_results_words(values((1, 2), (-1, 1), (1, 2)))
     assert "more slowly than the original's" in words and "not told apart from the fair" in words
     assert "ends more accurate than" in words
+    split = values((-2, -1), (1, 2), (-2, -1))  # the stored counts of seeds: 8 of 10 cannot decide a side
+    split.update({"ua-seeds": 10, "ua-d-layernorm-rmsnorm-mean-training-loss-wins": 8,
+                  "ua-d-layernorm-rmsnorm-final-test-accuracy-wins": 1})
+    words = ch.paper_results_words(split)
+    assert "more slowly than the fair control on average, though in 8 of 10 seeds, too few" in words
+    assert words.endswith("ends less accurate than the fair control.")  # 9 of 10 below: decided
+
+
+def test_sign_words_say_on_average_when_too_few_seeds_share_the_side():
+    assert ch.sign_words((0.1, 0.5), "lower", "higher", "neither", 9, 10) == "higher"
+    assert ch.sign_words((0.1, 0.5), "lower", "higher", "neither", 8, 10).startswith("higher on average, though in 8")
+    assert ch.sign_words((-0.5, -0.1), "lower", "higher", "neither", 1, 10) == "lower"
+    assert "2 of 10 seeds" not in ch.sign_words((-0.5, -0.1), "lower", "higher", "neither", 1, 10)
+    assert "in 8 of 10 seeds" in ch.sign_words((-0.5, -0.1), "lower", "higher", "neither", 2, 10)
+    assert ch.sign_words((-0.5, 0.1), "lower", "higher", "neither", 0, 10) == "neither"
+    # the words' test and the ledger's agree: 8 of 10 is what draws_verdict leaves undecided
+    import attention_geometry as ag
+    est = ag.over_draws([0.3] * 8 + [-0.1] * 2)
+    assert ag.draws_verdict(ag.sign_verdict(est, 1, what="x"), est).label == "not decided"
 
 
 def test_confound_sentence_gives_a_share_only_when_the_gap_excludes_zero():
@@ -318,3 +337,32 @@ def test_the_early_stops_are_told_as_a_sentence_for_none_some_and_all():
     assert ch.stopped_words(0, 30).startswith("None of the 30 trainings")
     assert ch.stopped_words(4, 30).startswith("4 of the 30 trainings") and "stopped early" in ch.stopped_words(4, 30)
     assert ch.stopped_words(30, 30).startswith("All 30 trainings")
+
+
+def test_the_split_of_the_query_says_on_average_when_too_few_seeds_share_the_direction():
+    shrink = ch.alignment_words((-0.5, -0.1), (-4.5, -3.5), 2, 10)
+    assert shrink.endswith("shrinks too on average, though in 8 of 10 seeds, too few to decide its side")
+    assert ch.alignment_words((-0.5, -0.1), (-4.5, -3.5), 1, 10).endswith("shrinks too")
+    assert ch.alignment_words((-0.5, -0.1), (-4.5, -3.5)).endswith("shrinks too")  # no counts: the interval alone
+    assert "grows on average, though in 8 of 10" in ch.alignment_words((0.1, 0.5), (-4.5, -3.5), 8, 10)
+    assert ch.too_few_words(9, 10) == "" and ch.too_few_words(None, None) == ""
+
+
+def test_the_stored_split_is_read_from_the_rows_evidence():
+    import types
+
+    import numpy as np
+
+    import attention_geometry as ag
+    from attention_geometry.evidence import encode
+
+    def record(cid, means, sign):
+        est = ag.over_draws(np.asarray(means))
+        verdict = ag.draws_verdict(ag.sign_verdict(est, sign, what="log growth"), est)
+        return {"id": cid, "verdict": {"label": verdict.label, "evidence": encode(verdict.evidence)}}
+    along = [-0.4, -0.5, -0.45, -0.38, -0.63, -0.35, -0.25, 0.07, -0.38, 0.09]  # 8 of 10 below 0
+    stored = types.SimpleNamespace(claims=[record("ua-query-alignment", along, +1),
+                                           record("ua-query-shrinkage", [-4.0 + 0.1 * i for i in range(10)], -1)])
+    assert ch.stored_query_words(stored).endswith("shrinks too on average, though in 8 of 10 seeds, too few to "
+                                                  "decide its side")
+    assert ch.stored_query_words(types.SimpleNamespace(claims=[])) is None and ch.stored_query_words(None) is None

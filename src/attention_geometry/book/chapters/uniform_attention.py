@@ -193,10 +193,25 @@ def stopped_words(stopped: int, total: int) -> str:
     return f"{stopped} of the {total} trainings (variant × seed) reached test accuracy 1 and stopped early."
 
 
-def sign_words(interval: tuple[float, float], lower: str, higher: str, unresolved: str) -> str:
-    """``lower`` when the paired interval lies wholly below 0, ``higher`` wholly above, else ``unresolved``."""
+def sign_words(interval: tuple[float, float], lower: str, higher: str, unresolved: str,
+               wins: int | None = None, n: int | None = None) -> str:
+    """``lower`` when the paired interval lies wholly below 0, ``higher`` wholly above, else ``unresolved``.
+
+    Given ``wins`` (the seeds whose difference is above 0) of ``n``, a side the interval shows but
+    too few seeds share to decide it (the test of ``draws_verdict``: the exact 95 % interval of the
+    share of seeds on that side not above 1/2) is said to hold on average, with its count of seeds,
+    so that the words do not decide what the ledger's row leaves undecided."""
+    from ...ratios import clopper_pearson
     lo, hi = interval
-    return lower if hi < 0 else higher if lo > 0 else unresolved
+    if hi >= 0 and lo <= 0:
+        return unresolved
+    words = lower if hi < 0 else higher
+    if wins is None or n is None:
+        return words
+    same = n - wins if hi < 0 else wins
+    if clopper_pearson(same, n)[0] > 0.5:
+        return words
+    return f"{words} on average, though in {same} of {n} seeds, too few to decide its side"
 
 
 def results_glue(per_seed: dict, diffs: dict) -> dict:
@@ -220,19 +235,21 @@ def results_glue(per_seed: dict, diffs: dict) -> dict:
             key = f"ua-d-{a}-{b}-{m.replace(' ', '-')}"
             lo, hi = e.interval()
             out.update({key: e.value, f"{key}-lo": lo, f"{key}-hi": hi, f"{key}-wins": e.wins})
-    loss = {b: diffs["layernorm", b, "mean training loss"].interval() for b in ("original_code", "rmsnorm")}
-    acc = diffs["layernorm", "rmsnorm", "final test accuracy"].interval()
+    loss = {b: diffs["layernorm", b, "mean training loss"] for b in ("original_code", "rmsnorm")}
+    acc = diffs["layernorm", "rmsnorm", "final test accuracy"]
     out.update({
         "ua-tab-means": means, "ua-tab-diffs": table,
-        "ua-loss-code-words": sign_words(loss["original_code"], "learns faster than the original's variant",
+        "ua-loss-code-words": sign_words(loss["original_code"].interval(), "learns faster than the original's variant",
                                          "learns more slowly than the original's variant",
-                                         "is not told apart from the original's variant"),
-        "ua-loss-fair-words": sign_words(loss["rmsnorm"], "learns faster than the fair control",
+                                         "is not told apart from the original's variant",
+                                         loss["original_code"].wins, loss["original_code"].n),
+        "ua-loss-fair-words": sign_words(loss["rmsnorm"].interval(), "learns faster than the fair control",
                                          "learns more slowly than the fair control",
-                                         "is not told apart from the fair control"),
-        "ua-acc-fair-words": sign_words(acc, "ends less accurate than the fair control",
+                                         "is not told apart from the fair control", loss["rmsnorm"].wins,
+                                         loss["rmsnorm"].n),
+        "ua-acc-fair-words": sign_words(acc.interval(), "ends less accurate than the fair control",
                                         "ends more accurate than the fair control",
-                                        "ends as accurate as the fair control within the interval")})
+                                        "ends as accurate as the fair control within the interval", acc.wins, acc.n)})
     return _markdown(out)
 
 
@@ -436,16 +453,32 @@ def query_split(runs: dict) -> dict:
     return out
 
 
-def alignment_words(log_along: tuple[float, float], log_across: tuple[float, float]) -> str:
+def too_few_words(same: int | None, n: int | None) -> str:
+    """``", on average, though in 8 of 10 seeds, too few to decide its side"`` when ``same`` of ``n`` seeds
+    share a side too few to decide it (``draws_verdict``'s test: the exact 95 % interval of the share not
+    above 1/2), else ``""`` (also without counts)."""
+    from ...ratios import clopper_pearson
+    if same is None or n is None or clopper_pearson(same, n)[0] > 0.5:
+        return ""
+    return f" on average, though in {same} of {n} seeds, too few to decide its side"
+
+
+def alignment_words(log_along: tuple[float, float], log_across: tuple[float, float],
+                    along_up: int | None = None, n: int | None = None) -> str:
     """What makes the angle small, from the intervals of the log growth of the component along 1 and of the
-    scoring part (``tan`` of the angle is their ratio)."""
+    scoring part (``tan`` of the angle is their ratio); given ``along_up``, the seeds of ``n`` whose
+    component along 1 grew, a direction of that component too few seeds share is said to hold on average."""
     grows, shrinks = log_along[0] > 0, log_across[1] < 0
+    up = too_few_words(along_up, n)
+    down = too_few_words(None if along_up is None else n - along_up, n)
     if grows and shrinks:
-        return "both: the component along $\\mathbf 1$ grows and the part that changes the scores shrinks"
+        return f"both: the component along $\\mathbf 1$ grows{up} and the part that changes the scores shrinks"
     if grows:
-        return "alignment: the component along $\\mathbf 1$ grows, and the part that changes the scores does not shrink"
+        return (f"alignment: the component along $\\mathbf 1$ grows{up}, and the part that changes the scores does "
+                "not shrink")
     if shrinks and log_along[1] < 0:
-        return "shrinkage: the part that changes the scores shrinks, and the component along $\\mathbf 1$ shrinks too"
+        return ("shrinkage: the part that changes the scores shrinks, and the component along $\\mathbf 1$ "
+                f"shrinks too{down}")
     if shrinks:
         return "shrinkage: the part that changes the scores shrinks, and the component along $\\mathbf 1$ does not grow"
     return "not resolved: neither the growth along $\\mathbf 1$ nor the shrinking of the scoring part is told apart from 0"
@@ -465,7 +498,8 @@ def query_glue(split: dict) -> dict:
                      " to ".join(f"{np.exp(x):.2f}" for x in ga.interval()),
                      " to ".join(f"{np.exp(x):.2f}" for x in gc.interval())))
     ln = split["layernorm"]
-    words = alignment_words(ag.mean_estimate(ln["log_along"]).interval(), ag.mean_estimate(ln["log_across"]).interval())
+    words = alignment_words(ag.mean_estimate(ln["log_along"]).interval(), ag.mean_estimate(ln["log_across"]).interval(),
+                            int((ln["log_along"] > 0).sum()), len(ln["log_along"]))
     table = markdown_table(("variant", "along 1, start → end", "scoring part, start → end",
                             "growth along 1 (95 %)", "growth of the scoring part (95 %)"), rows)
     return _markdown({"ua-tab-query": table, "ua-query-words": words})
@@ -620,18 +654,18 @@ def claims(P, check: dict, cs, runs: dict, geo_diff: "DrawEstimate", sp: dict | 
 def paper_results_words(v: dict) -> str:
     """The sentence that reads the stored run's paired intervals (its values.json ``v``) as the text reads
     this run's: training loss against both variants, final accuracy against the fair control."""
-    def interval(a, b, m):
-        key = f"ua-d-{a}-{b}-{m}"
-        return v[f"{key}-lo"], v[f"{key}-hi"]
-    loss_code = sign_words(interval("layernorm", "original_code", "mean-training-loss"),
-                           "learns faster than the original's variant", "learns more slowly than the original's variant",
-                           "is not told apart from the original's variant")
-    loss_fair = sign_words(interval("layernorm", "rmsnorm", "mean-training-loss"), "learns faster than the fair control",
-                           "learns more slowly than the fair control", "is not told apart from the fair control")
-    acc_fair = sign_words(interval("layernorm", "rmsnorm", "final-test-accuracy"), "less accurate than",
-                          "more accurate than", "as accurate as (within the interval)")
+    def read(other: str, m: str, lower: str, higher: str, unresolved: str) -> str:
+        key = f"ua-d-layernorm-{other}-{m}"
+        return sign_words((v[f"{key}-lo"], v[f"{key}-hi"]), lower, higher, unresolved, v.get(f"{key}-wins"),
+                          v.get("ua-seeds"))
+    loss_code = read("original_code", "mean-training-loss", "learns faster than the original's variant",
+                     "learns more slowly than the original's variant", "is not told apart from the original's variant")
+    loss_fair = read("rmsnorm", "mean-training-loss", "learns faster than the fair control",
+                     "learns more slowly than the fair control", "is not told apart from the fair control")
+    acc_fair = read("rmsnorm", "final-test-accuracy", "less accurate than the fair control",
+                    "more accurate than the fair control", "as accurate as the fair control (within the interval)")
     return (f"At the paper's settings (the stored run), on the training loss averaged over the run LayerNorm "
-            f"{loss_code}, it {loss_fair}, and it ends {acc_fair} the fair control.")
+            f"{loss_code}, it {loss_fair}, and it ends {acc_fair}.")
 
 
 #: The confound's two quantities: the training loss averaged over the run (Fig. 2a) and the final accuracy.
@@ -886,6 +920,25 @@ def width_paper_glue(stored, fallback, *, this_is_the_run: bool = False) -> dict
             "ua-tab-width-paper": Markdown(table or "| the stored run |\n|---|\n| holds no width sweep |")}
 
 
+def stored_query_words(stored) -> str | None:
+    """:func:`alignment_words` read from the per-seed log growths behind the stored run's rows
+    ``ua-query-alignment`` and ``ua-query-shrinkage`` (their ``draws_verdict`` evidence), so that the
+    words follow today's reading of the stored measurement; ``None`` when the run does not hold them."""
+    import numpy as np
+
+    from ...evidence import decode
+    found = {}
+    for record in (stored.claims or []) if stored is not None else []:
+        evidence = (record.get("verdict") or {}).get("evidence") or {}
+        if record.get("id") in ("ua-query-alignment", "ua-query-shrinkage") and evidence.get("rule") == "draws_verdict":
+            found[record["id"]] = decode(evidence["args"]["draws"], lambda m: m)
+    if len(found) < 2:
+        return None
+    along, across = found["ua-query-alignment"], found["ua-query-shrinkage"]
+    ups = np.asarray(along.draw_means)
+    return alignment_words(along.interval(), across.interval(), int((ups > 0).sum()), len(ups))
+
+
 def angle_paper_words(stored, *, this_is_the_run: bool = False) -> str:
     """The sentence on the final angles and the learned query at the paper's settings, from the stored
     run that decides the rows ``ua-angle-*`` and ``ua-query-*``: its angles and its query split in this
@@ -899,10 +952,11 @@ def angle_paper_words(stored, *, this_is_the_run: bool = False) -> str:
     if text is None:
         return Markdown("No stored run at the paper's settings holds the split of the learned query.")
     v = stored.values
+    split = stored_query_words(stored) or text["ua-query-words"]
     return Markdown(f"At the paper's settings (the stored run, {v['ua-steps']:,} steps) the angle at the end is "
                     f"{v['ua-layernorm-final-angle']:.1f}° under LayerNorm, {v['ua-original_code-final-angle']:.1f}° "
                     f"under the original's variant and {v['ua-rmsnorm-final-angle']:.1f}° under the fair control, and "
-                    f"what moves LayerNorm's angle is {text['ua-query-words']}.")
+                    f"what moves LayerNorm's angle is {split}.")
 
 
 def speed_paper_words(stored, *, this_is_the_run: bool = False) -> str:
