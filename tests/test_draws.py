@@ -286,3 +286,12 @@ def test_nested_variance_of_a_constant_within_sequences_has_no_probe_part():
     between = 4 * ((seq.mean(1) - seq.mean()) ** 2).sum() / 2
     assert nv.sequences == pytest.approx(within)
     assert nv.draws == pytest.approx((between - within) / 4)
+
+
+def test_a_side_is_shared_beyond_chance_by_9_of_10_or_all_of_8_and_draws_verdict_agrees():
+    assert ag.side_shared(9, 10) and not ag.side_shared(8, 10)
+    assert ag.side_shared(8, 8) and not ag.side_shared(7, 8) and not ag.side_shared(0, 10)
+    for same in (8, 9):  # the verdict over 10 draws with `same` on the estimate's side decides only when shared
+        est = ag.over_draws([0.3] * same + [-0.1] * (10 - same))
+        label = ag.draws_verdict(ag.sign_verdict(est, 1, what="x"), est).label
+        assert (label == "reproduced") == ag.side_shared(same, 10)

@@ -75,7 +75,7 @@ from ._checks import check_int, described, fail
 from .stats import Estimate
 
 __all__ = ["DrawEstimate", "NestedVariance", "nested_variance", "over_draws", "over_replicates", "jackknife_over_draws", "draw_difference", "sign_stability",
-           "draw_slices", "draw_seed"]
+           "side_shared", "draw_slices", "draw_seed"]
 
 
 @dataclass(frozen=True)
@@ -229,6 +229,14 @@ def sign_stability(draws: DrawEstimate | Sequence[npt.ArrayLike],
         raise fail("reference", reference, "a number or (low, high) with low <= high")
     side = _side(est.value, low, high)
     return sum(_side(m, low, high) == side for m in est.draw_means), len(est.draw_means)
+
+
+def side_shared(same: int, k: int, *, level: float = 0.95) -> bool:
+    """Whether ``same`` of ``k`` draws on one side are a majority beyond chance: the exact
+    (Clopper--Pearson) ``level`` interval of ``same / k`` lies above 1/2 (the test of
+    :func:`~attention_geometry.verdicts.draws_verdict`; at 8 draws it needs all 8, at 10 it needs 9)."""
+    from .ratios import clopper_pearson
+    return clopper_pearson(same, k, level=level)[0] > 0.5
 
 
 def draw_seed(seed: int, draw: int) -> int:

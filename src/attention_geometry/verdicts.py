@@ -1448,7 +1448,7 @@ def draws_verdict(verdict: Verdict, draws: Any, *, reference: float | tuple[floa
     The reason says what would decide it. Otherwise the verdict stands, its reason
     saying over how many draws. Other verdicts pass unchanged.
     """
-    from .draws import DrawEstimate, sign_stability
+    from .draws import DrawEstimate, side_shared, sign_stability
     from .ratios import clopper_pearson
 
     if not isinstance(verdict, Verdict):
@@ -1472,9 +1472,9 @@ def draws_verdict(verdict: Verdict, draws: Any, *, reference: float | tuple[floa
                                           f"initialised model; {needs} ({verdict.reason})")
     sides = [sign_stability(p, reference) for p in parts]
     for same, k in sides:
-        lo, _ = clopper_pearson(same, k, level=level)
-        if lo <= 0.5:
-            more = next((n for n in range(k + 1) if clopper_pearson(n, k, level=level)[0] > 0.5), None)
+        if not side_shared(same, k, level=level):
+            lo, _ = clopper_pearson(same, k, level=level)
+            more = next((n for n in range(k + 1) if side_shared(n, k, level=level)), None)
             would = (f"{more} of {k} would decide it: more sequences per draw, or more draws" if more is not None
                      else f"no share of {k} draws can decide it: more draws")
             return Verdict(Label.NOT_DECIDED, f"{verdict.label} as measured, but its sign is not stable across the "

@@ -201,17 +201,12 @@ def sign_words(interval: tuple[float, float], lower: str, higher: str, unresolve
     too few seeds share to decide it (the test of ``draws_verdict``: the exact 95 % interval of the
     share of seeds on that side not above 1/2) is said to hold on average, with its count of seeds,
     so that the words do not decide what the ledger's row leaves undecided."""
-    from ...ratios import clopper_pearson
     lo, hi = interval
     if hi >= 0 and lo <= 0:
         return unresolved
-    words = lower if hi < 0 else higher
-    if wins is None or n is None:
-        return words
-    same = n - wins if hi < 0 else wins
-    if clopper_pearson(same, n)[0] > 0.5:
-        return words
-    return f"{words} on average, though in {same} of {n} seeds, too few to decide its side"
+    if hi < 0:
+        return lower + too_few_words(None if wins is None or n is None else n - wins, n)
+    return higher + too_few_words(wins, n)
 
 
 def results_glue(per_seed: dict, diffs: dict) -> dict:
@@ -454,11 +449,11 @@ def query_split(runs: dict) -> dict:
 
 
 def too_few_words(same: int | None, n: int | None) -> str:
-    """``", on average, though in 8 of 10 seeds, too few to decide its side"`` when ``same`` of ``n`` seeds
-    share a side too few to decide it (``draws_verdict``'s test: the exact 95 % interval of the share not
-    above 1/2), else ``""`` (also without counts)."""
-    from ...ratios import clopper_pearson
-    if same is None or n is None or clopper_pearson(same, n)[0] > 0.5:
+    """``" on average, though in 8 of 10 seeds, too few to decide its side"`` when ``same`` of ``n`` seeds
+    share a side too few to decide it (``side_shared``, the test of ``draws_verdict``), else ``""`` (also
+    without counts)."""
+    import attention_geometry as ag
+    if same is None or n is None or ag.side_shared(same, n):
         return ""
     return f" on average, though in {same} of {n} seeds, too few to decide its side"
 
